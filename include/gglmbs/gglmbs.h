@@ -1,0 +1,9 @@
+/* gglmbs: sparse, large-scale flexible multibody dynamics with structure-preserving integrators. */
+#ifndef GGLMBS_H
+#define GGLMBS_H
+
+#include <gglmbs/model.h>
+#include <gglmbs/stepper.h>
+#include <gglmbs/io.h>
+
+#endif

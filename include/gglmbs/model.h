@@ -1,0 +1,54 @@
+/* gglmbs public API: the multibody model (bodies, joints, springs, gravity). */
+#ifndef GGLMBS_MODEL_H
+#define GGLMBS_MODEL_H
+
+#include <petscsys.h>
+#include <petscvec.h>
+
+/* Body index of the fixed ground. Points on the ground are given in world coordinates. */
+#define MBS_GROUND ((PetscInt)-1)
+
+typedef struct _p_MbsModel *MbsModel;
+
+typedef enum {
+  MBS_BODY_PARTICLE = 1,
+  MBS_BODY_RIGID    = 4
+} MbsBodyType; /* the value is the number of 3-vector coordinate blocks of the body */
+
+typedef enum {
+  MBS_SPRING_LINEAR,  /* V = k/2 (|x_b - x_a| - L)^2 */
+  MBS_SPRING_QUARTIC  /* V = k/2 (|x_b - x_a|^2 - L^2)^2 */
+} MbsSpringType;
+
+PETSC_EXTERN PetscErrorCode MbsModelCreate(MPI_Comm, MbsModel *);
+PETSC_EXTERN PetscErrorCode MbsModelDestroy(MbsModel *);
+PETSC_EXTERN PetscErrorCode MbsModelGetComm(MbsModel, MPI_Comm *);
+PETSC_EXTERN PetscErrorCode MbsModelSetGravity(MbsModel, const PetscReal[3]);
+PETSC_EXTERN PetscErrorCode MbsModelGetGravity(MbsModel, PetscReal[3]);
+
+PETSC_EXTERN PetscErrorCode MbsModelAddParticle(MbsModel, const char name[], PetscReal mass, const PetscReal x[3], const PetscReal v[3], PetscInt *body);
+PETSC_EXTERN PetscErrorCode MbsModelAddRigidBody(MbsModel, const char name[], PetscReal mass, const PetscReal inertia[3], const PetscReal phi[3], const PetscReal R[9], const PetscReal v[3], const PetscReal omega[3], PetscInt *body);
+PETSC_EXTERN PetscErrorCode MbsModelFindBody(MbsModel, const char name[], PetscInt *body);
+PETSC_EXTERN PetscErrorCode MbsModelGetNumBodies(MbsModel, PetscInt *);
+PETSC_EXTERN PetscErrorCode MbsModelGetNumElements(MbsModel, PetscInt *);
+
+PETSC_EXTERN PetscErrorCode MbsModelAddSpherical(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddFixedPoint(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal world[3], PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddRod(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal length, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddRevolute(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3], PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddSpring(MbsModel, MbsSpringType, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal stiffness, PetscReal length, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddChain(MbsModel, const char name[], PetscInt count, PetscReal mass, PetscReal length, const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body);
+
+PETSC_EXTERN PetscErrorCode MbsModelGetPointPosition(MbsModel, PetscInt body, const PetscReal X[3], PetscReal x[3]);
+PETSC_EXTERN PetscErrorCode MbsModelSetBodyLabel(MbsModel, PetscInt body, const char label[]);
+PETSC_EXTERN PetscErrorCode MbsModelSetElementLabel(MbsModel, PetscInt elem, const char label[]);
+PETSC_EXTERN PetscErrorCode MbsModelSetInitialTolerance(MbsModel, PetscReal);
+PETSC_EXTERN PetscErrorCode MbsModelSetUp(MbsModel);
+PETSC_EXTERN PetscErrorCode MbsModelView(MbsModel, PetscViewer);
+
+/* Sizes after MbsModelSetUp: coordinates and constraint rows, local (this rank) and global */
+PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local, PetscInt *ncon);
+/* Initial state (q0, p0 = M v0) as new vectors in coordinate layout */
+PETSC_EXTERN PetscErrorCode MbsModelCreateInitialState(MbsModel, Vec *q, Vec *p);
+
+#endif

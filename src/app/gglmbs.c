@@ -1,0 +1,89 @@
+static const char help[] = "gglmbs: structure-preserving multibody dynamics.\n"
+                           "Usage: gglmbs -i input.yaml [-mbs_scheme em] [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir]\n"
+                           "              [-mbs_output_every n] [-mbs_write_state file] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
+
+#include <petsctime.h>
+#include <gglmbs/gglmbs.h>
+
+/* Errors a user can fix (bad input, a step that does not converge, files) are reported in one line;
+   anything else gets PETSc's traceback. */
+static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_NOT_CONVERGED || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FILE_WRITE || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_ARG_OUTOFRANGE) {
+    PetscMPIInt rank = 0;
+    if (p == PETSC_ERROR_INITIAL) {
+      if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+      if (!rank) fprintf(stderr, "gglmbs: error: %s\n", mess);
+    }
+    return n;
+  }
+  return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
+}
+
+static PetscErrorCode Run(void)
+{
+  char           input[PETSC_MAX_PATH_LEN] = "";
+  PetscBool      has_input, view = PETSC_FALSE;
+  MbsModel       model;
+  MbsStepper     st;
+  MbsRunConfig   cfg;
+  PetscLogDouble t0, t1;
+  PetscInt       nb, nq, nc, n, steps, its;
+  PetscReal      h;
+  const char    *type;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-i", input, sizeof(input), &has_input));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-mbs_view", &view, NULL));
+  if (!has_input) {
+    PetscBool helpflg;
+    PetscCall(PetscOptionsHasHelp(NULL, &helpflg));
+    if (helpflg) {
+      PetscCall(MbsSchemeList(PETSC_COMM_WORLD, NULL));
+      PetscFunctionReturn(0);
+    }
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "no input file: run as gglmbs -i input.yaml (gglmbs -help lists the options)");
+  }
+  PetscCall(MbsModelCreate(PETSC_COMM_WORLD, &model));
+  PetscCall(MbsRunConfigSetDefaults(&cfg));
+  PetscCall(MbsModelLoadYAML(model, input, &cfg));
+  PetscCall(MbsModelSetUp(model));
+  PetscCall(MbsStepperCreate(model, &st));
+  PetscCall(MbsStepperSetType(st, cfg.scheme));
+  PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
+  PetscCall(MbsStepperSetFinalTime(st, cfg.t_end));
+  PetscCall(MbsStepperSetOutput(st, cfg.output_dir, cfg.output_every));
+  PetscCall(MbsStepperSetFromOptions(st));
+  PetscCall(MbsStepperSetUp(st));
+  if (view) {
+    PetscCall(MbsModelView(model, NULL));
+    PetscCall(MbsStepperView(st, NULL));
+  }
+  PetscCall(PetscTime(&t0));
+  PetscCall(MbsStepperSolve(st));
+  PetscCall(PetscTime(&t1));
+
+  PetscCall(MbsModelGetNumBodies(model, &nb));
+  PetscCall(MbsModelGetSizes(model, NULL, &nq, NULL, &nc));
+  PetscCall(MbsStepperGetNumUnknowns(st, &n));
+  PetscCall(MbsStepperGetStepNumber(st, &steps));
+  PetscCall(MbsStepperGetNewtonIterations(st, NULL, &its));
+  PetscCall(MbsStepperGetTimeStep(st, &h));
+  PetscCall(MbsStepperGetType(st, &type));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f\n", input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12), steps ? (double)its / steps : 0.0));
+  PetscCall(MbsStepperDestroy(&st));
+  PetscCall(MbsModelDestroy(&model));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscErrorCode ierr;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscPushErrorHandler(MbsAppErrorHandler, NULL));
+  ierr = Run();
+  PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscFinalize());
+  return ierr ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+/*
+  Element kernels: pure arithmetic on small dense arrays (no allocation, no PETSc objects, no MPI).
+
+  An element touches one or two bodies, a and b. Its local coordinate vector is the concatenation of
+  the coordinates of a and b, in 3-vector blocks:
+    ground   : 0 blocks (no unknowns)
+    particle : 1 block  (x)
+    rigid    : 4 blocks (phi, d1, d2, d3)
+  so nq = 3 * (nblocks_a + nblocks_b) <= 24, block j occupying q[3j .. 3j+2].
+
+  A material point X on a body is an affine function of the body's coordinates:
+    ground   : x = X (X given in world coordinates)
+    particle : x = q          (X unused)
+    rigid    : x = phi + X_1 d1 + X_2 d2 + X_3 d3  (X in body-frame coordinates)
+  so every joint and spring built on points is at most quadratic in q, and every constraint Hessian
+  H_k = D^2 g_k is constant (DESIGN 2.1).
+
+  Arrays are row-major: G is ncon x nq (G[k*nq + i] = dg_k/dq_i), H is ncon x nq x nq
+  (H[(k*nq + i)*nq + j] = d^2 g_k / dq_i dq_j), potential Hessians are nq x nq.
+*/
+#ifndef MBS_ELEMENT_KERNELS_H
+#define MBS_ELEMENT_KERNELS_H
+
+#define MBS_ELEM_MAX_BLOCKS 8
+#define MBS_ELEM_MAX_NQ     24
+#define MBS_ELEM_MAX_CON    6
+
+typedef struct {
+  int    nblocks_a, nblocks_b; /* 0 ground, 1 particle, 4 rigid body */
+  double Xa[3], Xb[3];         /* material points on a and b (world coordinates for ground) */
+  double axis_a[3];            /* revolute: unit axis, body frame of a (world frame if a is ground) */
+  double perp_b[2][3];         /* revolute: two unit vectors of b orthogonal to b's axis (body frame of b, world if ground) */
+  double length;               /* rod length; spring rest length */
+  double stiffness;            /* spring stiffness */
+  double mass;                 /* gravity: mass of body a */
+  double gravity[3];           /* gravity: acceleration b, V = -m b . x_com */
+} MbsElemData;
+
+typedef struct {
+  const char *name;
+  int         ncon; /* constraint rows; 0 for a potential element */
+  /* constraint elements (ncon > 0) */
+  void (*constraint)(const MbsElemData *e, const double *q, double *g, double *G); /* G may be NULL */
+  void (*constraint_hessian)(const MbsElemData *e, double *H);                     /* constant, ncon x nq x nq */
+  /* potential elements (ncon == 0) */
+  double (*energy)(const MbsElemData *e, const double *q);
+  void (*gradient)(const MbsElemData *e, const double *q, double *dV);
+  void (*hessian)(const MbsElemData *e, const double *q, double *d2V);
+  /* Gonzalez discrete gradient: dg . (q1 - q0) = V(q1) - V(q0) exactly, dg(q, q) = DV(q);
+     ddg = d(dg)/d(q1), nq x nq, may be NULL */
+  void (*discrete_gradient)(const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg);
+} MbsElemKernel;
+
+static inline int MbsElemNq(const MbsElemData *e)
+{
+  return 3 * (e->nblocks_a + e->nblocks_b);
+}
+
+/* Point difference d = x_a(Xa) - x_b(Xb) = c + sum_j w[j] Q_j with Q_j the 3-vector blocks of q.
+   Fills w[0 .. nblocks_a + nblocks_b - 1] and c[3]. */
+void MbsElemPointDifference(const MbsElemData *e, double w[MBS_ELEM_MAX_BLOCKS], double c[3]);
+/* Evaluate d at q given w, c. */
+void MbsElemPointDifferenceEval(int nblocks, const double *w, const double c[3], const double *q, double d[3]);
+
+extern const MbsElemKernel MbsElemKernelRigidBody;     /* 6 internal constraints 1/2(di.di - 1), di.dj; a = rigid body, no b */
+extern const MbsElemKernel MbsElemKernelSpherical;     /* 3 rows x_a(Xa) - x_b(Xb) */
+extern const MbsElemKernel MbsElemKernelRod;           /* 1 row 1/2 (|x_b - x_a|^2 / L^2 - 1) */
+extern const MbsElemKernel MbsElemKernelRevolute;      /* spherical rows + n_a . b1_b, n_a . b2_b */
+extern const MbsElemKernel MbsElemKernelSpringLinear;  /* V = k/2 (|d| - L)^2 */
+extern const MbsElemKernel MbsElemKernelSpringQuartic; /* V = k/2 (|d|^2 - L^2)^2 */
+extern const MbsElemKernel MbsElemKernelGravity;       /* V = -m b . x_a (particle x or rigid phi); a only */
+
+#endif

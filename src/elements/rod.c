@@ -1,0 +1,42 @@
+#include <string.h>
+
+#include "elements/kernels.h"
+
+/* Rod (distance) constraint g = 1/2 (d.d / L^2 - 1), d = x_a(Xa) - x_b(Xb) = c + P q, so
+   G = d^T P / L^2 and H = P^T P / L^2 (constant). */
+static void RodConstraint(const MbsElemData *e, const double *q, double *g, double *G)
+{
+  const int    nblocks = e->nblocks_a + e->nblocks_b;
+  const double inv_L2  = 1.0 / (e->length * e->length);
+  double       w[MBS_ELEM_MAX_BLOCKS], c[3], d[3];
+
+  MbsElemPointDifference(e, w, c);
+  MbsElemPointDifferenceEval(nblocks, w, c, q, d);
+  g[0] = 0.5 * ((d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_L2 - 1.0);
+  if (!G) return;
+  for (int j = 0; j < nblocks; j++) {
+    for (int k = 0; k < 3; k++) G[3 * j + k] = w[j] * d[k] * inv_L2;
+  }
+}
+
+static void RodConstraintHessian(const MbsElemData *e, double *H)
+{
+  const int    nblocks = e->nblocks_a + e->nblocks_b, nq = 3 * nblocks;
+  const double inv_L2  = 1.0 / (e->length * e->length);
+  double       w[MBS_ELEM_MAX_BLOCKS], c[3];
+
+  MbsElemPointDifference(e, w, c);
+  memset(H, 0, sizeof(double) * nq * nq);
+  for (int i = 0; i < nblocks; i++) {
+    for (int j = 0; j < nblocks; j++) {
+      for (int k = 0; k < 3; k++) H[(3 * i + k) * nq + 3 * j + k] = w[i] * w[j] * inv_L2;
+    }
+  }
+}
+
+const MbsElemKernel MbsElemKernelRod = {
+  .name               = "rod",
+  .ncon               = 1,
+  .constraint         = RodConstraint,
+  .constraint_hessian = RodConstraintHessian,
+};

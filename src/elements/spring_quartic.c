@@ -1,0 +1,51 @@
+#include "elements/spring_invariant.h"
+
+/* Quartic spring V = k/2 (|d|^2 - L^2)^2 = f(pi), pi = d.d (the four-particle example, DESIGN 2.5). */
+static double SpringQuarticF(const MbsElemData *e, double pi)
+{
+  const double strain = pi - e->length * e->length;
+
+  return 0.5 * e->stiffness * strain * strain;
+}
+
+static double SpringQuarticDF(const MbsElemData *e, double pi)
+{
+  return e->stiffness * (pi - e->length * e->length);
+}
+
+static double SpringQuarticD2F(const MbsElemData *e, double pi)
+{
+  (void)pi;
+  return e->stiffness;
+}
+
+static const MbsInvariantPotential spring_quartic = {SpringQuarticF, SpringQuarticDF, SpringQuarticD2F};
+
+static double SpringQuarticEnergy(const MbsElemData *e, const double *q)
+{
+  return MbsInvariantEnergy(&spring_quartic, e, q);
+}
+
+static void SpringQuarticGradient(const MbsElemData *e, const double *q, double *dV)
+{
+  MbsInvariantGradient(&spring_quartic, e, q, dV);
+}
+
+static void SpringQuarticHessian(const MbsElemData *e, const double *q, double *d2V)
+{
+  MbsInvariantHessian(&spring_quartic, e, q, d2V);
+}
+
+static void SpringQuarticDiscreteGradient(const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
+{
+  MbsInvariantDiscreteGradient(&spring_quartic, e, q0, q1, dg, ddg);
+}
+
+const MbsElemKernel MbsElemKernelSpringQuartic = {
+  .name              = "spring_quartic",
+  .ncon              = 0,
+  .energy            = SpringQuarticEnergy,
+  .gradient          = SpringQuarticGradient,
+  .hessian           = SpringQuarticHessian,
+  .discrete_gradient = SpringQuarticDiscreteGradient,
+};

@@ -1,0 +1,1095 @@
+/*
+  YAML input reader (schema: docs/input.md).
+
+  Rank 0 reads the file and broadcasts its bytes; every rank parses the same bytes with libyaml's
+  document API and calls the same model setters, so all ranks build the same model. Every input error
+  is PETSC_ERR_USER_INPUT with "file:line:column: key 'path': expected ..., got ...".
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include <gglmbs/io.h>
+
+/* Defined in src/model/model.c but not yet declared in gglmbs/model.h. */
+PETSC_EXTERN PetscErrorCode MbsModelGetComm(MbsModel, MPI_Comm *);
+
+#define MBS_YAML_PATH_LEN     256
+#define MBS_YAML_GOT_LEN      96
+#define MBS_YAML_ROTATION_TOL 1e-9
+
+typedef enum {
+  MBS_YAML_FINITE,
+  MBS_YAML_POSITIVE,
+  MBS_YAML_NONNEGATIVE
+} MbsYAMLRange;
+
+typedef struct {
+  const char *name; /* points into the document */
+  PetscInt    item; /* index in the 'bodies' list */
+  PetscInt    body; /* model index, set when the body is added */
+  MbsBodyType type;
+  yaml_mark_t mark; /* of the name's value */
+} MbsYAMLBody;
+
+typedef struct {
+  const char *name;
+  size_t      len;
+  PetscInt    count, first_body;
+} MbsYAMLChain;
+
+typedef struct {
+  MPI_Comm         comm;
+  const char      *file;
+  yaml_document_t *doc;
+  MbsModel         model;
+  PetscInt         nbodies, nchains;
+  MbsYAMLBody     *bodies; /* in list order */
+  MbsYAMLBody    **sorted; /* by name, for lookup */
+  MbsYAMLChain    *chains;
+} MbsYAMLReader;
+
+/* A resolved body reference: MBS_GROUND, a listed body or a chain member. */
+typedef struct {
+  PetscInt    body;
+  MbsBodyType type;
+  PetscBool   ground;
+} MbsYAMLBodyRef;
+
+static const char *const top_keys[]        = {"time", "scheme", "gravity", "bodies", "chains", "joints", "springs", "output", NULL};
+static const char *const time_keys[]       = {"step", "end", NULL};
+static const char *const scheme_keys[]     = {"type", NULL};
+static const char *const output_keys[]     = {"directory", "every", NULL};
+static const char *const particle_keys[]   = {"name", "type", "mass", "position", "velocity", NULL};
+static const char *const rigid_keys[]      = {"name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
+static const char *const orientation_keys[] = {"matrix", "axis", "angle", NULL};
+static const char *const chain_keys[]      = {"name", "count", "mass", "length", "start", "direction", NULL};
+static const char *const fixed_point_keys[] = {"type", "body", "point", "position", NULL};
+static const char *const spherical_keys[]  = {"type", "bodies", "points", NULL};
+static const char *const rod_keys[]        = {"type", "bodies", "points", "length", NULL};
+static const char *const revolute_keys[]   = {"type", "bodies", "points", "axes", NULL};
+static const char *const spring_keys[]     = {"type", "bodies", "points", "stiffness", "length", NULL};
+
+/*@C
+  MbsRunConfigSetDefaults - Fills a run configuration with the defaults of an input file that omits the optional keys
+
+  Not Collective
+
+  Output Parameter:
+. cfg - dt = t_end = 0 (unset: 'time' is required in an input), scheme "em", output directory "output", output every step
+
+  Level: beginner
+
+.seealso: `MbsModelLoadYAML()`
+@*/
+PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *cfg)
+{
+  PetscFunctionBegin;
+  PetscCheck(cfg, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null MbsRunConfig");
+  PetscCall(PetscMemzero(cfg, sizeof(*cfg)));
+  cfg->dt    = 0.0;
+  cfg->t_end = 0.0;
+  PetscCall(PetscStrncpy(cfg->scheme, "em", sizeof(cfg->scheme)));
+  PetscCall(PetscStrncpy(cfg->output_dir, "output", sizeof(cfg->output_dir)));
+  cfg->output_every = 1;
+  PetscFunctionReturn(0);
+}
+
+static yaml_node_t *NodeGet(MbsYAMLReader *r, yaml_node_item_t item)
+{
+  return yaml_document_get_node(r->doc, item);
+}
+
+static const char *ScalarText(yaml_node_t *node)
+{
+  return (const char *)node->data.scalar.value;
+}
+
+static PetscInt SequenceLength(yaml_node_t *node)
+{
+  return (PetscInt)(node->data.sequence.items.top - node->data.sequence.items.start);
+}
+
+static yaml_node_t *SequenceItem(MbsYAMLReader *r, yaml_node_t *node, PetscInt i)
+{
+  return NodeGet(r, node->data.sequence.items.start[i]);
+}
+
+static PetscBool ScalarIsNull(yaml_node_t *node)
+{
+  const char *s = ScalarText(node);
+
+  if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return PETSC_FALSE;
+  return (PetscBool)(!s[0] || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"));
+}
+
+/* What a node is, for the "got ..." part of a message. */
+static void Describe(yaml_node_t *node, char got[], size_t size)
+{
+  switch (node->type) {
+  case YAML_SCALAR_NODE:
+    if (ScalarIsNull(node)) snprintf(got, size, "an empty value");
+    else if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) snprintf(got, size, "the quoted string \"%.40s%s\"", ScalarText(node), node->data.scalar.length > 40 ? "..." : "");
+    else snprintf(got, size, "'%.40s%s'", ScalarText(node), node->data.scalar.length > 40 ? "..." : "");
+    break;
+  case YAML_SEQUENCE_NODE: {
+    PetscInt n = SequenceLength(node);
+    if (n) snprintf(got, size, "a sequence of %" PetscInt_FMT " item%s", n, n == 1 ? "" : "s");
+    else snprintf(got, size, "an empty sequence");
+  } break;
+  case YAML_MAPPING_NODE:
+    snprintf(got, size, "a mapping");
+    break;
+  default:
+    snprintf(got, size, "nothing");
+  }
+}
+
+static void PathKey(char out[MBS_YAML_PATH_LEN], const char parent[], const char key[])
+{
+  if (parent[0]) snprintf(out, MBS_YAML_PATH_LEN, "%s.%s", parent, key);
+  else snprintf(out, MBS_YAML_PATH_LEN, "%s", key);
+}
+
+static void PathIndex(char out[MBS_YAML_PATH_LEN], const char parent[], PetscInt i)
+{
+  snprintf(out, MBS_YAML_PATH_LEN, "%s[%" PetscInt_FMT "]", parent, i);
+}
+
+static void KeyList(const char *const keys[], char out[], size_t size)
+{
+  size_t used = 0;
+
+  out[0] = 0;
+  for (PetscInt i = 0; keys[i] && used < size; i++) {
+    int n = snprintf(out + used, size - used, "%s%s", i ? ", " : "", keys[i]);
+    if (n < 0) break;
+    used += (size_t)n;
+  }
+}
+
+static PetscErrorCode Fail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[], const char got[])
+{
+  PetscFunctionBegin;
+  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: key '%s': expected %s, got %s", r->file, mark.line + 1, mark.column + 1, path[0] ? path : "(document)", expected, got);
+}
+
+static PetscErrorCode FailNode(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[])
+{
+  char got[MBS_YAML_GOT_LEN];
+
+  PetscFunctionBegin;
+  Describe(node, got, sizeof(got));
+  PetscCall(Fail(r, node->start_mark, path, expected, got));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ExpectMapping(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[])
+{
+  PetscFunctionBegin;
+  if (node->type != YAML_MAPPING_NODE) PetscCall(FailNode(r, node, path, expected));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ExpectSequence(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[])
+{
+  PetscFunctionBegin;
+  if (node->type != YAML_SEQUENCE_NODE) PetscCall(FailNode(r, node, path, expected));
+  PetscFunctionReturn(0);
+}
+
+/* Every key of a mapping is a scalar, appears once and is one of 'allowed'. */
+static PetscErrorCode CheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char path[], const char *const allowed[], const char context[])
+{
+  PetscFunctionBegin;
+  for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+    yaml_node_t *key = NodeGet(r, pair->key);
+    char         keypath[MBS_YAML_PATH_LEN], expected[256], got[MBS_YAML_GOT_LEN + 32];
+    PetscBool    known = PETSC_FALSE;
+
+    if (key->type != YAML_SCALAR_NODE) PetscCall(FailNode(r, key, path, "a mapping with plain names as keys"));
+    for (PetscInt i = 0; allowed[i]; i++)
+      if (!strcmp(allowed[i], ScalarText(key))) known = PETSC_TRUE;
+    PathKey(keypath, path, ScalarText(key));
+    if (!known) {
+      char list[192];
+
+      KeyList(allowed, list, sizeof(list));
+      snprintf(expected, sizeof(expected), "one of the keys %s%s", list, context);
+      snprintf(got, sizeof(got), "unknown key '%.60s'", ScalarText(key));
+      PetscCall(Fail(r, key->start_mark, keypath, expected, got));
+    }
+    for (yaml_node_pair_t *prev = map->data.mapping.pairs.start; prev < pair; prev++) {
+      yaml_node_t *prevkey = NodeGet(r, prev->key);
+
+      if (!strcmp(ScalarText(prevkey), ScalarText(key))) {
+        snprintf(got, sizeof(got), "it again (first at line %zu, column %zu)", prevkey->start_mark.line + 1, prevkey->start_mark.column + 1);
+        PetscCall(Fail(r, key->start_mark, keypath, "each key at most once", got));
+      }
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The value of 'key' in 'map' (NULL if absent; an error if absent and required); path receives the key's path. */
+static PetscErrorCode Lookup(MbsYAMLReader *r, yaml_node_t *map, const char parent[], const char key[], const char expected_if_missing[], char path[MBS_YAML_PATH_LEN], yaml_node_t **value)
+{
+  PetscFunctionBegin;
+  PathKey(path, parent, key);
+  *value = NULL;
+  for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
+    yaml_node_t *k = NodeGet(r, pair->key);
+
+    if (k->type == YAML_SCALAR_NODE && !strcmp(ScalarText(k), key)) {
+      *value = NodeGet(r, pair->value);
+      break;
+    }
+  }
+  if (!*value && expected_if_missing) PetscCall(Fail(r, map->start_mark, path, expected_if_missing, "nothing (the key is missing)"));
+  PetscFunctionReturn(0);
+}
+
+static PetscBool IsYAMLNonFinite(const char s[])
+{
+  static const char *const spellings[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", NULL};
+
+  for (PetscInt i = 0; spellings[i]; i++)
+    if (!strcmp(s, spellings[i])) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
+static PetscErrorCode ParseReal(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsYAMLRange range, const char quantity[], PetscReal *value)
+{
+  const char *what = range == MBS_YAML_POSITIVE ? "a positive number" : (range == MBS_YAML_NONNEGATIVE ? "a non-negative number" : "a finite number");
+  char        expected[160];
+  double      v   = 0.0;
+  char       *end = NULL;
+
+  PetscFunctionBegin;
+  if (quantity) snprintf(expected, sizeof(expected), "%s (%s)", what, quantity);
+  else snprintf(expected, sizeof(expected), "%s", what);
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  if (IsYAMLNonFinite(ScalarText(node))) PetscCall(FailNode(r, node, path, expected));
+  errno = 0;
+  v     = strtod(ScalarText(node), &end);
+  if (end == ScalarText(node) || *end || !isfinite(v)) PetscCall(FailNode(r, node, path, expected));
+  if ((range == MBS_YAML_POSITIVE && !(v > 0)) || (range == MBS_YAML_NONNEGATIVE && !(v >= 0))) PetscCall(FailNode(r, node, path, expected));
+  *value = (PetscReal)v;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseInt(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[], PetscInt *value)
+{
+  char      expected[160];
+  long long v   = 0;
+  char     *end = NULL;
+
+  PetscFunctionBegin;
+  snprintf(expected, sizeof(expected), "a positive integer (%s)", quantity);
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  errno = 0;
+  v     = strtoll(ScalarText(node), &end, 10);
+  if (end == ScalarText(node) || *end || errno == ERANGE || v < 1 || v > (long long)PETSC_MAX_INT) PetscCall(FailNode(r, node, path, expected));
+  *value = (PetscInt)v;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseString(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[], const char **value)
+{
+  PetscFunctionBegin;
+  if (node->type != YAML_SCALAR_NODE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  *value = ScalarText(node);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseVec3(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[], PetscReal v[3])
+{
+  char expected[160];
+
+  PetscFunctionBegin;
+  snprintf(expected, sizeof(expected), "a 3-vector [x, y, z] (%s)", quantity);
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3) PetscCall(FailNode(r, node, path, expected));
+  for (PetscInt i = 0; i < 3; i++) {
+    char itempath[MBS_YAML_PATH_LEN];
+
+    PathIndex(itempath, path, i);
+    PetscCall(ParseReal(r, SequenceItem(r, node, i), itempath, MBS_YAML_FINITE, NULL, &v[i]));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseNonzeroVec3(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[], PetscReal v[3])
+{
+  char expected[160];
+
+  PetscFunctionBegin;
+  PetscCall(ParseVec3(r, node, path, quantity, v));
+  snprintf(expected, sizeof(expected), "a non-zero 3-vector (%s)", quantity);
+  if (v[0] == 0 && v[1] == 0 && v[2] == 0) PetscCall(Fail(r, node->start_mark, path, expected, "[0, 0, 0]"));
+  PetscFunctionReturn(0);
+}
+
+/* Rows [[r11, r12, r13], ...] into row-major R[3*i + j] = r_(i+1)(j+1). */
+static PetscErrorCode ParseMat3(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscReal R[9])
+{
+  const char *expected = "a 3x3 matrix [[r11, r12, r13], [r21, r22, r23], [r31, r32, r33]]";
+
+  PetscFunctionBegin;
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3) PetscCall(FailNode(r, node, path, expected));
+  for (PetscInt i = 0; i < 3; i++) {
+    yaml_node_t *row = SequenceItem(r, node, i);
+    char         rowpath[MBS_YAML_PATH_LEN];
+
+    PathIndex(rowpath, path, i);
+    if (row->type != YAML_SEQUENCE_NODE || SequenceLength(row) != 3) PetscCall(FailNode(r, row, rowpath, "a matrix row [r_i1, r_i2, r_i3]"));
+    for (PetscInt j = 0; j < 3; j++) {
+      char itempath[MBS_YAML_PATH_LEN];
+
+      PathIndex(itempath, rowpath, j);
+      PetscCall(ParseReal(r, SequenceItem(r, row, j), itempath, MBS_YAML_FINITE, NULL, &R[3 * i + j]));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* orientation: {matrix: ...} or {axis: ..., angle: ...}; R row-major, its columns are the directors d_i. */
+static PetscErrorCode ParseOrientation(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscReal R[9])
+{
+  const char  *expected = "a mapping {matrix: [[..], [..], [..]]} or {axis: [x, y, z], angle: radians}";
+  yaml_node_t *matrix, *axis, *angle;
+  char         mpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN], anpath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(ExpectMapping(r, node, path, expected));
+  PetscCall(CheckKeys(r, node, path, orientation_keys, ""));
+  PetscCall(Lookup(r, node, path, "matrix", NULL, mpath, &matrix));
+  PetscCall(Lookup(r, node, path, "axis", NULL, apath, &axis));
+  PetscCall(Lookup(r, node, path, "angle", NULL, anpath, &angle));
+  if (matrix) {
+    PetscReal err = 0, det;
+    char      got[MBS_YAML_GOT_LEN];
+
+    if (axis || angle) PetscCall(Fail(r, node->start_mark, path, "either 'matrix' or 'axis' and 'angle'", "both"));
+    PetscCall(ParseMat3(r, matrix, mpath, R));
+    for (PetscInt i = 0; i < 3; i++)
+      for (PetscInt j = 0; j < 3; j++) {
+        PetscReal dot = R[i] * R[j] + R[3 + i] * R[3 + j] + R[6 + i] * R[6 + j];
+        err           = PetscMax(err, PetscAbsReal(dot - (i == j ? 1.0 : 0.0)));
+      }
+    det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) + R[2] * (R[3] * R[7] - R[4] * R[6]);
+    if (!(err <= MBS_YAML_ROTATION_TOL)) {
+      snprintf(got, sizeof(got), "a matrix with max |R^T R - I| = %.3e", (double)err);
+      PetscCall(Fail(r, matrix->start_mark, mpath, "a rotation matrix (orthonormal to 1e-9, determinant +1)", got));
+    }
+    if (det < 0) {
+      snprintf(got, sizeof(got), "a reflection (determinant %.17g)", (double)det);
+      PetscCall(Fail(r, matrix->start_mark, mpath, "a rotation matrix (orthonormal to 1e-9, determinant +1)", got));
+    }
+  } else {
+    PetscReal n[3], theta, norm, c, s;
+
+    PetscCall(Lookup(r, node, path, "axis", "a non-zero 3-vector (rotation axis; or give 'matrix')", apath, &axis));
+    PetscCall(Lookup(r, node, path, "angle", "a finite number (rotation angle in radians)", anpath, &angle));
+    PetscCall(ParseNonzeroVec3(r, axis, apath, "rotation axis", n));
+    PetscCall(ParseReal(r, angle, anpath, MBS_YAML_FINITE, "rotation angle in radians", &theta));
+    norm = PetscSqrtReal(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    for (PetscInt i = 0; i < 3; i++) n[i] /= norm;
+    c = PetscCosReal(theta);
+    s = PetscSinReal(theta);
+    /* Rodrigues: R = c I + s [n]x + (1 - c) n n^T */
+    for (PetscInt i = 0; i < 3; i++)
+      for (PetscInt j = 0; j < 3; j++) R[3 * i + j] = (1 - c) * n[i] * n[j] + (i == j ? c : 0.0);
+    R[1] -= s * n[2];
+    R[2] += s * n[1];
+    R[3] += s * n[2];
+    R[5] -= s * n[0];
+    R[6] -= s * n[1];
+    R[7] += s * n[0];
+  }
+  PetscFunctionReturn(0);
+}
+
+static int CompareBodies(const void *a, const void *b)
+{
+  const MbsYAMLBody *x = *(const MbsYAMLBody *const *)a, *y = *(const MbsYAMLBody *const *)b;
+  int                c = strcmp(x->name, y->name);
+
+  if (c) return c;
+  return (x->item > y->item) - (x->item < y->item);
+}
+
+static MbsYAMLBody *FindListedBody(MbsYAMLReader *r, const char name[])
+{
+  PetscInt lo = 0, hi = r->nbodies;
+
+  while (lo < hi) {
+    PetscInt mid = lo + (hi - lo) / 2;
+    int      c   = strcmp(r->sorted[mid]->name, name);
+
+    if (!c) return r->sorted[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return NULL;
+}
+
+/* "<chain>.<i>" with i a decimal index without sign or leading zeros; *chain = NULL if name is none. */
+static void FindChainBody(MbsYAMLReader *r, const char name[], MbsYAMLChain **chain, PetscInt *index)
+{
+  const char *dot = strrchr(name, '.');
+  long long   i   = 0;
+
+  *chain = NULL;
+  *index = -1;
+  if (!dot || !dot[1] || (dot[1] == '0' && dot[2])) return;
+  for (const char *c = dot + 1; *c; c++) {
+    if (*c < '0' || *c > '9' || i > (long long)PETSC_MAX_INT) return;
+    i = 10 * i + (*c - '0');
+  }
+  for (PetscInt k = 0; k < r->nchains; k++) {
+    MbsYAMLChain *ch = &r->chains[k];
+
+    if (ch->len == (size_t)(dot - name) && !strncmp(ch->name, name, ch->len) && i < ch->count) {
+      *chain = ch;
+      *index = (PetscInt)i;
+      return;
+    }
+  }
+}
+
+static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscBool allow_ground, MbsYAMLBodyRef *ref)
+{
+  const char   *expected = allow_ground ? "the name of a body in 'bodies' or 'chains', or 'ground'" : "the name of a body in 'bodies' or 'chains' (not 'ground')";
+  const char   *name;
+  MbsYAMLBody  *listed;
+  MbsYAMLChain *chain;
+  PetscInt      index;
+
+  PetscFunctionBegin;
+  PetscCall(ParseString(r, node, path, expected, &name));
+  if (!strcmp(name, "ground")) {
+    if (!allow_ground) PetscCall(Fail(r, node->start_mark, path, expected, "'ground'"));
+    ref->body   = MBS_GROUND;
+    ref->type   = MBS_BODY_PARTICLE;
+    ref->ground = PETSC_TRUE;
+    PetscFunctionReturn(0);
+  }
+  ref->ground = PETSC_FALSE;
+  listed      = FindListedBody(r, name);
+  if (listed) {
+    ref->body = listed->body;
+    ref->type = listed->type;
+    PetscFunctionReturn(0);
+  }
+  FindChainBody(r, name, &chain, &index);
+  if (chain) {
+    ref->body = chain->first_body + index;
+    ref->type = MBS_BODY_PARTICLE;
+    PetscFunctionReturn(0);
+  }
+  {
+    char got[MBS_YAML_GOT_LEN];
+
+    snprintf(got, sizeof(got), "'%.60s', which is not defined", name);
+    PetscCall(Fail(r, node->start_mark, path, expected, got));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseTime(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfig *cfg)
+{
+  yaml_node_t *node, *step, *end;
+  char         path[MBS_YAML_PATH_LEN], spath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(Lookup(r, root, "", "time", "a mapping {step: h, end: T} (seconds)", path, &node));
+  PetscCall(ExpectMapping(r, node, path, "a mapping {step: h, end: T} (seconds)"));
+  PetscCall(CheckKeys(r, node, path, time_keys, ""));
+  PetscCall(Lookup(r, node, path, "step", "a positive number (time step in s)", spath, &step));
+  PetscCall(Lookup(r, node, path, "end", "a positive number (final time in s)", epath, &end));
+  PetscCall(ParseReal(r, step, spath, MBS_YAML_POSITIVE, "time step in s", &cfg->dt));
+  PetscCall(ParseReal(r, end, epath, MBS_YAML_POSITIVE, "final time in s", &cfg->t_end));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfig *cfg)
+{
+  yaml_node_t *node, *type;
+  char         path[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
+  const char  *name;
+
+  PetscFunctionBegin;
+  PetscCall(Lookup(r, root, "", "scheme", NULL, path, &node));
+  if (!node) PetscFunctionReturn(0);
+  PetscCall(ExpectMapping(r, node, path, "a mapping {type: name}"));
+  PetscCall(CheckKeys(r, node, path, scheme_keys, ""));
+  PetscCall(Lookup(r, node, path, "type", NULL, tpath, &type));
+  if (!type) PetscFunctionReturn(0);
+  PetscCall(ParseString(r, type, tpath, "a scheme name (em, em-g, vi-s, vi-a, vi-b, ...)", &name));
+  if (strlen(name) >= sizeof(cfg->scheme)) PetscCall(FailNode(r, type, tpath, "a scheme name of at most 63 characters"));
+  PetscCall(PetscStrncpy(cfg->scheme, name, sizeof(cfg->scheme)));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseOutput(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfig *cfg)
+{
+  yaml_node_t *node, *dir, *every;
+  char         path[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN];
+  const char  *name;
+
+  PetscFunctionBegin;
+  PetscCall(Lookup(r, root, "", "output", NULL, path, &node));
+  if (!node) PetscFunctionReturn(0);
+  PetscCall(ExpectMapping(r, node, path, "a mapping {directory: path, every: n}"));
+  PetscCall(CheckKeys(r, node, path, output_keys, ""));
+  PetscCall(Lookup(r, node, path, "directory", NULL, dpath, &dir));
+  PetscCall(Lookup(r, node, path, "every", NULL, epath, &every));
+  if (dir) {
+    PetscCall(ParseString(r, dir, dpath, "a directory name", &name));
+    if (strlen(name) >= sizeof(cfg->output_dir)) PetscCall(FailNode(r, dir, dpath, "a shorter directory name"));
+    PetscCall(PetscStrncpy(cfg->output_dir, name, sizeof(cfg->output_dir)));
+  }
+  if (every) PetscCall(ParseInt(r, every, epath, "write every n-th step", &cfg->output_every));
+  PetscFunctionReturn(0);
+}
+
+/* First pass over 'bodies': names and types, so that lookups work and duplicates are found before anything is added. */
+static PetscErrorCode CollectBodies(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscInt n = SequenceLength(list);
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(n, &r->bodies));
+  PetscCall(PetscMalloc1(n, &r->sorted));
+  r->nbodies = n;
+  for (PetscInt i = 0; i < n; i++) {
+    yaml_node_t *item = SequenceItem(r, list, i), *name, *type;
+    char         ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
+    const char  *tname;
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., type: particle|rigid, mass: ..., ...}"));
+    PetscCall(Lookup(r, item, ipath, "name", "a body name", npath, &name));
+    PetscCall(ParseString(r, name, npath, "a body name", &r->bodies[i].name));
+    if (!strcmp(r->bodies[i].name, "ground")) PetscCall(FailNode(r, name, npath, "a body name other than 'ground' (reserved for the fixed ground)"));
+    PetscCall(Lookup(r, item, ipath, "type", "a body type (particle or rigid)", tpath, &type));
+    PetscCall(ParseString(r, type, tpath, "a body type (particle or rigid)", &tname));
+    if (!strcmp(tname, "particle")) r->bodies[i].type = MBS_BODY_PARTICLE;
+    else if (!strcmp(tname, "rigid")) r->bodies[i].type = MBS_BODY_RIGID;
+    else PetscCall(FailNode(r, type, tpath, "a body type (particle or rigid)"));
+    r->bodies[i].item = i;
+    r->bodies[i].body = -1;
+    r->bodies[i].mark = name->start_mark;
+    r->sorted[i]      = &r->bodies[i];
+  }
+  if (n) qsort(r->sorted, (size_t)n, sizeof(*r->sorted), CompareBodies);
+  for (PetscInt i = 1; i < n; i++) {
+    if (!strcmp(r->sorted[i - 1]->name, r->sorted[i]->name)) {
+      MbsYAMLBody *first = r->sorted[i - 1], *again = r->sorted[i];
+      char         ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], got[MBS_YAML_GOT_LEN + 64];
+
+      PathIndex(ipath, path, again->item);
+      PathKey(npath, ipath, "name");
+      snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", again->name, first->item);
+      PetscCall(Fail(r, again->mark, npath, "a body name not used before", got));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < r->nbodies; i++) {
+    MbsYAMLBody *b    = &r->bodies[i];
+    yaml_node_t *item = SequenceItem(r, list, i), *node;
+    char         ipath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal    mass, x[3], v[3] = {0, 0, 0};
+
+    PathIndex(ipath, path, i);
+    PetscCall(CheckKeys(r, item, ipath, b->type == MBS_BODY_RIGID ? rigid_keys : particle_keys, b->type == MBS_BODY_RIGID ? " (rigid body)" : " (particle)"));
+    PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass in kg)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass in kg", &mass));
+    PetscCall(Lookup(r, item, ipath, "position", b->type == MBS_BODY_RIGID ? "a 3-vector (centre of mass in m)" : "a 3-vector (position in m)", kpath, &node));
+    PetscCall(ParseVec3(r, node, kpath, b->type == MBS_BODY_RIGID ? "centre of mass in m" : "position in m", x));
+    PetscCall(Lookup(r, item, ipath, "velocity", NULL, kpath, &node));
+    if (node) PetscCall(ParseVec3(r, node, kpath, "velocity in m/s", v));
+    if (b->type == MBS_BODY_PARTICLE) {
+      PetscCall(MbsModelAddParticle(r->model, b->name, mass, x, v, &b->body));
+    } else {
+      PetscReal J[3], R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, omega[3] = {0, 0, 0};
+      char      jpath[MBS_YAML_PATH_LEN];
+
+      PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia about the centre of mass in kg m^2)", kpath, &node));
+      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3) PetscCall(FailNode(r, node, kpath, "a 3-vector [J1, J2, J3] (principal moments of inertia in kg m^2)"));
+      for (PetscInt k = 0; k < 3; k++) {
+        PathIndex(jpath, kpath, k);
+        PetscCall(ParseReal(r, SequenceItem(r, node, k), jpath, MBS_YAML_POSITIVE, "principal moment of inertia in kg m^2", &J[k]));
+      }
+      for (PetscInt k = 0; k < 3; k++) {
+        PetscInt j = (k + 1) % 3, l = (k + 2) % 3;
+
+        if (!(J[k] < J[j] + J[l])) {
+          char got[MBS_YAML_GOT_LEN + 32];
+
+          snprintf(got, sizeof(got), "J%d = %g >= J%d + J%d = %g", (int)k + 1, (double)J[k], (int)j + 1, (int)l + 1, (double)(J[j] + J[l]));
+          PetscCall(Fail(r, node->start_mark, kpath, "principal moments with J_i < J_j + J_k for each i (so that E_i = (J_j + J_k - J_i)/2 > 0)", got));
+        }
+      }
+      PetscCall(Lookup(r, item, ipath, "orientation", NULL, kpath, &node));
+      if (node) PetscCall(ParseOrientation(r, node, kpath, R));
+      PetscCall(Lookup(r, item, ipath, "angular_velocity", NULL, kpath, &node));
+      if (node) PetscCall(ParseVec3(r, node, kpath, "angular velocity in rad/s, world frame", omega));
+      PetscCall(MbsModelAddRigidBody(r->model, b->name, mass, J, x, R, v, omega, &b->body));
+    }
+    snprintf(label, sizeof(label), "%s:%zu:%zu: bodies[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, b->name);
+    PetscCall(MbsModelSetBodyLabel(r->model, b->body, label));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscInt n = SequenceLength(list);
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(n, &r->chains));
+  for (PetscInt i = 0; i < n; i++) {
+    MbsYAMLChain *ch   = &r->chains[i];
+    yaml_node_t  *item = SequenceItem(r, list, i), *name, *node;
+    char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], got[MBS_YAML_GOT_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal     mass, length, start[3] = {0, 0, 0}, direction[3];
+    PetscInt      first_elem, end_elem;
+    MbsYAMLBody  *listed;
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., length: ..., start: [..], direction: [..]}"));
+    PetscCall(CheckKeys(r, item, ipath, chain_keys, ""));
+    PetscCall(Lookup(r, item, ipath, "name", "a chain name", npath, &name));
+    PetscCall(ParseString(r, name, npath, "a chain name", &ch->name));
+    ch->len = strlen(ch->name);
+    if (!strcmp(ch->name, "ground")) PetscCall(FailNode(r, name, npath, "a chain name other than 'ground' (reserved for the fixed ground)"));
+    listed = FindListedBody(r, ch->name);
+    if (listed) {
+      snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", ch->name, listed->item);
+      PetscCall(Fail(r, name->start_mark, npath, "a chain name not used by a body or another chain", got));
+    }
+    for (PetscInt k = 0; k < i; k++) {
+      if (!strcmp(r->chains[k].name, ch->name)) {
+        snprintf(got, sizeof(got), "'%.60s', already the name of chains[%" PetscInt_FMT "]", ch->name, k);
+        PetscCall(Fail(r, name->start_mark, npath, "a chain name not used by a body or another chain", got));
+      }
+    }
+    PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of particles)", kpath, &node));
+    PetscCall(ParseInt(r, node, kpath, "number of particles", &ch->count));
+    PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each particle in kg)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each particle in kg", &mass));
+    PetscCall(Lookup(r, item, ipath, "length", "a positive number (length of each link in m)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "length of each link in m", &length));
+    PetscCall(Lookup(r, item, ipath, "start", NULL, kpath, &node));
+    if (node) PetscCall(ParseVec3(r, node, kpath, "start point in m", start));
+    PetscCall(Lookup(r, item, ipath, "direction", "a non-zero 3-vector (direction of the chain)", kpath, &node));
+    PetscCall(ParseNonzeroVec3(r, node, kpath, "direction of the chain", direction));
+
+    r->nchains = i + 1;
+    for (PetscInt k = 0; k < r->nbodies; k++) {
+      MbsYAMLChain *clash;
+      PetscInt      index;
+
+      FindChainBody(r, r->bodies[k].name, &clash, &index);
+      if (clash == ch) {
+        snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", ch->name, r->bodies[k].name, r->bodies[k].item);
+        PetscCall(Fail(r, name->start_mark, npath, "a chain name whose bodies '<name>.<i>' are not names in 'bodies'", got));
+      }
+    }
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    PetscCall(MbsModelAddChain(r->model, ch->name, ch->count, mass, length, start, direction, &ch->first_body));
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    /* MbsModelAddChain appends particle k and then rod k, from the fixed point to particle 0 and on */
+    PetscCheck(end_elem - first_elem == ch->count, r->comm, PETSC_ERR_PLIB, "MbsModelAddChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT " particles; the labels assume one rod per particle", end_elem - first_elem, ch->count);
+    for (PetscInt k = 0; k < ch->count; k++) {
+      snprintf(label, sizeof(label), "%s:%zu:%zu: chains[%" PetscInt_FMT "] '%s' particle %" PetscInt_FMT, r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, ch->name, k);
+      PetscCall(MbsModelSetBodyLabel(r->model, ch->first_body + k, label));
+      snprintf(label, sizeof(label), "%s:%zu:%zu: chains[%" PetscInt_FMT "] '%s' rod %" PetscInt_FMT " (to particle %" PetscInt_FMT ")", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, ch->name, k, k);
+      PetscCall(MbsModelSetElementLabel(r->model, first_elem + k, label));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* 'bodies: [a, b]' of a joint or spring: two distinct bodies, at most one of them 'ground'. */
+static PetscErrorCode ParseBodyPair(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLBodyRef ref[2], yaml_node_t *names[2], char namepaths[2][MBS_YAML_PATH_LEN])
+{
+  yaml_node_t *node;
+  char         path[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(Lookup(r, item, ipath, "bodies", "a sequence of two body names [a, b]", path, &node));
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, path, "a sequence of two body names [a, b]"));
+  for (PetscInt k = 0; k < 2; k++) {
+    names[k] = SequenceItem(r, node, k);
+    PathIndex(namepaths[k], path, k);
+    PetscCall(ResolveBody(r, names[k], namepaths[k], PETSC_TRUE, &ref[k]));
+  }
+  if (ref[0].body == ref[1].body) {
+    char got[MBS_YAML_GOT_LEN + 32];
+
+    snprintf(got, sizeof(got), "'%.60s' again", ScalarText(names[1]));
+    PetscCall(Fail(r, names[1]->start_mark, namepaths[1], "a body other than bodies[0] (an element connects two different bodies)", got));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A material point on a body: on a particle it must be zero (the particle is a point). */
+static PetscErrorCode CheckPoint(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsYAMLBodyRef *ref, const PetscReal X[3])
+{
+  char got[MBS_YAML_GOT_LEN];
+
+  PetscFunctionBegin;
+  if (!ref->ground && ref->type == MBS_BODY_PARTICLE && (X[0] != 0 || X[1] != 0 || X[2] != 0)) {
+    snprintf(got, sizeof(got), "[%g, %g, %g] on a particle", (double)X[0], (double)X[1], (double)X[2]);
+    PetscCall(Fail(r, node->start_mark, path, "[0, 0, 0] (a particle is a point; omit 'point(s)')", got));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParsePointPair(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], const char key[], const char quantity[], const MbsYAMLBodyRef ref[2], PetscBool required, PetscReal X[2][3])
+{
+  yaml_node_t *node;
+  char         path[MBS_YAML_PATH_LEN], expected[192];
+
+  PetscFunctionBegin;
+  snprintf(expected, sizeof(expected), "a sequence of two 3-vectors [[..], [..]] (%s)", quantity);
+  PetscCall(Lookup(r, item, ipath, key, required ? expected : NULL, path, &node));
+  for (PetscInt k = 0; k < 2; k++)
+    for (PetscInt j = 0; j < 3; j++) X[k][j] = 0;
+  if (!node) PetscFunctionReturn(0);
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, path, expected));
+  for (PetscInt k = 0; k < 2; k++) {
+    char kpath[MBS_YAML_PATH_LEN];
+
+    PathIndex(kpath, path, k);
+    PetscCall(ParseVec3(r, SequenceItem(r, node, k), kpath, quantity, X[k]));
+    if (!strcmp(key, "points")) PetscCall(CheckPoint(r, SequenceItem(r, node, k), kpath, &ref[k], X[k]));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode InitialDistance(MbsYAMLReader *r, const MbsYAMLBodyRef ref[2], PetscReal X[2][3], PetscReal *distance)
+{
+  PetscReal xa[3], xb[3];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], xa));
+  PetscCall(MbsModelGetPointPosition(r->model, ref[1].body, X[1], xb));
+  *distance = PetscSqrtReal(PetscSqr(xb[0] - xa[0]) + PetscSqr(xb[1] - xa[1]) + PetscSqr(xb[2] - xa[2]));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
+    yaml_node_t   *item = SequenceItem(r, list, i), *type, *node, *names[2];
+    char           ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
+    const char    *tname, *types = "a joint type (fixed_point, spherical, rod or revolute)";
+    MbsYAMLBodyRef ref[2];
+    PetscReal      X[2][3];
+    PetscInt       elem = -1;
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {type: fixed_point|spherical|rod|revolute, ...}"));
+    PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type));
+    PetscCall(ParseString(r, type, tpath, types, &tname));
+    if (!strcmp(tname, "fixed_point")) {
+      PetscReal world[3];
+
+      PetscCall(CheckKeys(r, item, ipath, fixed_point_keys, " (fixed_point)"));
+      PetscCall(Lookup(r, item, ipath, "body", "a body name", kpath, &node));
+      PetscCall(ResolveBody(r, node, kpath, PETSC_FALSE, &ref[0]));
+      PetscCall(Lookup(r, item, ipath, "point", NULL, kpath, &node));
+      X[0][0] = X[0][1] = X[0][2] = 0;
+      if (node) {
+        PetscCall(ParseVec3(r, node, kpath, "material point in the body frame, m", X[0]));
+        PetscCall(CheckPoint(r, node, kpath, &ref[0], X[0]));
+      }
+      PetscCall(Lookup(r, item, ipath, "position", NULL, kpath, &node));
+      if (node) PetscCall(ParseVec3(r, node, kpath, "fixed position in the world frame, m", world));
+      else PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], world));
+      PetscCall(MbsModelAddFixedPoint(r->model, ref[0].body, X[0], world, &elem));
+    } else if (!strcmp(tname, "spherical")) {
+      PetscCall(CheckKeys(r, item, ipath, spherical_keys, " (spherical)"));
+      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
+      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
+      PetscCall(MbsModelAddSpherical(r->model, ref[0].body, X[0], ref[1].body, X[1], &elem));
+    } else if (!strcmp(tname, "rod")) {
+      PetscReal length = (PetscReal)PETSC_DETERMINE;
+
+      PetscCall(CheckKeys(r, item, ipath, rod_keys, " (rod)"));
+      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
+      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
+      PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
+      if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m", &length));
+      else {
+        PetscReal distance;
+
+        PetscCall(InitialDistance(r, ref, X, &distance));
+        if (!(distance > 0)) PetscCall(Fail(r, item->start_mark, kpath, "a positive number (rod length in m; required here because the rod's two points coincide initially)", "nothing (the key is missing)"));
+      }
+      PetscCall(MbsModelAddRod(r->model, ref[0].body, X[0], ref[1].body, X[1], length, &elem));
+    } else if (!strcmp(tname, "revolute")) {
+      PetscReal axes[2][3];
+      char      apath[MBS_YAML_PATH_LEN], axpath[MBS_YAML_PATH_LEN];
+
+      PetscCall(CheckKeys(r, item, ipath, revolute_keys, " (revolute)"));
+      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
+      for (PetscInt k = 0; k < 2; k++) {
+        if (!ref[k].ground && ref[k].type != MBS_BODY_RIGID) {
+          char got[MBS_YAML_GOT_LEN + 32];
+
+          snprintf(got, sizeof(got), "particle '%.60s'", ScalarText(names[k]));
+          PetscCall(Fail(r, names[k]->start_mark, namepaths[k], "a rigid body or 'ground' (a revolute joint needs an orientation)", got));
+        }
+      }
+      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
+      PetscCall(Lookup(r, item, ipath, "axes", "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)", apath, &node));
+      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, apath, "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)"));
+      for (PetscInt k = 0; k < 2; k++) {
+        PathIndex(axpath, apath, k);
+        PetscCall(ParseNonzeroVec3(r, SequenceItem(r, node, k), axpath, "hinge axis in the body frame", axes[k]));
+      }
+      PetscCall(MbsModelAddRevolute(r->model, ref[0].body, X[0], axes[0], ref[1].body, X[1], axes[1], &elem));
+    } else PetscCall(FailNode(r, type, tpath, types));
+    snprintf(label, sizeof(label), "%s:%zu:%zu: joints[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, tname);
+    PetscCall(MbsModelSetElementLabel(r->model, elem, label));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddSprings(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
+    yaml_node_t   *item = SequenceItem(r, list, i), *type, *node, *names[2];
+    char           ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
+    const char    *tname, *types = "a spring type (linear or quartic)";
+    MbsSpringType  stype = MBS_SPRING_LINEAR;
+    MbsYAMLBodyRef ref[2];
+    PetscReal      X[2][3], stiffness, length = (PetscReal)PETSC_DETERMINE;
+    PetscInt       elem = -1;
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {type: linear|quartic, bodies: [a, b], stiffness: k, ...}"));
+    PetscCall(CheckKeys(r, item, ipath, spring_keys, ""));
+    PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type));
+    PetscCall(ParseString(r, type, tpath, types, &tname));
+    if (!strcmp(tname, "linear")) stype = MBS_SPRING_LINEAR;
+    else if (!strcmp(tname, "quartic")) stype = MBS_SPRING_QUARTIC;
+    else PetscCall(FailNode(r, type, tpath, types));
+    PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
+    PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
+    PetscCall(Lookup(r, item, ipath, "stiffness", stype == MBS_SPRING_LINEAR ? "a positive number (stiffness in N/m)" : "a positive number (stiffness in N/m^3)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, stype == MBS_SPRING_LINEAR ? "stiffness in N/m" : "stiffness in N/m^3", &stiffness));
+    PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
+    if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_NONNEGATIVE, "rest length in m", &length));
+    PetscCall(MbsModelAddSpring(r->model, stype, ref[0].body, X[0], ref[1].body, X[1], stiffness, length, &elem));
+    snprintf(label, sizeof(label), "%s:%zu:%zu: springs[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, tname);
+    PetscCall(MbsModelSetElementLabel(r->model, elem, label));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
+{
+  yaml_node_t *root = yaml_document_get_root_node(r->doc), *node, *bodies, *chains;
+  char         path[MBS_YAML_PATH_LEN], bpath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  if (!root) {
+    yaml_mark_t start = {0, 0, 0};
+
+    PetscCall(Fail(r, start, "", "a mapping with at least 'time' and 'bodies'", "an empty document"));
+  }
+  PetscCall(ExpectMapping(r, root, "", "a mapping with at least 'time' and 'bodies'"));
+  PetscCall(CheckKeys(r, root, "", top_keys, ""));
+  PetscCall(ParseTime(r, root, cfg));
+  PetscCall(ParseScheme(r, root, cfg));
+  PetscCall(ParseOutput(r, root, cfg));
+
+  PetscCall(Lookup(r, root, "", "gravity", NULL, path, &node));
+  if (node) {
+    PetscReal g[3];
+
+    PetscCall(ParseVec3(r, node, path, "gravitational acceleration in m/s^2", g));
+    PetscCall(MbsModelSetGravity(r->model, g));
+  }
+
+  PetscCall(Lookup(r, root, "", "bodies", NULL, bpath, &bodies));
+  PetscCall(Lookup(r, root, "", "chains", NULL, cpath, &chains));
+  if (bodies) {
+    PetscCall(ExpectSequence(r, bodies, bpath, "a sequence of bodies"));
+    PetscCall(CollectBodies(r, bodies, bpath));
+  }
+  if (chains) PetscCall(ExpectSequence(r, chains, cpath, "a sequence of chains"));
+  if (!r->nbodies && !(chains && SequenceLength(chains))) {
+    if (bodies) PetscCall(FailNode(r, bodies, bpath, "at least one body (in 'bodies' or 'chains')"));
+    PetscCall(Fail(r, root->start_mark, "bodies", "at least one body (in 'bodies' or 'chains')", "nothing (the key is missing)"));
+  }
+  if (bodies) PetscCall(AddBodies(r, bodies, bpath));
+  if (chains) PetscCall(AddChains(r, chains, cpath));
+
+  PetscCall(Lookup(r, root, "", "joints", NULL, path, &node));
+  if (node) {
+    PetscCall(ExpectSequence(r, node, path, "a sequence of joints"));
+    PetscCall(AddJoints(r, node, path));
+  }
+  PetscCall(Lookup(r, root, "", "springs", NULL, path, &node));
+  if (node) {
+    PetscCall(ExpectSequence(r, node, path, "a sequence of springs"));
+    PetscCall(AddSprings(r, node, path));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Rank 0 reads the whole file; *status is 0 or an errno value. */
+static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *len, int *status)
+{
+  FILE  *fp;
+  size_t size = 0, cap = 1 << 16;
+
+  PetscFunctionBegin;
+  *bytes  = NULL;
+  *len    = 0;
+  *status = 0;
+  fp      = fopen(filename, "rb");
+  if (!fp) {
+    *status = errno ? errno : EIO;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscMalloc1(cap, bytes));
+  for (;;) {
+    size_t got = fread(*bytes + size, 1, cap - size, fp);
+
+    size += got;
+    if (size < cap) break;
+    cap *= 2;
+    PetscCall(PetscRealloc(cap, bytes));
+  }
+  if (ferror(fp)) *status = errno ? errno : EIO;
+  (void)fclose(fp);
+  *len = (PetscInt64)size;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelLoadYAML - Adds the bodies, joints, springs and gravity of a YAML input file to a model and reads its run parameters
+
+  Collective on the model's communicator
+
+  Input Parameters:
++ model    - the model, normally empty (body names in the file refer to bodies of the file only)
+- filename - the input file (read on rank 0 and broadcast)
+
+  Output Parameter:
+. cfg - run parameters (time step, final time, scheme, output); may be NULL. Keys the file omits keep the values of `MbsRunConfigSetDefaults()`.
+
+  Notes:
+  The schema is documented in docs/input.md. Every error in the input is `PETSC_ERR_USER_INPUT` with a
+  message "file:line:column: key 'path': expected ..., got ...", identical on all ranks; the model is then
+  partially built and should be destroyed. Bodies and elements are labelled with their place in the file
+  (`MbsModelSetBodyLabel()`, `MbsModelSetElementLabel()`) so that `MbsModelSetUp()` can point at them.
+
+  Level: beginner
+
+.seealso: `MbsRunConfigSetDefaults()`, `MbsModelCreate()`, `MbsModelSetUp()`
+@*/
+PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunConfig *cfg)
+{
+  MPI_Comm        comm;
+  PetscMPIInt     rank, nbytes;
+  char           *bytes = NULL;
+  PetscInt64      header[2] = {0, 0}; /* length, errno */
+  yaml_parser_t   parser;
+  yaml_document_t doc, extra;
+  int             loaded, extra_loaded, second = 0;
+  yaml_mark_t     second_mark = {0, 0, 0};
+  MbsRunConfig    local;
+  MbsYAMLReader   r;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCheck(model, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null MbsModel");
+  PetscCheck(filename, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null file name");
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) {
+    int status;
+
+    PetscCall(ReadFile(filename, &bytes, &header[0], &status));
+    header[1] = status;
+  }
+  PetscCallMPI(MPI_Bcast(header, 2, MPIU_INT64, 0, comm));
+  if (header[1]) {
+    PetscCall(PetscFree(bytes));
+    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename, strerror((int)header[1]));
+  }
+  PetscCall(PetscMPIIntCast(header[0], &nbytes));
+  if (rank != 0) PetscCall(PetscMalloc1(header[0] + 1, &bytes));
+  PetscCallMPI(MPI_Bcast(bytes, nbytes, MPI_CHAR, 0, comm));
+
+  if (!yaml_parser_initialize(&parser)) {
+    PetscCall(PetscFree(bytes));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Cannot initialize the YAML parser");
+  }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, (size_t)nbytes);
+  loaded = yaml_parser_load(&parser, &doc);
+  if (loaded) {
+    extra_loaded = yaml_parser_load(&parser, &extra);
+    if (extra_loaded) {
+      yaml_node_t *root = yaml_document_get_root_node(&extra);
+
+      if (root) {
+        second      = 1;
+        second_mark = root->start_mark;
+      }
+      yaml_document_delete(&extra);
+    } else {
+      yaml_document_delete(&doc);
+      loaded = 0;
+    }
+  }
+  if (!loaded) {
+    char        msg[512];
+    yaml_mark_t mark = parser.problem_mark;
+
+    if (parser.context) snprintf(msg, sizeof(msg), "%s (%s, at line %zu, column %zu)", parser.problem ? parser.problem : "unknown error", parser.context, parser.context_mark.line + 1, parser.context_mark.column + 1);
+    else snprintf(msg, sizeof(msg), "%s", parser.problem ? parser.problem : "unknown error");
+    yaml_parser_delete(&parser);
+    PetscCall(PetscFree(bytes));
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: invalid YAML: %s", filename, mark.line + 1, mark.column + 1, msg);
+  }
+  yaml_parser_delete(&parser);
+  PetscCall(PetscFree(bytes));
+  if (second) {
+    yaml_document_delete(&doc);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: key '(document)': expected a single YAML document, got a second one", filename, second_mark.line + 1, second_mark.column + 1);
+  }
+
+  PetscCall(PetscMemzero(&r, sizeof(r)));
+  r.comm  = comm;
+  r.file  = filename;
+  r.doc   = &doc;
+  r.model = model;
+  ierr    = MbsRunConfigSetDefaults(&local);
+  if (!ierr) ierr = Build(&r, &local);
+  yaml_document_delete(&doc);
+  PetscCall(PetscFree(r.bodies));
+  PetscCall(PetscFree(r.sorted));
+  PetscCall(PetscFree(r.chains));
+  PetscCall(ierr);
+  if (cfg) *cfg = local;
+  PetscFunctionReturn(0);
+}

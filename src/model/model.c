@@ -1,0 +1,878 @@
+#include "model/modelimpl.h"
+#include "model/operators.h"
+
+static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
+{
+  PetscFunctionBegin;
+  PetscCheck(!model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "The model is set up; add bodies and elements before MbsModelSetUp()");
+  PetscFunctionReturn(0);
+}
+
+static PetscBool MbsIsFinite3(const PetscReal x[3])
+{
+  return (PetscBool)(PetscIsNormalReal(x[0]) || x[0] == 0.0) && (PetscIsNormalReal(x[1]) || x[1] == 0.0) && (PetscIsNormalReal(x[2]) || x[2] == 0.0);
+}
+
+/*@C
+  MbsModelCreate - Creates an empty multibody model.
+
+  Collective
+
+  Input Parameter:
+. comm - the communicator the model is distributed over
+
+  Output Parameter:
+. model - the new model
+
+  Level: beginner
+
+.seealso: `MbsModelAddParticle()`, `MbsModelAddRigidBody()`, `MbsModelSetUp()`, `MbsModelDestroy()`
+@*/
+PetscErrorCode MbsModelCreate(MPI_Comm comm, MbsModel *model)
+{
+  MbsModel m;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&m));
+  m->comm   = comm;
+  m->ic_tol = 1e-8;
+  PetscCallMPI(MPI_Comm_rank(comm, &m->rank));
+  PetscCallMPI(MPI_Comm_size(comm, &m->size));
+  *model = m;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelDestroy - Destroys a model and sets the handle to NULL.
+
+  Collective
+
+  Input Parameter:
+. model - the model
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelDestroy(MbsModel *model)
+{
+  MbsModel m;
+
+  PetscFunctionBegin;
+  if (!model || !*model) PetscFunctionReturn(0);
+  m = *model;
+  for (PetscInt b = 0; b < m->nbodies; b++) {
+    PetscCall(PetscFree(m->bodies[b].name));
+    PetscCall(PetscFree(m->bodies[b].label));
+  }
+  for (PetscInt e = 0; e < m->nelems; e++) PetscCall(PetscFree(m->elems[e].label));
+  PetscCall(PetscFree(m->bodies));
+  PetscCall(PetscFree(m->elems));
+  PetscCall(PetscFree2(m->rank_qstart, m->rank_cstart));
+  PetscCall(PetscFree2(m->body_rank, m->body_q));
+  PetscCall(PetscFree2(m->elem_local, m->elem_c));
+  PetscCall(PetscFree(m->ghost_body));
+  PetscCall(PetscFree(m->body_lq));
+  PetscCall(PetscFree(m->minv));
+  PetscCall(VecDestroy(&m->qghost));
+  PetscCall(VecScatterDestroy(&m->qscatter));
+  PetscCall(PetscFree(m));
+  *model = NULL;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetComm - Gets the communicator of a model.
+
+  Not Collective
+@*/
+PetscErrorCode MbsModelGetComm(MbsModel model, MPI_Comm *comm)
+{
+  PetscFunctionBegin;
+  *comm = model->comm;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetGravity - Sets the gravitational acceleration b; every body gets the potential V = -m b . x.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+- g - the acceleration vector (world frame)
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelSetGravity(MbsModel model, const PetscReal g[3])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
+  PetscCheck(MbsIsFinite3(g), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Gravity must be a finite vector");
+  for (int i = 0; i < 3; i++) model->gravity[i] = g[i];
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelGetGravity(MbsModel model, PetscReal g[3])
+{
+  PetscFunctionBegin;
+  for (int i = 0; i < 3; i++) g[i] = model->gravity[i];
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody **body, PetscInt *index)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
+  if (name && name[0]) {
+    PetscBool isground;
+    PetscCall(PetscStrcmp(name, "ground", &isground));
+    PetscCheck(!isground, model->comm, PETSC_ERR_ARG_WRONG, "The body name 'ground' is reserved for the fixed ground");
+  }
+  if (model->nbodies == model->maxbodies) {
+    model->maxbodies = PetscMax(16, 2 * model->maxbodies);
+    PetscCall(PetscRealloc(sizeof(MbsBody) * model->maxbodies, &model->bodies));
+  }
+  *index = model->nbodies++;
+  *body  = &model->bodies[*index];
+  PetscCall(PetscMemzero(*body, sizeof(MbsBody)));
+  PetscCall(PetscStrallocpy(name ? name : "", &(*body)->name));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b, MbsElement **elem, PetscInt *index)
+{
+  PetscInt body[2] = {a, b};
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
+  for (int s = 0; s < 2; s++) PetscCheck(body[s] >= MBS_GROUND && body[s] < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s element: body index %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies; ground is MBS_GROUND)", kernel->name, body[s], model->nbodies);
+  PetscCheck(a != b, model->comm, PETSC_ERR_ARG_WRONG, "%s element joins a body to itself", kernel->name);
+  if (model->nelems == model->maxelems) {
+    model->maxelems = PetscMax(16, 2 * model->maxelems);
+    PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
+  }
+  *index = model->nelems++;
+  *elem  = &model->elems[*index];
+  PetscCall(PetscMemzero(*elem, sizeof(MbsElement)));
+  (*elem)->kernel         = kernel;
+  (*elem)->body[0]        = a;
+  (*elem)->body[1]        = b;
+  (*elem)->data.nblocks_a = a >= 0 ? (int)model->bodies[a].type : 0;
+  (*elem)->data.nblocks_b = b >= 0 ? (int)model->bodies[b].type : 0;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddParticle - Adds a point mass.
+
+  Logically Collective (every rank adds the same bodies)
+
+  Input Parameters:
++ model - the model
+. name - a unique name (may be NULL)
+. mass - positive mass
+. x - initial position
+- v - initial velocity (NULL for zero)
+
+  Output Parameter:
+. body - index of the new body (may be NULL)
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal mass, const PetscReal x[3], const PetscReal v[3], PetscInt *body)
+{
+  MbsBody *p;
+  PetscInt index;
+
+  PetscFunctionBegin;
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Particle '%s': mass must be positive and finite, got %g", name ? name : "", (double)mass);
+  PetscCheck(MbsIsFinite3(x) && (!v || MbsIsFinite3(v)), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Particle '%s': position and velocity must be finite", name ? name : "");
+  PetscCall(MbsModelNewBody(model, name, &p, &index));
+  p->type      = MBS_BODY_PARTICLE;
+  p->mass      = mass;
+  p->mblock[0] = mass;
+  for (int i = 0; i < 3; i++) {
+    p->q0[i] = x[i];
+    p->v0[i] = v ? v[i] : 0.0;
+  }
+  if (body) *body = index;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddRigidBody - Adds a rigid body in the director formulation (Betsch & Steinmann):
+  q = (phi, d1, d2, d3) with six internal constraints keeping the directors orthonormal.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. name - a unique name (may be NULL)
+. mass - positive mass
+. inertia - principal moments of inertia about the centre of mass; each must be smaller than the sum of the other two
+. phi - initial centre of mass
+. R - initial rotation, row-major; the directors d_i are its columns
+. v - initial velocity of the centre of mass (NULL for zero)
+- omega - initial angular velocity in the world frame (NULL for zero)
+
+  Output Parameter:
+. body - index of the new body (may be NULL)
+
+  Notes:
+  The mass matrix is diag(m I, E1 I, E2 I, E3 I) with E_i = (J_j + J_k - J_i)/2, and v_{d_i} = omega x d_i.
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal mass, const PetscReal inertia[3], const PetscReal phi[3], const PetscReal R[9], const PetscReal v[3], const PetscReal omega[3], PetscInt *body)
+{
+  MbsBody    *r;
+  MbsElement *internal;
+  PetscInt    index, eindex;
+  const char *nm = name ? name : "";
+
+  PetscFunctionBegin;
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid body '%s': mass must be positive and finite, got %g", nm, (double)mass);
+  PetscCheck(MbsIsFinite3(inertia) && MbsIsFinite3(phi) && MbsIsFinite3(R) && MbsIsFinite3(R + 3) && MbsIsFinite3(R + 6) && (!v || MbsIsFinite3(v)) && (!omega || MbsIsFinite3(omega)), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid body '%s': inertia, position, rotation and velocities must be finite", nm);
+  for (int i = 0; i < 3; i++) {
+    const PetscReal E = 0.5 * (inertia[(i + 1) % 3] + inertia[(i + 2) % 3] - inertia[i]);
+    PetscCheck(inertia[i] > 0 && E > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid body '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)", nm, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
+  }
+  PetscCall(MbsModelNewBody(model, name, &r, &index));
+  r->type      = MBS_BODY_RIGID;
+  r->mass      = mass;
+  r->mblock[0] = mass;
+  for (int i = 0; i < 3; i++) {
+    r->inertia[i]    = inertia[i];
+    r->mblock[1 + i] = 0.5 * (inertia[(i + 1) % 3] + inertia[(i + 2) % 3] - inertia[i]);
+    r->q0[i]         = phi[i];
+    r->v0[i]         = v ? v[i] : 0.0;
+  }
+  for (int d = 0; d < 3; d++) {
+    const PetscReal di[3] = {R[0 * 3 + d], R[1 * 3 + d], R[2 * 3 + d]};
+    const PetscReal w[3]  = {omega ? omega[0] : 0, omega ? omega[1] : 0, omega ? omega[2] : 0};
+    for (int i = 0; i < 3; i++) r->q0[3 + 3 * d + i] = di[i];
+    r->v0[3 + 3 * d + 0] = w[1] * di[2] - w[2] * di[1];
+    r->v0[3 + 3 * d + 1] = w[2] * di[0] - w[0] * di[2];
+    r->v0[3 + 3 * d + 2] = w[0] * di[1] - w[1] * di[0];
+  }
+  PetscCall(MbsModelNewElement(model, &MbsElemKernelRigidBody, index, MBS_GROUND, &internal, &eindex));
+  if (body) *body = index;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelFindBody - Finds a body by name; returns MBS_GROUND for "ground" and -2 when there is no such body.
+
+  Not Collective
+@*/
+PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *body)
+{
+  PetscBool match;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(name, "ground", &match));
+  if (match) {
+    *body = MBS_GROUND;
+    PetscFunctionReturn(0);
+  }
+  *body = -2;
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    PetscCall(PetscStrcmp(name, model->bodies[b].name, &match));
+    if (match) {
+      *body = b;
+      break;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelGetNumBodies(MbsModel model, PetscInt *n)
+{
+  PetscFunctionBegin;
+  *n = model->nbodies;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetNumElements - Number of elements: joints, springs and one internal-constraint element per
+  rigid body; after MbsModelSetUp() also one gravity element per body when gravity is non-zero.
+
+  Not Collective
+@*/
+PetscErrorCode MbsModelGetNumElements(MbsModel model, PetscInt *n)
+{
+  PetscFunctionBegin;
+  *n = model->nelems;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetPointPosition - World position of a material point of a body at the initial state.
+
+  Not Collective
+
+  Input Parameters:
++ model - the model
+. body - body index or MBS_GROUND
+- X - material point: body frame for a rigid body, ignored for a particle, world for ground
+
+  Output Parameter:
+. x - world position
+@*/
+PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal x[3])
+{
+  PetscFunctionBegin;
+  PetscCheck(body >= MBS_GROUND && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist", body);
+  if (body == MBS_GROUND) {
+    for (int i = 0; i < 3; i++) x[i] = X[i];
+  } else {
+    const MbsBody *b = &model->bodies[body];
+    for (int i = 0; i < 3; i++) {
+      x[i] = b->q0[i];
+      if (b->type == MBS_BODY_RIGID)
+        for (int d = 0; d < 3; d++) x[i] += X[d] * b->q0[3 + 3 * d + i];
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsModelSetPoints(MbsModel model, MbsElement *e, const PetscReal Xa[3], const PetscReal Xb[3])
+{
+  static const PetscReal zero[3] = {0, 0, 0};
+
+  PetscFunctionBegin;
+  if (!Xa) Xa = zero;
+  if (!Xb) Xb = zero;
+  PetscCheck(MbsIsFinite3(Xa) && MbsIsFinite3(Xb), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", e->kernel->name);
+  for (int i = 0; i < 3; i++) {
+    e->data.Xa[i] = Xa[i];
+    e->data.Xb[i] = Xb[i];
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Initial distance between the element's two points. */
+static PetscErrorCode MbsModelPointDistance(MbsModel model, const MbsElement *e, PetscReal *dist)
+{
+  PetscReal xa[3], xb[3];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetPointPosition(model, e->body[0], e->data.Xa, xa));
+  PetscCall(MbsModelGetPointPosition(model, e->body[1], e->data.Xb, xb));
+  *dist = PetscSqrtReal(PetscSqr(xb[0] - xa[0]) + PetscSqr(xb[1] - xa[1]) + PetscSqr(xb[2] - xa[2]));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddSpherical - Adds a spherical joint x_a(Xa) = x_b(Xb) (3 constraints).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, b - body indices (either may be MBS_GROUND, not both)
+- Xa, Xb - material points (body frame; world frame on ground; ignored on particles; NULL for the origin)
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+@*/
+PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscInt *elem)
+{
+  MbsElement *e;
+  PetscInt    index;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelNewElement(model, &MbsElemKernelSpherical, a, b, &e, &index));
+  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
+  if (elem) *elem = index;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddFixedPoint - Fixes a material point of a body at a world position (a spherical joint to ground).
+
+  Logically Collective
+@*/
+PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal world[3], PetscInt *elem)
+{
+  PetscFunctionBegin;
+  PetscCheck(a >= 0, model->comm, PETSC_ERR_ARG_WRONG, "A fixed point needs a body, not the ground");
+  PetscCall(MbsModelAddSpherical(model, a, Xa, MBS_GROUND, world, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddRod - Adds a rigid massless rod (distance constraint) 1/2 (|x_b - x_a|^2 / L^2 - 1) = 0.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, Xa, b, Xb - bodies and material points, as in MbsModelAddSpherical()
+- length - rod length L > 0, or PETSC_DETERMINE for the initial distance
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+@*/
+PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal length, PetscInt *elem)
+{
+  MbsElement *e;
+  PetscInt    index;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelNewElement(model, &MbsElemKernelRod, a, b, &e, &index));
+  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
+  if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
+  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod: length must be positive and finite, got %g", (double)length);
+  e->data.length = length;
+  if (elem) *elem = index;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscReal u[3], const char what[])
+{
+  const PetscReal n = PetscSqrtReal(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+
+  PetscFunctionBegin;
+  PetscCheck(n > 0 && PetscIsNormalReal(n), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s must be a non-zero finite vector", what);
+  for (int i = 0; i < 3; i++) u[i] = v[i] / n;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddRevolute - Adds a revolute joint: a spherical joint at Xa/Xb plus two constraints keeping
+  the axis of a orthogonal to two material vectors of b that are orthogonal to b's axis.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, Xa, axis_a - body a (rigid or MBS_GROUND), its joint point and axis (body frame; world on ground)
+- b, Xb, axis_b - body b (rigid or MBS_GROUND), likewise
+
+  Notes:
+  The two axes must coincide in the initial configuration; MbsModelSetUp() checks it.
+@*/
+PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3], PetscInt *elem)
+{
+  MbsElement *e;
+  PetscInt    index, body[2] = {a, b};
+  PetscReal   nb[3], t[3] = {0, 0, 0}, b1[3], b2[3], len;
+  int         k = 0;
+
+  PetscFunctionBegin;
+  for (int s = 0; s < 2; s++) PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID, model->comm, PETSC_ERR_ARG_WRONG, "Revolute joint: body '%s' is a particle; a revolute joint needs rigid bodies or the ground", model->bodies[body[s]].name);
+  PetscCall(MbsModelNewElement(model, &MbsElemKernelRevolute, a, b, &e, &index));
+  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
+  PetscCall(MbsNormalize(model, axis_a, e->data.axis_a, "Revolute joint: axis of body a"));
+  PetscCall(MbsNormalize(model, axis_b, nb, "Revolute joint: axis of body b"));
+  /* b1 orthogonal to the axis, from the coordinate direction least aligned with it; b2 = axis x b1 */
+  for (int i = 1; i < 3; i++)
+    if (PetscAbsReal(nb[i]) < PetscAbsReal(nb[k])) k = i;
+  t[k]  = 1.0;
+  b1[0] = nb[1] * t[2] - nb[2] * t[1];
+  b1[1] = nb[2] * t[0] - nb[0] * t[2];
+  b1[2] = nb[0] * t[1] - nb[1] * t[0];
+  len   = PetscSqrtReal(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2]);
+  for (int i = 0; i < 3; i++) b1[i] /= len;
+  b2[0] = nb[1] * b1[2] - nb[2] * b1[1];
+  b2[1] = nb[2] * b1[0] - nb[0] * b1[2];
+  b2[2] = nb[0] * b1[1] - nb[1] * b1[0];
+  for (int i = 0; i < 3; i++) {
+    e->data.perp_b[0][i] = b1[i];
+    e->data.perp_b[1][i] = b2[i];
+  }
+  if (elem) *elem = index;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddSpring - Adds a spring between two points.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. type - MBS_SPRING_LINEAR (V = k/2 (|d| - L)^2) or MBS_SPRING_QUARTIC (V = k/2 (|d|^2 - L^2)^2)
+. a, Xa, b, Xb - bodies and material points, as in MbsModelAddSpherical()
+. stiffness - k > 0
+- length - rest length L >= 0, or PETSC_DETERMINE for the initial distance
+@*/
+PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal stiffness, PetscReal length, PetscInt *elem)
+{
+  MbsElement *e;
+  PetscInt    index;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelNewElement(model, type == MBS_SPRING_QUARTIC ? &MbsElemKernelSpringQuartic : &MbsElemKernelSpringLinear, a, b, &e, &index));
+  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
+  if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
+  PetscCheck(stiffness > 0 && PetscIsNormalReal(stiffness), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Spring: stiffness must be positive and finite, got %g", (double)stiffness);
+  PetscCheck(length >= 0 && (PetscIsNormalReal(length) || length == 0), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Spring: rest length must be non-negative and finite, got %g", (double)length);
+  e->data.stiffness = stiffness;
+  e->data.length    = length;
+  if (elem) *elem = index;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddChain - Adds a chain of particles joined by rods, hanging from a fixed point.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. name - chain name; particle i is named "<name>.<i>", i = 0 .. count-1
+. count - number of particles
+. mass - mass of each particle
+. length - length of each rod
+. start - the fixed point (world)
+- direction - direction of the straight initial chain (normalized here)
+
+  Output Parameter:
+. first_body - index of particle 0 (may be NULL)
+
+  Notes:
+  Particle i starts at start + (i+1) length direction; rod 0 joins the fixed point to particle 0.
+@*/
+PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, PetscReal length, const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body)
+{
+  PetscReal u[3];
+  PetscInt  prev = MBS_GROUND, body;
+  char      pname[256];
+
+  PetscFunctionBegin;
+  PetscCheck(count > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': count must be positive", name ? name : "");
+  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': length must be positive and finite", name ? name : "");
+  PetscCheck(MbsIsFinite3(start), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': start must be finite", name ? name : "");
+  PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
+  for (PetscInt i = 0; i < count; i++) {
+    const PetscReal x[3] = {start[0] + (i + 1) * length * u[0], start[1] + (i + 1) * length * u[1], start[2] + (i + 1) * length * u[2]};
+    PetscCall(PetscSNPrintf(pname, sizeof(pname), "%s.%" PetscInt_FMT, name ? name : "chain", i));
+    PetscCall(MbsModelAddParticle(model, pname, mass, x, NULL, &body));
+    if (i == 0 && first_body) *first_body = body;
+    PetscCall(MbsModelAddRod(model, prev, prev == MBS_GROUND ? start : NULL, body, NULL, length, NULL));
+    prev = body;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char label[])
+{
+  PetscFunctionBegin;
+  PetscCheck(body >= 0 && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist", body);
+  PetscCall(PetscFree(model->bodies[body].label));
+  PetscCall(PetscStrallocpy(label, &model->bodies[body].label));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char label[])
+{
+  PetscFunctionBegin;
+  PetscCheck(elem >= 0 && elem < model->nelems, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Element %" PetscInt_FMT " does not exist", elem);
+  PetscCall(PetscFree(model->elems[elem].label));
+  PetscCall(PetscStrallocpy(label, &model->elems[elem].label));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetInitialTolerance - Largest violation of the position and velocity constraints that
+  MbsModelSetUp() accepts in the initial state.
+
+  Logically Collective
+
+  Options Database Key:
+. -mbs_initial_tolerance <tol> - the tolerance (default 1e-8)
+@*/
+PetscErrorCode MbsModelSetInitialTolerance(MbsModel model, PetscReal tol)
+{
+  PetscFunctionBegin;
+  PetscCheck(tol > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Tolerance must be positive");
+  model->ic_tol = tol;
+  PetscFunctionReturn(0);
+}
+
+/* Describe an element for messages: its label if it has one, else its type and index. */
+static void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
+{
+  const MbsElement *el = &model->elems[e];
+  if (el->label) PetscSNPrintf(buf, len, "%s", el->label);
+  else if (el->kernel == &MbsElemKernelRigidBody) PetscSNPrintf(buf, len, "internal constraints of rigid body '%s'%s%s", model->bodies[el->body[0]].name, model->bodies[el->body[0]].label ? " at " : "", model->bodies[el->body[0]].label ? model->bodies[el->body[0]].label : "");
+  else PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", e, el->kernel->name);
+}
+
+static PetscErrorCode MbsModelLayout(MbsModel model)
+{
+  const PetscInt N = model->nbodies, size = model->size;
+  PetscInt      *nq_rank, *nc_rank, *seen, nghost = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(size + 1, &model->rank_qstart, size + 1, &model->rank_cstart));
+  PetscCall(PetscMalloc2(N, &model->body_rank, N, &model->body_q));
+  PetscCall(PetscCalloc2(size, &nq_rank, size, &nc_rank));
+  /* Contiguous body ranges per rank balanced by coordinate count; graph partitioning comes with METIS. */
+  {
+    PetscInt total = 0, acc = 0;
+    for (PetscInt b = 0; b < N; b++) total += 3 * model->bodies[b].type;
+    for (PetscInt b = 0; b < N; b++) {
+      PetscInt r = (PetscInt)((acc * (PetscInt64)size) / PetscMax(total, 1));
+      model->body_rank[b] = PetscMin(r, size - 1);
+      acc += 3 * model->bodies[b].type;
+    }
+  }
+  model->body_start = N;
+  model->body_end   = 0;
+  for (PetscInt b = 0; b < N; b++) {
+    const PetscInt r = model->body_rank[b];
+    model->body_q[b] = nq_rank[r]; /* rank-local for now, globalized below */
+    nq_rank[r] += 3 * model->bodies[b].type;
+    if (r == model->rank) {
+      model->body_start = PetscMin(model->body_start, b);
+      model->body_end   = b + 1;
+    }
+  }
+  if (model->body_start > model->body_end) model->body_start = model->body_end = 0;
+  model->nelem_local = 0;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    const PetscInt    r  = model->body_rank[el->body[0] >= 0 ? el->body[0] : el->body[1]];
+    nc_rank[r] += el->kernel->ncon;
+    if (r == model->rank) model->nelem_local++;
+  }
+  model->rank_qstart[0] = model->rank_cstart[0] = 0;
+  for (PetscInt r = 0; r < size; r++) {
+    model->rank_qstart[r + 1] = model->rank_qstart[r] + nq_rank[r];
+    model->rank_cstart[r + 1] = model->rank_cstart[r] + nc_rank[r];
+  }
+  for (PetscInt b = 0; b < N; b++) model->body_q[b] += model->rank_qstart[model->body_rank[b]];
+  model->nq         = model->rank_qstart[size];
+  model->ncon       = model->rank_cstart[size];
+  model->nq_local   = nq_rank[model->rank];
+  model->ncon_local = nc_rank[model->rank];
+
+  PetscCall(PetscMalloc2(model->nelem_local, &model->elem_local, model->nelem_local, &model->elem_c));
+  PetscCall(PetscMalloc1(N, &model->body_lq));
+  PetscCall(PetscCalloc1(N, &seen));
+  for (PetscInt b = 0; b < N; b++) model->body_lq[b] = -1;
+  {
+    PetscInt k = 0, c = 0;
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElement *el = &model->elems[e];
+      if (model->body_rank[el->body[0] >= 0 ? el->body[0] : el->body[1]] != model->rank) continue;
+      model->elem_local[k] = e;
+      model->elem_c[k++]   = c;
+      c += el->kernel->ncon;
+      for (int s = 0; s < 2; s++) {
+        const PetscInt b = el->body[s];
+        if (b >= 0 && model->body_rank[b] != model->rank && !seen[b]) {
+          seen[b] = 1;
+          nghost++;
+        }
+      }
+    }
+  }
+  model->nghost = nghost;
+  PetscCall(PetscMalloc1(nghost, &model->ghost_body));
+  {
+    PetscInt k = 0, lq = 0;
+    for (PetscInt b = model->body_start; b < model->body_end; b++) {
+      model->body_lq[b] = lq;
+      lq += 3 * model->bodies[b].type;
+    }
+    for (PetscInt b = 0; b < N; b++)
+      if (seen[b]) {
+        model->ghost_body[k++] = b;
+        model->body_lq[b]      = lq;
+        lq += 3 * model->bodies[b].type;
+      }
+    model->nq_ghosted = lq;
+  }
+  PetscCall(PetscMalloc1(model->nq_ghosted, &model->minv));
+  for (PetscInt b = 0; b < N; b++) {
+    const MbsBody *body = &model->bodies[b];
+    if (model->body_lq[b] < 0) continue;
+    for (PetscInt j = 0; j < (PetscInt)body->type; j++)
+      for (int i = 0; i < 3; i++) model->minv[model->body_lq[b] + 3 * j + i] = 1.0 / body->mblock[j];
+  }
+  {
+    Vec       x;
+    IS        from;
+    PetscInt *idx;
+    PetscCall(PetscMalloc1(model->nq_ghosted, &idx));
+    for (PetscInt b = 0; b < N; b++)
+      if (model->body_lq[b] >= 0)
+        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) idx[model->body_lq[b] + i] = model->body_q[b] + i;
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, model->nq_ghosted, idx, PETSC_OWN_POINTER, &from));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, model->nq_ghosted, &model->qghost));
+    PetscCall(VecCreateMPIWithArray(model->comm, 1, model->nq_local, model->nq, NULL, &x));
+    PetscCall(VecScatterCreate(x, from, model->qghost, NULL, &model->qscatter));
+    PetscCall(VecDestroy(&x));
+    PetscCall(ISDestroy(&from));
+  }
+  PetscCall(PetscFree(seen));
+  PetscCall(PetscFree2(nq_rank, nc_rank));
+  PetscFunctionReturn(0);
+}
+
+/* The initial state must satisfy g(q0) = 0 and G(q0) v0 = 0; name the worst offending element. */
+static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
+{
+  PetscReal  worst[2] = {0, 0};
+  PetscInt   worst_elem[2] = {-1, -1};
+  PetscReal *q, *v;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(model->nq_ghosted, &q, model->nq_ghosted, &v));
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    if (model->body_lq[b] < 0) continue;
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) {
+      q[model->body_lq[b] + i] = model->bodies[b].q0[i];
+      v[model->body_lq[b] + i] = model->bodies[b].v0[i];
+    }
+  }
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon;
+    PetscReal         qe[MBS_ELEM_MAX_NQ], ve[MBS_ELEM_MAX_NQ], g[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    if (!nc) continue;
+    MbsElementGather(model, el, q, qe);
+    MbsElementGather(model, el, v, ve);
+    el->kernel->constraint(&el->data, qe, g, G);
+    for (int r = 0; r < nc; r++) {
+      PetscReal gv = 0;
+      for (int i = 0; i < nq; i++) gv += G[r * nq + i] * ve[i];
+      if (PetscAbsReal(g[r]) > worst[0] || PetscIsInfOrNanReal(g[r])) {
+        worst[0]      = PetscIsInfOrNanReal(g[r]) ? PETSC_MAX_REAL : PetscAbsReal(g[r]);
+        worst_elem[0] = model->elem_local[k];
+      }
+      if (PetscAbsReal(gv) > worst[1] || PetscIsInfOrNanReal(gv)) {
+        worst[1]      = PetscIsInfOrNanReal(gv) ? PETSC_MAX_REAL : PetscAbsReal(gv);
+        worst_elem[1] = model->elem_local[k];
+      }
+    }
+  }
+  PetscCall(PetscFree2(q, v));
+  for (int level = 0; level < 2; level++) {
+    struct {
+      double   val;
+      int      elem;
+    } loc = {worst[level], (int)worst_elem[level]}, glob;
+    PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, model->comm));
+    if (glob.val > model->ic_tol) {
+      char desc[PETSC_MAX_PATH_LEN + 128];
+      MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
+      SETERRQ(model->comm, PETSC_ERR_USER_INPUT, "%s: the initial state violates this %s constraint on %s level: max |%s| = %.3e > tolerance %.1e (-mbs_initial_tolerance)", desc, model->elems[glob.elem].kernel->name, level ? "velocity" : "position", level ? "G(q0) v0" : "g(q0)", glob.val, (double)model->ic_tol);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetUp - Freezes the model: adds gravity elements, assigns bodies and elements to ranks, numbers
+  coordinates and constraint rows, sets up the ghost bodies, and checks the initial state against the
+  constraints on position and velocity level.
+
+  Collective
+
+  Options Database Key:
+. -mbs_initial_tolerance <tol> - largest accepted initial constraint violation
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelSetUp(MbsModel model)
+{
+  PetscFunctionBegin;
+  if (model->setup) PetscFunctionReturn(0);
+  PetscCheck(model->nbodies > 0, model->comm, PETSC_ERR_USER_INPUT, "The model has no bodies");
+  PetscOptionsBegin(model->comm, NULL, "Multibody model", "MbsModel");
+  PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation", "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
+  PetscOptionsEnd();
+  if (model->gravity[0] != 0 || model->gravity[1] != 0 || model->gravity[2] != 0) {
+    for (PetscInt b = 0; b < model->nbodies; b++) {
+      MbsElement *e;
+      PetscInt    index;
+      PetscCall(MbsModelNewElement(model, &MbsElemKernelGravity, b, MBS_GROUND, &e, &index));
+      e->data.mass = model->bodies[b].mass;
+      for (int i = 0; i < 3; i++) e->data.gravity[i] = model->gravity[i];
+      model->ngravity++;
+    }
+  }
+  PetscCall(MbsModelLayout(model));
+  model->setup = PETSC_TRUE;
+  PetscCall(MbsModelCheckInitialState(model));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetSizes - Numbers of coordinates and constraint rows, on this rank and in total.
+
+  Not Collective
+@*/
+PetscErrorCode MbsModelGetSizes(MbsModel model, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local, PetscInt *ncon)
+{
+  PetscFunctionBegin;
+  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  if (nq_local) *nq_local = model->nq_local;
+  if (nq) *nq = model->nq;
+  if (ncon_local) *ncon_local = model->ncon_local;
+  if (ncon) *ncon = model->ncon;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelCreateInitialState - Creates vectors with the initial coordinates q0 and momenta p0 = M v0.
+
+  Collective
+
+  Output Parameters:
++ q - coordinates, distributed like the model's coordinates
+- p - momenta
+@*/
+PetscErrorCode MbsModelCreateInitialState(MbsModel model, Vec *q, Vec *p)
+{
+  PetscScalar *qa, *pa;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCall(VecCreateMPI(model->comm, model->nq_local, model->nq, q));
+  PetscCall(VecDuplicate(*q, p));
+  PetscCall(VecGetArray(*q, &qa));
+  PetscCall(VecGetArray(*p, &pa));
+  for (PetscInt b = model->body_start; b < model->body_end; b++) {
+    const MbsBody *body = &model->bodies[b];
+    const PetscInt off  = model->body_lq[b];
+    for (PetscInt i = 0; i < 3 * (PetscInt)body->type; i++) {
+      qa[off + i] = body->q0[i];
+      pa[off + i] = body->mblock[i / 3] * body->v0[i];
+    }
+  }
+  PetscCall(VecRestoreArray(*q, &qa));
+  PetscCall(VecRestoreArray(*p, &pa));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelView - Prints the model's size and layout.
+
+  Collective
+@*/
+PetscErrorCode MbsModelView(MbsModel model, PetscViewer viewer)
+{
+  PetscInt nparticles = 0, nrigid = 0;
+
+  PetscFunctionBegin;
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(model->comm, &viewer));
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    if (model->bodies[b].type == MBS_BODY_PARTICLE) nparticles++;
+    else nrigid++;
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "MbsModel: %" PetscInt_FMT " bodies (%" PetscInt_FMT " particles, %" PetscInt_FMT " rigid), %" PetscInt_FMT " elements\n", model->nbodies, nparticles, nrigid, model->nelems));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  gravity (%g, %g, %g)\n", (double)model->gravity[0], (double)model->gravity[1], (double)model->gravity[2]));
+  if (model->setup) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints on %d ranks\n", model->nq, model->ncon, model->size));
+    PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] bodies %" PetscInt_FMT "..%" PetscInt_FMT ", %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " elements, %" PetscInt_FMT " ghost bodies\n", model->rank, model->body_start, model->body_end, model->nq_local, model->ncon_local, model->nelem_local, model->nghost));
+    PetscCall(PetscViewerFlush(viewer));
+    PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+  }
+  PetscFunctionReturn(0);
+}

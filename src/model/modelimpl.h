@@ -1,0 +1,82 @@
+/* Private model structures: bodies, elements, the ownership layout and the ghosted local numbering. */
+#ifndef MBS_MODELIMPL_H
+#define MBS_MODELIMPL_H
+
+#include <gglmbs/model.h>
+#include "elements/kernels.h"
+
+typedef struct {
+  MbsBodyType type;
+  char       *name;
+  char       *label;          /* where it came from, for error messages */
+  PetscReal   mass;
+  PetscReal   inertia[3];     /* principal moments about the centre of mass (rigid) */
+  PetscReal   mblock[4];      /* mass of each 3-vector block: m (particle), m, E1, E2, E3 (rigid) */
+  PetscReal   q0[12], v0[12]; /* initial coordinates and velocities */
+} MbsBody;
+
+typedef struct {
+  const MbsElemKernel *kernel;
+  PetscInt             body[2]; /* body a, body b (MBS_GROUND for ground or for a one-body element) */
+  MbsElemData          data;
+  char                *label;
+} MbsElement;
+
+struct _p_MbsModel {
+  MPI_Comm    comm;
+  PetscMPIInt rank, size;
+  PetscReal   gravity[3];
+  PetscReal   ic_tol;
+  PetscBool   setup;
+
+  PetscInt    nbodies, maxbodies;
+  MbsBody    *bodies;
+  PetscInt    nelems, maxelems;
+  MbsElement *elems;
+  PetscInt    ngravity; /* gravity elements appended by SetUp */
+
+  /* Layout after SetUp. Each rank owns a contiguous range of bodies, and each element is owned by
+     the rank of its first non-ground body; the constraint rows of an element live with it. */
+  PetscInt  nq, ncon;                 /* global numbers of coordinates and constraint rows */
+  PetscInt  nq_local, ncon_local;     /* owned by this rank */
+  PetscInt *rank_qstart, *rank_cstart; /* size+1 prefix sums over ranks */
+  PetscInt *body_rank;                /* owner of each body */
+  PetscInt *body_q;                   /* global coordinate offset of each body */
+  PetscInt  body_start, body_end;     /* owned bodies */
+  PetscInt  nelem_local;
+  PetscInt *elem_local;               /* owned elements */
+  PetscInt *elem_c;                   /* local constraint-row offset of each owned element (by position in elem_local) */
+  /* Ghosted local coordinate numbering: owned coordinates first, then those of ghost bodies. */
+  PetscInt  nq_ghosted;
+  PetscInt  nghost;
+  PetscInt *ghost_body;               /* ghost bodies in the order of their local coordinates */
+  PetscInt *body_lq;                  /* local coordinate offset of each body, -1 when absent */
+  PetscReal *minv;                    /* inverse mass per ghosted local coordinate */
+  Vec        qghost;                  /* ghosted local coordinates */
+  VecScatter qscatter;                /* coordinate Vec -> qghost */
+};
+
+/* Local coordinates of element e gathered from a ghosted local array. */
+static inline void MbsElementGather(MbsModel model, const MbsElement *e, const PetscScalar *x, PetscReal *xe)
+{
+  PetscInt n = 0;
+  for (int s = 0; s < 2; s++) {
+    if (e->body[s] < 0) continue;
+    const PetscInt nb = 3 * model->bodies[e->body[s]].type, off = model->body_lq[e->body[s]];
+    for (PetscInt i = 0; i < nb; i++) xe[n++] = PetscRealPart(x[off + i]);
+  }
+}
+
+/* Ghosted local indices of the element's coordinates; returns their number. */
+static inline PetscInt MbsElementLocalIndices(MbsModel model, const MbsElement *e, PetscInt *idx)
+{
+  PetscInt n = 0;
+  for (int s = 0; s < 2; s++) {
+    if (e->body[s] < 0) continue;
+    const PetscInt nb = 3 * model->bodies[e->body[s]].type, off = model->body_lq[e->body[s]];
+    for (PetscInt i = 0; i < nb; i++) idx[n++] = off + i;
+  }
+  return n;
+}
+
+#endif

@@ -1,0 +1,542 @@
+#include "model/operators.h"
+
+/* Loop bodies over this rank's elements. The macros keep the element bookkeeping (gather, local
+   indices, constraint-row offset) in one place; the operator says only what it does with the kernel. */
+#define MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c) \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) { \
+    const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
+    const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data); \
+    const PetscInt    c  = (model)->elem_c[k]; \
+    if (!nc) continue;
+
+#define MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq) \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) { \
+    const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
+    const int         nq = MbsElemNq(&el->data); \
+    if (el->kernel->ncon) continue;
+
+#define MBS_END_FOR }
+
+PetscErrorCode MbsModelCoordinatesToLocal(MbsModel model, Vec x, PetscScalar *xloc)
+{
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecScatterBegin(model->qscatter, x, model->qghost, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(model->qscatter, x, model->qghost, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetArrayRead(model->qghost, &a));
+  PetscCall(PetscArraycpy(xloc, a, model->nq_ghosted));
+  PetscCall(VecRestoreArrayRead(model->qghost, &a));
+  PetscFunctionReturn(0);
+}
+
+/* Owned coordinates come first in the ghosted numbering, so this is a copy of the leading part. */
+PetscErrorCode MbsModelLocalToCoordinates(MbsModel model, const PetscScalar *xloc, Vec x)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArray(x, &a));
+  PetscCall(PetscArraycpy(a, xloc, model->nq_local));
+  PetscCall(VecRestoreArray(x, &a));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpConstraintAdd(MbsModel model, const PetscScalar *q, PetscReal alpha, PetscScalar *g)
+{
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON];
+    (void)nq;
+    MbsElementGather(model, el, q, qe);
+    el->kernel->constraint(&el->data, qe, ge, NULL);
+    for (int r = 0; r < nc; r++) g[c + r] += alpha * ge[r];
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g)
+{
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q, qe);
+    MbsElementGather(model, el, w, we);
+    el->kernel->constraint(&el->data, qe, ge, G);
+    for (int r = 0; r < nc; r++) {
+      PetscReal s = 0;
+      for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
+      g[c + r] += alpha * s;
+    }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, PetscScalar *f)
+{
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->constraint(&el->data, qe, ge, G);
+    for (int i = 0; i < nq; i++) {
+      PetscReal s = 0;
+      for (int r = 0; r < nc; r++) s += G[r * nq + i] * PetscRealPart(y[c + r]);
+      f[idx[i]] += alpha * s;
+    }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpHessianMultAdd(MbsModel model, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f)
+{
+  PetscReal H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal we[MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, w, we);
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->constraint_hessian(&el->data, H);
+    for (int i = 0; i < nq; i++) {
+      PetscReal s = 0;
+      for (int r = 0; r < nc; r++) {
+        const PetscReal *Hr = H + (size_t)(r * nq + i) * nq, m = PetscRealPart(mu[c + r]);
+        if (m == 0) continue;
+        for (int j = 0; j < nq; j++) s += m * Hr[j] * we[j];
+      }
+      f[idx[i]] += alpha * s;
+    }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpGradientAdd(MbsModel model, const PetscScalar *q, PetscReal alpha, PetscScalar *f)
+{
+  PetscFunctionBegin;
+  MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+    PetscReal qe[MBS_ELEM_MAX_NQ], dv[MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->gradient(&el->data, qe, dv);
+    for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dv[i];
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel model, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha, PetscScalar *f)
+{
+  PetscFunctionBegin;
+  MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+    PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q0, q0e);
+    MbsElementGather(model, el, q1, q1e);
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, NULL);
+    for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dg[i];
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpPotentialEnergy(MbsModel model, const PetscScalar *q, PetscReal *V)
+{
+  PetscReal v = 0;
+
+  PetscFunctionBegin;
+  MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+    PetscReal qe[MBS_ELEM_MAX_NQ];
+    (void)nq;
+    MbsElementGather(model, el, q, qe);
+    v += el->kernel->energy(&el->data, qe);
+  MBS_END_FOR
+  PetscCall(MPIU_Allreduce(&v, V, 1, MPIU_REAL, MPIU_SUM, model->comm));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax)
+{
+  PetscReal m[2] = {0, 0}, mg[2];
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    (void)c;
+    MbsElementGather(model, el, q, qe);
+    MbsElementGather(model, el, w, we);
+    el->kernel->constraint(&el->data, qe, ge, G);
+    for (int r = 0; r < nc; r++) {
+      PetscReal s = 0;
+      for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
+      m[0] = PetscMax(m[0], PetscAbsReal(ge[r]));
+      m[1] = PetscMax(m[1], PetscAbsReal(s));
+      if (PetscIsInfOrNanReal(ge[r]) || PetscIsInfOrNanReal(s)) m[0] = m[1] = PETSC_INFINITY;
+    }
+  MBS_END_FOR
+  PetscCall(MPIU_Allreduce(m, mg, 2, MPIU_REAL, MPIU_MAX, model->comm));
+  *gmax  = mg[0];
+  *gwmax = mg[1];
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+
+static PetscInt MbsSystemRankFieldOffset(MbsSystem sys, PetscInt r, PetscInt f)
+{
+  const MbsModel model = sys->model;
+  const PetscInt nq = model->rank_qstart[r + 1] - model->rank_qstart[r], nc = model->rank_cstart[r + 1] - model->rank_cstart[r];
+  PetscInt       off = 0;
+  for (PetscInt g = 0; g < f; g++) off += sys->kind[g] == MBS_FIELD_COORDINATE ? nq : nc;
+  return off;
+}
+
+/*
+  MbsSystemCreate - Lays out a scheme's unknowns: fields in the given order inside each rank's block,
+  the ghosted local vector, the scatter between them, and one index set per field (named, for
+  PCFIELDSPLIT).
+*/
+PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldKind kinds[], const char *const names[], MbsSystem *system)
+{
+  MbsSystem sys;
+  PetscInt *from, n = 0, xstart;
+  IS        isfrom;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(nfields <= MBS_MAX_FIELDS, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "At most %d fields", MBS_MAX_FIELDS);
+  PetscCall(PetscNew(&sys));
+  sys->model     = model;
+  sys->nfields   = nfields;
+  sys->recording = PETSC_TRUE;
+  for (PetscInt f = 0; f < nfields; f++) {
+    sys->kind[f] = kinds[f];
+    PetscCall(PetscStrncpy(sys->name[f], names[f], sizeof(sys->name[f])));
+    sys->loff[f] = sys->nghosted;
+    sys->foff[f] = sys->nlocal;
+    sys->nghosted += kinds[f] == MBS_FIELD_COORDINATE ? model->nq_ghosted : model->ncon_local;
+    sys->nlocal += kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local;
+  }
+  PetscCall(PetscMalloc1(model->size + 1, &sys->rank_xstart));
+  sys->rank_xstart[0] = 0;
+  for (PetscInt r = 0; r < model->size; r++) sys->rank_xstart[r + 1] = sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, nfields);
+  sys->nglobal = sys->rank_xstart[model->size];
+  xstart       = sys->rank_xstart[model->rank];
+
+  PetscCall(PetscMalloc2(model->nq_ghosted, &sys->lq_global, model->nq_ghosted, &sys->lq_rank));
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    const PetscInt lq = model->body_lq[b], r = model->body_rank[b];
+    if (lq < 0) continue;
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) {
+      sys->lq_rank[lq + i]   = r;
+      sys->lq_global[lq + i] = model->body_q[b] - model->rank_qstart[r] + i; /* index inside the owner's field block */
+    }
+  }
+  PetscCall(PetscMalloc1(sys->nghosted, &from));
+  for (PetscInt f = 0; f < nfields; f++) {
+    if (kinds[f] == MBS_FIELD_COORDINATE) {
+      for (PetscInt lq = 0; lq < model->nq_ghosted; lq++) from[n++] = sys->rank_xstart[sys->lq_rank[lq]] + MbsSystemRankFieldOffset(sys, sys->lq_rank[lq], f) + sys->lq_global[lq];
+    } else {
+      for (PetscInt c = 0; c < model->ncon_local; c++) from[n++] = xstart + sys->foff[f] + c;
+    }
+    PetscCall(ISCreateStride(model->comm, kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local, xstart + sys->foff[f], 1, &sys->is[f]));
+  }
+  PetscCall(VecCreateMPI(model->comm, sys->nlocal, sys->nglobal, &sys->X));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, sys->nghosted, &sys->Xloc));
+  PetscCall(VecDuplicate(sys->Xloc, &sys->Floc));
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, sys->nghosted, from, PETSC_OWN_POINTER, &isfrom));
+  PetscCall(VecScatterCreate(sys->X, isfrom, sys->Xloc, NULL, &sys->scatter));
+  PetscCall(ISDestroy(&isfrom));
+  *system = sys;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSystemDestroy(MbsSystem *system)
+{
+  MbsSystem sys = *system;
+
+  PetscFunctionBegin;
+  if (!sys) PetscFunctionReturn(0);
+  for (PetscInt f = 0; f < sys->nfields; f++) PetscCall(ISDestroy(&sys->is[f]));
+  PetscCall(VecDestroy(&sys->X));
+  PetscCall(VecDestroy(&sys->Xloc));
+  PetscCall(VecDestroy(&sys->Floc));
+  PetscCall(VecScatterDestroy(&sys->scatter));
+  PetscCall(PetscFree2(sys->lq_global, sys->lq_rank));
+  PetscCall(PetscFree(sys->rank_xstart));
+  PetscCall(PetscFree3(sys->coo_i, sys->coo_j, sys->coo_v));
+  PetscCall(PetscFree(sys));
+  *system = NULL;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSystemGlobalToLocal(MbsSystem sys, Vec X, Vec Xloc)
+{
+  PetscFunctionBegin;
+  PetscCall(VecScatterBegin(sys->scatter, X, Xloc, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(sys->scatter, X, Xloc, INSERT_VALUES, SCATTER_FORWARD));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem sys, Vec Floc, Vec F)
+{
+  PetscFunctionBegin;
+  PetscCall(VecScatterBegin(sys->scatter, Floc, F, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecScatterEnd(sys->scatter, Floc, F, ADD_VALUES, SCATTER_REVERSE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSystemCreateMatrix(MbsSystem sys, Mat *J)
+{
+  PetscFunctionBegin;
+  PetscCall(MatCreate(sys->model->comm, J));
+  PetscCall(MatSetSizes(*J, sys->nlocal, sys->nlocal, sys->nglobal, sys->nglobal));
+  PetscCall(MatSetType(*J, MATAIJ));
+  PetscCall(MatSetOptionsPrefix(*J, "mbs_jac_"));
+  PetscCall(MatSetFromOptions(*J));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys)
+{
+  PetscFunctionBegin;
+  sys->pos = 0;
+  PetscFunctionReturn(0);
+}
+
+/* The first assembly records the COO pattern and preallocates the matrix exactly from it; later
+   assemblies only write values, in the same order. */
+PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
+{
+  PetscFunctionBegin;
+  if (sys->recording) {
+    PetscInt *ci, *cj;
+    sys->ncoo = sys->pos;
+    PetscCall(PetscMalloc2(sys->ncoo, &ci, sys->ncoo, &cj));
+    PetscCall(PetscArraycpy(ci, sys->coo_i, sys->ncoo));
+    PetscCall(PetscArraycpy(cj, sys->coo_j, sys->ncoo));
+    PetscCall(MatSetPreallocationCOO(J, sys->ncoo, ci, cj));
+    PetscCall(PetscFree2(ci, cj));
+    sys->recording = PETSC_FALSE;
+  }
+  PetscCheck(sys->pos == sys->ncoo, sys->model->comm, PETSC_ERR_PLIB, "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos, sys->ncoo);
+  PetscCall(MatSetValuesCOO(J, sys->coo_v, INSERT_VALUES));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
+{
+  PetscFunctionBegin;
+  if (sys->pos + n <= sys->capcoo) PetscFunctionReturn(0);
+  PetscCheck(sys->recording, sys->model->comm, PETSC_ERR_PLIB, "Jacobian assembly writes more entries than its recorded pattern");
+  {
+    PetscInt     cap = PetscMax(2 * sys->capcoo, sys->pos + n + 1024);
+    PetscInt    *ci, *cj;
+    PetscScalar *cv;
+    PetscCall(PetscMalloc3(cap, &ci, cap, &cj, cap, &cv));
+    PetscCall(PetscArraycpy(ci, sys->coo_i, sys->pos));
+    PetscCall(PetscArraycpy(cj, sys->coo_j, sys->pos));
+    PetscCall(PetscArraycpy(cv, sys->coo_v, sys->pos));
+    PetscCall(PetscFree3(sys->coo_i, sys->coo_j, sys->coo_v));
+    sys->coo_i  = ci;
+    sys->coo_j  = cj;
+    sys->coo_v  = cv;
+    sys->capcoo = cap;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Global index in X of local index l of field f: a ghosted coordinate or an owned constraint row. */
+static inline PetscInt MbsSystemGlobalIndex(MbsSystem sys, PetscInt f, PetscInt l)
+{
+  if (sys->kind[f] == MBS_FIELD_COORDINATE) {
+    const PetscInt r = sys->lq_rank[l];
+    return sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, f) + sys->lq_global[l];
+  }
+  return sys->rank_xstart[sys->model->rank] + sys->foff[f] + l;
+}
+
+/* Add a dense block v (nr x nc, row-major) at local rows rl of field rf and local columns cl of field cf. */
+static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr, const PetscInt *rl, PetscInt cf, PetscInt nc, const PetscInt *cl, const PetscReal *v, PetscReal alpha, MbsScale scale)
+{
+  const PetscReal *minv = sys->model->minv;
+
+  PetscFunctionBegin;
+  PetscCall(MbsSystemReserve(sys, nr * nc));
+  if (sys->recording) {
+    for (PetscInt i = 0; i < nr; i++) {
+      const PetscInt gi = MbsSystemGlobalIndex(sys, rf, rl[i]);
+      for (PetscInt j = 0; j < nc; j++) {
+        sys->coo_i[sys->pos + i * nc + j] = gi;
+        sys->coo_j[sys->pos + i * nc + j] = MbsSystemGlobalIndex(sys, cf, cl[j]);
+      }
+    }
+  }
+  for (PetscInt i = 0; i < nr; i++) {
+    const PetscReal sr = (scale & MBS_SCALE_MINV_ROW) ? alpha * minv[rl[i]] : alpha;
+    for (PetscInt j = 0; j < nc; j++) sys->coo_v[sys->pos + i * nc + j] = sr * ((scale & MBS_SCALE_MINV_COL) ? minv[cl[j]] : 1.0) * v[i * nc + j];
+  }
+  sys->pos += nr * nc;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddIdentity(MbsSystem sys, PetscInt row, PetscInt col, PetscReal alpha, MbsScale scale)
+{
+  const PetscReal one = 1.0;
+  const PetscInt  n   = sys->kind[row] == MBS_FIELD_COORDINATE ? sys->model->nq_local : sys->model->ncon_local;
+
+  PetscFunctionBegin;
+  PetscCheck(sys->kind[row] == sys->kind[col], sys->model->comm, PETSC_ERR_ARG_INCOMP, "Identity block between fields of different kinds");
+  for (PetscInt i = 0; i < n; i++) PetscCall(MbsSystemAddBlock(sys, row, 1, &i, col, 1, &i, &one, alpha, scale));
+  PetscFunctionReturn(0);
+}
+
+/* Constraint-element block: rows and columns are the element's coordinates or its constraint rows. */
+static inline void MbsElementRows(const MbsElement *el, PetscInt c, PetscInt *rows)
+{
+  for (int r = 0; r < el->kernel->ncon; r++) rows[r] = c + r;
+}
+
+PetscErrorCode MbsJacAddG(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale scale)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, idx);
+    MbsElementRows(el, c, rows);
+    el->kernel->constraint(&el->data, qe, ge, G);
+    PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, G, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddGT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale scale)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], GT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, idx);
+    MbsElementRows(el, c, rows);
+    el->kernel->constraint(&el->data, qe, ge, G);
+    for (int i = 0; i < nq; i++)
+      for (int r = 0; r < nc; r++) GT[i * nc + r] = G[r * nq + i];
+    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nc, rows, GT, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha, MbsScale scale)
+{
+  const MbsModel model = sys->model;
+  PetscReal      H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], T[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscInt idx[MBS_ELEM_MAX_NQ];
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->constraint_hessian(&el->data, H);
+    for (int ij = 0; ij < nq * nq; ij++) {
+      T[ij] = 0;
+      for (int r = 0; r < nc; r++) T[ij] += PetscRealPart(mu[c + r]) * H[(size_t)r * nq * nq + ij];
+    }
+    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, T, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+/* Columns H_r w of the element, as an nq x nc block. */
+static void MbsElementHw(const MbsElement *el, const PetscReal *H, const PetscReal *we, PetscReal *Hw)
+{
+  const int nq = MbsElemNq(&el->data), nc = el->kernel->ncon;
+  for (int i = 0; i < nq; i++)
+    for (int r = 0; r < nc; r++) {
+      const PetscReal *Hri = H + (size_t)(r * nq + i) * nq;
+      PetscReal        s   = 0;
+      for (int j = 0; j < nq; j++) s += Hri[j] * we[j];
+      Hw[i * nc + r] = s;
+    }
+}
+
+PetscErrorCode MbsJacAddHw(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha, MbsScale scale)
+{
+  const MbsModel model = sys->model;
+  PetscReal      H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+    MbsElementGather(model, el, w, we);
+    MbsElementLocalIndices(model, el, idx);
+    MbsElementRows(el, c, rows);
+    el->kernel->constraint_hessian(&el->data, H);
+    MbsElementHw(el, H, we, Hw);
+    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nc, rows, Hw, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddHwT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha)
+{
+  const MbsModel model = sys->model;
+  PetscReal      H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+  PetscFunctionBegin;
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], HwT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+    MbsElementGather(model, el, w, we);
+    MbsElementLocalIndices(model, el, idx);
+    MbsElementRows(el, c, rows);
+    el->kernel->constraint_hessian(&el->data, H);
+    MbsElementHw(el, H, we, Hw);
+    for (int i = 0; i < nq; i++)
+      for (int r = 0; r < nc; r++) HwT[r * nq + i] = Hw[i * nc + r];
+    PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, HwT, alpha, MBS_SCALE_NONE));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+    PetscReal qe[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->hessian(&el->data, qe, K);
+    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+    PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+    PetscInt  idx[MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q0, q0e);
+    MbsElementGather(model, el, q1, q1e);
+    MbsElementLocalIndices(model, el, idx);
+    el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, K);
+    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}

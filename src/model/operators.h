@@ -1,0 +1,98 @@
+/*
+  Global operators on the model, and the unknown layout of a scheme's nonlinear system.
+
+  A scheme's unknown vector X is made of fields: coordinate-sized fields (q, p, v) and constraint-sized
+  fields (lambda, gamma). Each rank owns one contiguous block of X, ordered field by field. Residuals
+  and Jacobians are evaluated on the ghosted local form of X (coordinate fields include the coordinates
+  of ghost bodies; constraint fields hold the rank's own rows), then added into the global residual by
+  a reverse scatter, and into the Jacobian through PETSc's COO assembly with a pattern fixed at set-up.
+
+  Operators, written on ghosted local arrays (q, w: coordinates; y, mu: constraint rows):
+    MbsOpConstraintAdd          g  += alpha g(q)
+    MbsOpGMultAdd               g  += alpha G(q) w
+    MbsOpGTMultAdd              f  += alpha G(q)^T y
+    MbsOpHessianMultAdd         f  += alpha T(mu) w,  T(mu) = sum_k mu_k H_k
+    MbsOpGradientAdd            f  += alpha DV(q)
+    MbsOpDiscreteGradientAdd    f  += alpha DGV(q0, q1)
+  Element contributions to ghost coordinates are added into the ghost part of f and reach their owner
+  through the reverse scatter, so every element is evaluated exactly once.
+*/
+#ifndef MBS_OPERATORS_H
+#define MBS_OPERATORS_H
+
+#include <petscmat.h>
+#include "model/modelimpl.h"
+
+#define MBS_MAX_FIELDS 5
+
+typedef enum {
+  MBS_FIELD_COORDINATE, /* one entry per coordinate (q, p, v) */
+  MBS_FIELD_CONSTRAINT  /* one entry per constraint row (lambda, gamma) */
+} MbsFieldKind;
+
+/* Diagonal scaling of a Jacobian block by M^-1 on its rows or columns. */
+typedef enum {
+  MBS_SCALE_NONE     = 0,
+  MBS_SCALE_MINV_ROW = 1,
+  MBS_SCALE_MINV_COL = 2
+} MbsScale;
+
+typedef struct _n_MbsSystem *MbsSystem;
+struct _n_MbsSystem {
+  MbsModel     model;
+  PetscInt     nfields;
+  MbsFieldKind kind[MBS_MAX_FIELDS];
+  char         name[MBS_MAX_FIELDS][16];
+  PetscInt     nlocal, nglobal; /* unknowns */
+  PetscInt     nghosted;        /* entries of the ghosted local vector */
+  PetscInt     loff[MBS_MAX_FIELDS]; /* field offsets in the ghosted local vector */
+  PetscInt     foff[MBS_MAX_FIELDS]; /* field offsets in this rank's block of X */
+  PetscInt    *lq_global;       /* global index in X of each ghosted coordinate, relative to field offset (see MbsSystemCoordIndex) */
+  PetscInt    *lq_rank;         /* owner of each ghosted coordinate */
+  PetscInt    *rank_xstart;     /* size+1 */
+  IS           is[MBS_MAX_FIELDS];
+  Vec          X, Xloc, Floc;
+  VecScatter   scatter;
+  /* COO Jacobian assembly */
+  PetscBool    recording;
+  PetscInt     ncoo, capcoo, pos;
+  PetscInt    *coo_i, *coo_j;
+  PetscScalar *coo_v;
+  PetscBool    coo_set;
+};
+
+PETSC_INTERN PetscErrorCode MbsSystemCreate(MbsModel, PetscInt nfields, const MbsFieldKind kinds[], const char *const names[], MbsSystem *);
+PETSC_INTERN PetscErrorCode MbsSystemDestroy(MbsSystem *);
+PETSC_INTERN PetscErrorCode MbsSystemGlobalToLocal(MbsSystem, Vec X, Vec Xloc);
+PETSC_INTERN PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem, Vec Floc, Vec F);
+PETSC_INTERN PetscErrorCode MbsSystemCreateMatrix(MbsSystem, Mat *);
+PETSC_INTERN PetscErrorCode MbsSystemAssemblyBegin(MbsSystem);
+PETSC_INTERN PetscErrorCode MbsSystemAssemblyEnd(MbsSystem, Mat);
+
+/* Scatter between a coordinate-layout Vec (like the state q, p) and a ghosted local coordinate array. */
+PETSC_INTERN PetscErrorCode MbsModelCoordinatesToLocal(MbsModel, Vec x, PetscScalar *xloc);
+PETSC_INTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScalar *xloc, Vec x);
+
+/* Residual operators (ghosted local arrays) */
+PETSC_INTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
+PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g);
+PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpGradientAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha, PetscScalar *f);
+
+/* Jacobian blocks: add alpha * block into rows of field `row` and columns of field `col` */
+PETSC_INTERN PetscErrorCode MbsJacAddIdentity(MbsSystem, PetscInt row, PetscInt col, PetscReal alpha, MbsScale);             /* alpha I or alpha M^-1 */
+PETSC_INTERN PetscErrorCode MbsJacAddG(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale); /* alpha G(q) [M^-1] */
+PETSC_INTERN PetscErrorCode MbsJacAddGT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale); /* alpha [M^-1] G(q)^T */
+PETSC_INTERN PetscErrorCode MbsJacAddT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha, MbsScale); /* alpha [M^-1] T(mu) [M^-1] */
+PETSC_INTERN PetscErrorCode MbsJacAddHw(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha, MbsScale); /* alpha [M^-1] [H_1 w .. H_m w] */
+PETSC_INTERN PetscErrorCode MbsJacAddHwT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha);           /* alpha [H_1 w .. H_m w]^T */
+PETSC_INTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha);
+PETSC_INTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
+
+/* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
+PETSC_INTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
+PETSC_INTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax);
+
+#endif

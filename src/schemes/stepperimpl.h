@@ -1,0 +1,60 @@
+/* Private stepper structure and the interface a scheme implements. */
+#ifndef MBS_STEPPERIMPL_H
+#define MBS_STEPPERIMPL_H
+
+#include <gglmbs/stepper.h>
+#include "model/operators.h"
+
+/*
+  A scheme declares its fields in setup (MbsStepperSetFields; fields named "q" and "p" hold q_{n+1},
+  p_{n+1}), and evaluates, on the ghosted local unknowns x of one step n -> n+1:
+    residual: f (ghosted local, zeroed by the caller) from x, the step-start state st->q0, st->p0
+    jacobian: the blocks of dF/dx through the MbsJacAdd* operators on st->sys
+  Everything else (predictor, SNES, accepting a step, diagnostics, output) is shared.
+*/
+typedef struct {
+  PetscErrorCode (*setup)(MbsStepper);
+  PetscErrorCode (*residual)(MbsStepper, const PetscScalar *x, PetscScalar *f);
+  PetscErrorCode (*jacobian)(MbsStepper, const PetscScalar *x);
+  PetscErrorCode (*setfromoptions)(MbsStepper, PetscOptionItems *);
+  PetscErrorCode (*view)(MbsStepper, PetscViewer);
+  PetscErrorCode (*destroy)(MbsStepper);
+} MbsSchemeOps;
+
+#define MBS_STEPPER_NWORK 4
+
+struct _p_MbsStepper {
+  MPI_Comm     comm;
+  MbsModel     model;
+  char         type[64];
+  MbsSchemeOps ops;
+  void        *data;
+  PetscBool    setup;
+
+  PetscReal h, t_end, t;
+  PetscInt  step;
+  Vec       q, p;                       /* current state, coordinate layout */
+  PetscScalar *q0, *p0;                 /* ghosted local state at the start of the step */
+  PetscScalar *work[MBS_STEPPER_NWORK]; /* ghosted local coordinate work arrays for schemes */
+  PetscInt  field_q, field_p;
+
+  MbsSystem sys;
+  SNES      snes;
+  Mat       J;
+  Vec       X, F;
+  PetscBool started;
+  PetscInt  last_its, total_its;
+
+  char     output_dir[PETSC_MAX_PATH_LEN];
+  PetscInt output_every;
+  char     write_state[PETSC_MAX_PATH_LEN];
+  double   wall;
+};
+
+PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
+
+PETSC_INTERN PetscErrorCode MbsSchemeCreate_EM(MbsStepper);
+
+PETSC_INTERN PetscLogEvent MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+
+#endif

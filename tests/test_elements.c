@@ -1,0 +1,685 @@
+/*
+  Element kernels against finite differences, their discrete-gradient properties (DESIGN 2.2) and
+  their values on configurations computed independently here. Silent when it passes.
+*/
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "elements/kernels.h"
+
+/* Central differences with step 1e-6 are accurate to ~1e-9 relative on these O(1) data, so 1e-7 passes
+   with margin while a wrong sign or a lost factor 2 (an error of order 1) fails by seven digits. */
+#define FD_STEP 1e-6
+#define FD_RTOL 1e-7
+/* Near pi1 = pi0 every perturbation of q1 leaves the midpoint branch, and the secant (f(pi1) - f(pi0)) /
+   (pi1 - pi0) there loses eps |f| / |pi1 - pi0| to cancellation, which a small step turns into noise of
+   order 1e-5. A large step with four levels of Richardson extrapolation keeps both that noise and the
+   truncation error near 5e-9 (|d| stays above 1, so the step is small against the scale of V). */
+#define FD_STEP_MIDPOINT   0.4
+#define FD_LEVELS_MIDPOINT 4
+#define EXACT_RTOL         1e-13
+#define NSEEDS             6
+
+enum {
+  GROUND   = 0,
+  PARTICLE = 1,
+  RIGID    = 4
+};
+
+typedef struct {
+  int nblocks_a, nblocks_b;
+} BodyPair;
+
+static const BodyPair point_pairs[] = {
+  {PARTICLE, PARTICLE},
+  {PARTICLE, GROUND  },
+  {GROUND,   PARTICLE},
+  {RIGID,    RIGID   },
+  {RIGID,    GROUND  },
+  {GROUND,   RIGID   },
+  {RIGID,    PARTICLE},
+  {PARTICLE, RIGID   }
+};
+static const BodyPair revolute_pairs[] = {
+  {RIGID,  RIGID },
+  {GROUND, RIGID },
+  {RIGID,  GROUND}
+};
+static const BodyPair single_bodies[] = {
+  {PARTICLE, GROUND},
+  {RIGID,    GROUND}
+};
+#define NPAIRS(pairs) ((int)(sizeof(pairs) / sizeof(pairs[0])))
+
+static uint64_t rng_state;
+
+static void RandomSeed(uint64_t seed)
+{
+  rng_state = 0x9E3779B97F4A7C15ull * (seed + 1);
+}
+
+/* xorshift64*, uniform in [-1, 1) */
+static double Random(void)
+{
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  return (double)((rng_state * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-52 - 1.0;
+}
+
+static void RandomVector(double scale, double v[3])
+{
+  for (int k = 0; k < 3; k++) v[k] = scale * Random();
+}
+
+static double Dot(const double a[3], const double b[3])
+{
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void Cross(const double a[3], const double b[3], double c[3])
+{
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static void Normalize(double v[3])
+{
+  const double n = sqrt(Dot(v, v));
+
+  for (int k = 0; k < 3; k++) v[k] /= n;
+}
+
+static void RandomUnitVector(double v[3])
+{
+  do RandomVector(1.0, v);
+  while (Dot(v, v) < 0.1);
+  Normalize(v);
+}
+
+/* Rodrigues rotation matrix about a random axis by an angle in [0.5, 1.5) */
+static void RandomRotation(double R[3][3])
+{
+  double       n[3];
+  const double angle = 1.0 + 0.5 * Random(), c = cos(angle), s = sin(angle);
+
+  RandomUnitVector(n);
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) R[i][j] = (1.0 - c) * n[i] * n[j] + (i == j ? c : 0.0);
+  }
+  R[0][1] -= s * n[2];
+  R[1][0] += s * n[2];
+  R[0][2] += s * n[1];
+  R[2][0] -= s * n[1];
+  R[1][2] -= s * n[0];
+  R[2][1] += s * n[0];
+}
+
+static void MatVec(double R[3][3], const double x[3], double y[3])
+{
+  for (int i = 0; i < 3; i++) y[i] = R[i][0] * x[0] + R[i][1] * x[1] + R[i][2] * x[2];
+}
+
+static const char *BodyName(int nblocks)
+{
+  return nblocks == GROUND ? "ground" : nblocks == PARTICLE ? "particle" : "rigid";
+}
+
+typedef struct {
+  char label[96];
+} Context;
+
+static void ContextSet(Context *ctx, const char *element, BodyPair pair, int seed)
+{
+  snprintf(ctx->label, sizeof(ctx->label), "%s %s-%s seed %d", element, BodyName(pair.nblocks_a), BodyName(pair.nblocks_b), seed);
+}
+
+static void ExpectClose(const Context *ctx, const char *what, int i, int j, double value, double reference, double tol)
+{
+  const double err = fabs(value - reference);
+
+  if (!(err <= tol)) print_error("%s: %s[%d][%d] = %.17g, expected %.17g (|diff| %.3g > tol %.3g)\n", ctx->label, what, i, j, value, reference, err, tol);
+  assert_true(err <= tol);
+}
+
+static double MaxAbs(int n, const double *a)
+{
+  double m = 0.0;
+
+  for (int i = 0; i < n; i++) m = fmax(m, fabs(a[i]));
+  return m;
+}
+
+/* value (m x n) against reference, entrywise to rtol times the largest entry of either */
+static void ExpectArrayClose(const Context *ctx, const char *what, int m, int n, const double *value, const double *reference, double rtol)
+{
+  const double tol = rtol * fmax(MaxAbs(m * n, value), MaxAbs(m * n, reference));
+
+  for (int i = 0; i < m; i++) {
+    for (int j = 0; j < n; j++) ExpectClose(ctx, what, i, j, value[i * n + j], reference[i * n + j], tol);
+  }
+}
+
+/* Random element data; a ground b sits near (2.5, 0, 0), see RandomState. */
+static void RandomElement(BodyPair pair, MbsElemData *e)
+{
+  double axis_b[3];
+
+  memset(e, 0, sizeof(*e));
+  e->nblocks_a = pair.nblocks_a;
+  e->nblocks_b = pair.nblocks_b;
+  RandomVector(0.5, e->Xa);
+  RandomVector(0.5, e->Xb);
+  if (pair.nblocks_b == GROUND) e->Xb[0] += 2.5;
+  RandomUnitVector(e->axis_a);
+  RandomUnitVector(axis_b);
+  RandomUnitVector(e->perp_b[0]);
+  Cross(axis_b, e->perp_b[0], e->perp_b[1]);
+  Normalize(e->perp_b[1]);
+  Cross(e->perp_b[1], axis_b, e->perp_b[0]);
+  e->length    = 1.0 + 0.5 * Random();
+  e->stiffness = 5.0 + 4.0 * Random();
+  e->mass      = 1.5 + Random();
+  RandomVector(10.0, e->gravity);
+}
+
+/* Random coordinates: directors within 0.3 of the unit vectors but not orthonormal; positions within 0.5
+   of points `separation` apart along e1 (a near the origin unless b is ground, whose point lies near
+   (2.5, 0, 0)), so springs stay away from |d| = 0 and states of different separation differ in pi. */
+static void RandomBody(int nblocks, double offset, double *q)
+{
+  if (nblocks == GROUND) return;
+  RandomVector(0.5, q);
+  q[0] += offset;
+  if (nblocks == PARTICLE) return;
+  for (int i = 0; i < 3; i++) {
+    RandomVector(0.3, &q[3 * (1 + i)]);
+    q[3 * (1 + i) + i] += 1.0;
+  }
+}
+
+static void RandomState(const MbsElemData *e, double separation, double *q)
+{
+  RandomBody(e->nblocks_a, e->nblocks_b == GROUND ? 2.5 - separation : 0.0, q);
+  RandomBody(e->nblocks_b, separation, q + 3 * e->nblocks_a);
+}
+
+/* Material point of a body (blocks starting at q), computed here independently of the kernels */
+static void PointOnBody(int nblocks, const double X[3], const double *q, double x[3])
+{
+  for (int k = 0; k < 3; k++) {
+    if (nblocks == GROUND) x[k] = X[k];
+    else if (nblocks == PARTICLE) x[k] = q[k];
+    else x[k] = q[k] + X[0] * q[3 + k] + X[1] * q[6 + k] + X[2] * q[9 + k];
+  }
+}
+
+static void PointDifference(const MbsElemData *e, const double *q, double d[3])
+{
+  double xa[3], xb[3];
+
+  PointOnBody(e->nblocks_a, e->Xa, q, xa);
+  PointOnBody(e->nblocks_b, e->Xb, q + 3 * e->nblocks_a, xb);
+  for (int k = 0; k < 3; k++) d[k] = xa[k] - xb[k];
+}
+
+/* q1 = q0 rotated rigidly by R about the point p: positions x -> p + R (x - p), directors d -> R d. With p the
+   ground point (or the origin between two free bodies), |x_a - x_b| and hence pi is unchanged. */
+static void RotateBody(int nblocks, double R[3][3], const double p[3], const double *q0, double *q1)
+{
+  double x[3];
+
+  if (nblocks == GROUND) return;
+  for (int k = 0; k < 3; k++) x[k] = q0[k] - p[k];
+  MatVec(R, x, q1);
+  for (int k = 0; k < 3; k++) q1[k] += p[k];
+  for (int j = 1; j < nblocks; j++) MatVec(R, &q0[3 * j], &q1[3 * j]);
+}
+
+static void RotateState(const MbsElemData *e, double R[3][3], const double *q0, double *q1)
+{
+  double p[3] = {0.0, 0.0, 0.0};
+
+  if (e->nblocks_a == GROUND) memcpy(p, e->Xa, sizeof(p));
+  if (e->nblocks_b == GROUND) memcpy(p, e->Xb, sizeof(p));
+  RotateBody(e->nblocks_a, R, p, q0, q1);
+  RotateBody(e->nblocks_b, R, p, q0 + 3 * e->nblocks_a, q1 + 3 * e->nblocks_a);
+}
+
+typedef struct {
+  const MbsElemKernel *kernel;
+  const MbsElemData   *e;
+  const double        *q0; /* first argument of the discrete gradient */
+} Closure;
+
+typedef void (*VectorFunction)(const Closure *c, const double *x, double *y);
+
+static void EvalConstraint(const Closure *c, const double *q, double *g)
+{
+  c->kernel->constraint(c->e, q, g, NULL);
+}
+
+static void EvalConstraintJacobian(const Closure *c, const double *q, double *G)
+{
+  double g[MBS_ELEM_MAX_CON];
+
+  c->kernel->constraint(c->e, q, g, G);
+}
+
+static void EvalEnergy(const Closure *c, const double *q, double *V)
+{
+  V[0] = c->kernel->energy(c->e, q);
+}
+
+static void EvalGradient(const Closure *c, const double *q, double *dV)
+{
+  c->kernel->gradient(c->e, q, dV);
+}
+
+static void EvalDiscreteGradient(const Closure *c, const double *q1, double *dg)
+{
+  c->kernel->discrete_gradient(c->e, c->q0, q1, dg, NULL);
+}
+
+/* J (m x n), J[i n + j] = dy_i/dx_j, by central differences with steps h, h/2, ..., h/2^(levels-1)
+   combined by Richardson extrapolation (levels = 1: the plain central difference, error O(h^2)) */
+#define FD_MAX_LEVELS 4
+static void FiniteDifference(VectorFunction fn, const Closure *c, int m, int n, const double *x, double h, int levels, double *J)
+{
+  double xp[MBS_ELEM_MAX_NQ], yp[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], ym[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  double T[FD_MAX_LEVELS][FD_MAX_LEVELS][MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+
+  for (int j = 0; j < n; j++) {
+    for (int l = 0; l < levels; l++) {
+      const double step = ldexp(h, -l);
+
+      memcpy(xp, x, sizeof(double) * n);
+      xp[j] = x[j] + step;
+      fn(c, xp, yp);
+      xp[j] = x[j] - step;
+      fn(c, xp, ym);
+      for (int i = 0; i < m; i++) {
+        T[l][0][i] = (yp[i] - ym[i]) / (2.0 * step);
+        for (int k = 1; k <= l; k++) T[l][k][i] = T[l][k - 1][i] + (T[l][k - 1][i] - T[l - 1][k - 1][i]) / (ldexp(1.0, 2 * k) - 1.0);
+      }
+    }
+    for (int i = 0; i < m; i++) J[i * n + j] = T[levels - 1][levels - 1][i];
+  }
+}
+
+static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q)
+{
+  const int ncon = kernel->ncon, nq = MbsElemNq(e);
+  double    g[MBS_ELEM_MAX_CON], g_only[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double    fd[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  Closure   c = {kernel, e, NULL};
+
+  kernel->constraint(e, q, g, G);
+  kernel->constraint(e, q, g_only, NULL);
+  ExpectArrayClose(ctx, "g without G", 1, ncon, g_only, g, 0.0);
+
+  FiniteDifference(EvalConstraint, &c, ncon, nq, q, FD_STEP, 1, fd);
+  ExpectArrayClose(ctx, "G vs FD of g", ncon, nq, G, fd, FD_RTOL);
+
+  kernel->constraint_hessian(e, H);
+  FiniteDifference(EvalConstraintJacobian, &c, ncon * nq, nq, q, FD_STEP, 1, fd);
+  ExpectArrayClose(ctx, "H vs FD of G", ncon * nq, nq, H, fd, FD_RTOL);
+  for (int k = 0; k < ncon; k++) {
+    for (int i = 0; i < nq; i++) {
+      for (int j = 0; j < nq; j++) ExpectClose(ctx, "H symmetry", k * nq + i, j, H[(k * nq + i) * nq + j], H[(k * nq + j) * nq + i], 0.0);
+    }
+  }
+}
+
+/* Discrete gradient at (q0, q1): its derivative in q1 against finite differences, directionality, and
+   for a rotation-invariant potential between two free bodies sum_j (e_l x Qm_j) . dg_j = 0 */
+static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0, const double *q1, int midpoint, int rotation_invariant)
+{
+  const int nq = MbsElemNq(e);
+  double    dg[MBS_ELEM_MAX_NQ], dg_only[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double    V0, V1, work = 0.0, scale;
+  Closure   c = {kernel, e, q0};
+
+  kernel->discrete_gradient(e, q0, q1, dg, ddg);
+  kernel->discrete_gradient(e, q0, q1, dg_only, NULL);
+  ExpectArrayClose(ctx, "dg without ddg", 1, nq, dg_only, dg, 0.0);
+
+  if (midpoint) FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP_MIDPOINT, FD_LEVELS_MIDPOINT, fd);
+  else FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP, 1, fd);
+  ExpectArrayClose(ctx, midpoint ? "ddg vs FD of dg (midpoint branch)" : "ddg vs FD of dg (secant branch)", nq, nq, ddg, fd, FD_RTOL);
+
+  V0    = kernel->energy(e, q0);
+  V1    = kernel->energy(e, q1);
+  scale = fabs(V0) + fabs(V1);
+  for (int i = 0; i < nq; i++) {
+    work += dg[i] * (q1[i] - q0[i]);
+    scale += fabs(dg[i] * (q1[i] - q0[i]));
+  }
+  ExpectClose(ctx, "dg.(q1 - q0) vs V(q1) - V(q0)", 0, 0, work, V1 - V0, 1e-12 * scale);
+
+  if (!rotation_invariant || e->nblocks_a == GROUND || e->nblocks_b == GROUND) return;
+  for (int l = 0; l < 3; l++) {
+    const double axis[3] = {l == 0, l == 1, l == 2};
+    double       torque = 0.0, torque_scale = 0.0;
+
+    for (int j = 0; j < nq / 3; j++) {
+      double qm[3], exq[3];
+
+      for (int k = 0; k < 3; k++) qm[k] = 0.5 * (q0[3 * j + k] + q1[3 * j + k]);
+      Cross(axis, qm, exq);
+      torque += Dot(exq, &dg[3 * j]);
+      torque_scale += sqrt(Dot(qm, qm) * Dot(&dg[3 * j], &dg[3 * j]));
+    }
+    ExpectClose(ctx, "sum_j (e x Qm_j) . dg_j", l, 0, torque, 0.0, EXACT_RTOL * torque_scale);
+  }
+}
+
+static void CheckPotential(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0, const double *q1, int rotation_invariant)
+{
+  const int nq = MbsElemNq(e);
+  double    dV[MBS_ELEM_MAX_NQ], d2V[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double    fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], q_rotated[MBS_ELEM_MAX_NQ], R[3][3];
+  Closure   c = {kernel, e, NULL};
+
+  kernel->gradient(e, q0, dV);
+  FiniteDifference(EvalEnergy, &c, 1, nq, q0, FD_STEP, 1, fd);
+  ExpectArrayClose(ctx, "gradient vs FD of energy", 1, nq, dV, fd, FD_RTOL);
+
+  kernel->hessian(e, q0, d2V);
+  FiniteDifference(EvalGradient, &c, nq, nq, q0, FD_STEP, 1, fd);
+  ExpectArrayClose(ctx, "hessian vs FD of gradient", nq, nq, d2V, fd, FD_RTOL);
+  for (int i = 0; i < nq; i++) {
+    for (int j = 0; j < nq; j++) ExpectClose(ctx, "hessian symmetry", i, j, d2V[i * nq + j], d2V[j * nq + i], 0.0);
+  }
+
+  /* dg(q, q) = DV(q); and since dg is symmetric in (q0, q1), d(dg)/dq1 at q1 = q0 is half the Hessian */
+  kernel->discrete_gradient(e, q0, q0, dg, ddg);
+  ExpectArrayClose(ctx, "dg(q, q) vs gradient(q)", 1, nq, dg, dV, EXACT_RTOL);
+  for (int i = 0; i < nq * nq; i++) d2V[i] *= 0.5;
+  ExpectArrayClose(ctx, "ddg(q, q) vs hessian(q) / 2", nq, nq, ddg, d2V, EXACT_RTOL);
+
+  CheckDiscreteGradient(ctx, kernel, e, q0, q1, 0, rotation_invariant);
+  if (!rotation_invariant) return;
+  RandomRotation(R);
+  RotateState(e, R, q0, q_rotated);
+  ExpectClose(ctx, "V after rigid rotation", 0, 0, kernel->energy(e, q_rotated), kernel->energy(e, q0), EXACT_RTOL * fabs(kernel->energy(e, q0)));
+  CheckDiscreteGradient(ctx, kernel, e, q0, q_rotated, 1, rotation_invariant);
+}
+
+static void CheckKernelSlots(const MbsElemKernel *kernel, const char *name, int ncon)
+{
+  assert_string_equal(kernel->name, name);
+  assert_int_equal(kernel->ncon, ncon);
+  if (ncon > 0) {
+    assert_non_null(kernel->constraint);
+    assert_non_null(kernel->constraint_hessian);
+    assert_null(kernel->energy);
+    assert_null(kernel->gradient);
+    assert_null(kernel->hessian);
+    assert_null(kernel->discrete_gradient);
+  } else {
+    assert_null(kernel->constraint);
+    assert_null(kernel->constraint_hessian);
+    assert_non_null(kernel->energy);
+    assert_non_null(kernel->gradient);
+    assert_non_null(kernel->hessian);
+    assert_non_null(kernel->discrete_gradient);
+  }
+}
+
+static void TestPointDifference(void **state)
+{
+  (void)state;
+  for (int p = 0; p < NPAIRS(point_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      const int   nblocks = point_pairs[p].nblocks_a + point_pairs[p].nblocks_b;
+      MbsElemData e;
+      double      q[MBS_ELEM_MAX_NQ], w[MBS_ELEM_MAX_BLOCKS], c[3], d[3], d_ref[3];
+      Context     ctx;
+
+      ContextSet(&ctx, "point difference", point_pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(point_pairs[p], &e);
+      RandomState(&e, 2.5, q);
+      MbsElemPointDifference(&e, w, c);
+      MbsElemPointDifferenceEval(nblocks, w, c, q, d);
+      PointDifference(&e, q, d_ref);
+      ExpectArrayClose(&ctx, "x_a - x_b", 1, 3, d, d_ref, 1e-15);
+    }
+  }
+}
+
+static void TestRigidBody(void **state)
+{
+  const BodyPair pair = {RIGID, GROUND};
+
+  (void)state;
+  CheckKernelSlots(&MbsElemKernelRigidBody, "rigid_body", 6);
+  for (int seed = 0; seed < NSEEDS; seed++) {
+    MbsElemData e;
+    double      q[12], g[6], g_ref[6], R[3][3];
+    Context     ctx;
+
+    ContextSet(&ctx, "rigid_body", pair, seed);
+    RandomSeed(seed);
+    RandomElement(pair, &e);
+    RandomState(&e, 2.5, q);
+    CheckConstraint(&ctx, &MbsElemKernelRigidBody, &e, q);
+
+    MbsElemKernelRigidBody.constraint(&e, q, g, NULL);
+    for (int i = 0; i < 3; i++) g_ref[i] = 0.5 * (Dot(&q[3 * (1 + i)], &q[3 * (1 + i)]) - 1.0);
+    g_ref[3] = Dot(&q[3], &q[6]);
+    g_ref[4] = Dot(&q[3], &q[9]);
+    g_ref[5] = Dot(&q[6], &q[9]);
+    ExpectArrayClose(&ctx, "g", 1, 6, g, g_ref, 1e-15);
+
+    /* the directors of an orthonormal frame are the columns of a rotation matrix */
+    RandomRotation(R);
+    for (int i = 0; i < 3; i++) {
+      for (int k = 0; k < 3; k++) q[3 * (1 + i) + k] = R[k][i];
+    }
+    MbsElemKernelRigidBody.constraint(&e, q, g, NULL);
+    for (int k = 0; k < 6; k++) ExpectClose(&ctx, "g on an orthonormal frame", k, 0, g[k], 0.0, 1e-15);
+  }
+}
+
+static void TestSpherical(void **state)
+{
+  (void)state;
+  CheckKernelSlots(&MbsElemKernelSpherical, "spherical", 3);
+  for (int p = 0; p < NPAIRS(point_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[MBS_ELEM_MAX_NQ], g[3], d[3];
+      Context     ctx;
+
+      ContextSet(&ctx, "spherical", point_pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(point_pairs[p], &e);
+      RandomState(&e, 2.5, q);
+      CheckConstraint(&ctx, &MbsElemKernelSpherical, &e, q);
+      MbsElemKernelSpherical.constraint(&e, q, g, NULL);
+      PointDifference(&e, q, d);
+      ExpectArrayClose(&ctx, "g = x_a - x_b", 1, 3, g, d, 1e-15);
+    }
+  }
+}
+
+static void TestRod(void **state)
+{
+  (void)state;
+  CheckKernelSlots(&MbsElemKernelRod, "rod", 1);
+  for (int p = 0; p < NPAIRS(point_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[MBS_ELEM_MAX_NQ], g, d[3], g_ref;
+      Context     ctx;
+
+      ContextSet(&ctx, "rod", point_pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(point_pairs[p], &e);
+      RandomState(&e, 2.5, q);
+      CheckConstraint(&ctx, &MbsElemKernelRod, &e, q);
+      MbsElemKernelRod.constraint(&e, q, &g, NULL);
+      PointDifference(&e, q, d);
+      g_ref = 0.5 * (Dot(d, d) / (e.length * e.length) - 1.0);
+      ExpectClose(&ctx, "g", 0, 0, g, g_ref, 1e-14 * fabs(g_ref));
+    }
+  }
+}
+
+static void TestRevolute(void **state)
+{
+  (void)state;
+  CheckKernelSlots(&MbsElemKernelRevolute, "revolute", 5);
+  for (int p = 0; p < NPAIRS(revolute_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[MBS_ELEM_MAX_NQ], g[5], g_ref[5], n_a[3], b[3];
+      Context     ctx;
+
+      ContextSet(&ctx, "revolute", revolute_pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(revolute_pairs[p], &e);
+      RandomState(&e, 2.5, q);
+      CheckConstraint(&ctx, &MbsElemKernelRevolute, &e, q);
+
+      MbsElemKernelRevolute.constraint(&e, q, g, NULL);
+      PointDifference(&e, q, g_ref);
+      /* a director vector is the material point X = coef of a body without translation */
+      if (e.nblocks_a == RIGID) {
+        PointOnBody(RIGID, e.axis_a, q, n_a);
+        for (int k = 0; k < 3; k++) n_a[k] -= q[k];
+      } else memcpy(n_a, e.axis_a, sizeof(n_a));
+      for (int k = 0; k < 2; k++) {
+        if (e.nblocks_b == RIGID) {
+          const double *qb = q + 3 * e.nblocks_a;
+
+          PointOnBody(RIGID, e.perp_b[k], qb, b);
+          for (int l = 0; l < 3; l++) b[l] -= qb[l];
+        } else memcpy(b, e.perp_b[k], sizeof(b));
+        g_ref[3 + k] = Dot(n_a, b);
+      }
+      ExpectArrayClose(&ctx, "g", 1, 5, g, g_ref, 1e-14);
+    }
+  }
+}
+
+/* Both revolute rows vanish when a's axis and b's axis coincide in the world. */
+static void TestRevoluteAligned(void **state)
+{
+  const BodyPair pair = {RIGID, RIGID};
+
+  (void)state;
+  for (int seed = 0; seed < NSEEDS; seed++) {
+    MbsElemData e;
+    double      q[24], g[5], Ra[3][3], Rb[3][3], axis_b[3], axis_world[3];
+    Context     ctx;
+
+    ContextSet(&ctx, "revolute aligned", pair, seed);
+    RandomSeed(seed);
+    RandomElement(pair, &e);
+    RandomState(&e, 2.5, q);
+    RandomRotation(Ra);
+    RandomRotation(Rb);
+    Cross(e.perp_b[0], e.perp_b[1], axis_b);
+    MatVec(Rb, axis_b, axis_world);
+    for (int i = 0; i < 3; i++) e.axis_a[i] = Ra[0][i] * axis_world[0] + Ra[1][i] * axis_world[1] + Ra[2][i] * axis_world[2];
+    for (int i = 0; i < 3; i++) {
+      for (int k = 0; k < 3; k++) {
+        q[3 * (1 + i) + k]  = Ra[k][i];
+        q[12 + 3 * (1 + i) + k] = Rb[k][i];
+      }
+    }
+    MbsElemKernelRevolute.constraint(&e, q, g, NULL);
+    for (int k = 3; k < 5; k++) ExpectClose(&ctx, "n_a . b_k", k, 0, g[k], 0.0, 1e-15);
+  }
+}
+
+static double SpringLinearEnergy(const MbsElemData *e, const double d[3])
+{
+  const double stretch = sqrt(Dot(d, d)) - e->length;
+
+  return 0.5 * e->stiffness * stretch * stretch;
+}
+
+static double SpringQuarticEnergy(const MbsElemData *e, const double d[3])
+{
+  const double strain = Dot(d, d) - e->length * e->length;
+
+  return 0.5 * e->stiffness * strain * strain;
+}
+
+static void CheckSpring(const MbsElemKernel *kernel, const char *name, double (*energy)(const MbsElemData *, const double[3]))
+{
+  CheckKernelSlots(kernel, name, 0);
+  for (int p = 0; p < NPAIRS(point_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], d[3], V_ref;
+      Context     ctx;
+
+      ContextSet(&ctx, name, point_pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(point_pairs[p], &e);
+      RandomState(&e, 2.5, q0);
+      RandomState(&e, 4.0, q1);
+      PointDifference(&e, q0, d);
+      V_ref = energy(&e, d);
+      ExpectClose(&ctx, "V", 0, 0, kernel->energy(&e, q0), V_ref, 1e-14 * fabs(V_ref));
+      CheckPotential(&ctx, kernel, &e, q0, q1, 1);
+    }
+  }
+}
+
+static void TestSpringLinear(void **state)
+{
+  (void)state;
+  CheckSpring(&MbsElemKernelSpringLinear, "spring_linear", SpringLinearEnergy);
+}
+
+static void TestSpringQuartic(void **state)
+{
+  (void)state;
+  CheckSpring(&MbsElemKernelSpringQuartic, "spring_quartic", SpringQuarticEnergy);
+}
+
+static void TestGravity(void **state)
+{
+  (void)state;
+  CheckKernelSlots(&MbsElemKernelGravity, "gravity", 0);
+  for (int p = 0; p < NPAIRS(single_bodies); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], V_ref;
+      Context     ctx;
+
+      ContextSet(&ctx, "gravity", single_bodies[p], seed);
+      RandomSeed(seed);
+      RandomElement(single_bodies[p], &e);
+      RandomState(&e, 2.5, q0);
+      RandomState(&e, 4.0, q1);
+      V_ref = -e.mass * Dot(e.gravity, q0);
+      ExpectClose(&ctx, "V", 0, 0, MbsElemKernelGravity.energy(&e, q0), V_ref, 1e-14 * fabs(V_ref));
+      CheckPotential(&ctx, &MbsElemKernelGravity, &e, q0, q1, 0);
+    }
+  }
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(TestPointDifference), cmocka_unit_test(TestRigidBody),    cmocka_unit_test(TestSpherical),     cmocka_unit_test(TestRod),
+    cmocka_unit_test(TestRevolute),        cmocka_unit_test(TestRevoluteAligned), cmocka_unit_test(TestSpringLinear), cmocka_unit_test(TestSpringQuartic),
+    cmocka_unit_test(TestGravity),
+  };
+
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

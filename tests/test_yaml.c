@@ -1,0 +1,340 @@
+/*
+  The YAML reader: the example inputs load into the right model and run configuration, and every kind of
+  bad input fails with PETSC_ERR_USER_INPUT and a message naming file:line:column, the key and what was
+  expected. Input files are found through GGLMBS_SOURCE_DIR. Silent when it passes.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <gglmbs/io.h>
+
+/* The first error raised since the last ClearError(), captured instead of printed. */
+static char           error_message[4096];
+static PetscErrorCode error_code;
+
+static PetscErrorCode CaptureError(MPI_Comm comm, int line, const char *func, const char *file, PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
+{
+  if (type == PETSC_ERROR_INITIAL && !error_code) {
+    error_code = code;
+    snprintf(error_message, sizeof(error_message), "%s", message ? message : "");
+  }
+  return code;
+}
+
+static void ClearError(void)
+{
+  error_code       = 0;
+  error_message[0] = 0;
+}
+
+static void InputPath(char path[], size_t size, const char relative[])
+{
+  const char *dir = getenv("GGLMBS_SOURCE_DIR");
+
+  if (!dir) fail_msg("GGLMBS_SOURCE_DIR is not set (ctest sets it to the source tree)");
+  snprintf(path, size, "%s/%s", dir, relative);
+}
+
+typedef struct {
+  const char *name;     /* tests/inputs/bad/<name>.yaml */
+  int         line, column;
+  const char *key;      /* the key path, NULL for YAML syntax errors */
+  const char *expected; /* a phrase of "expected ..." */
+  const char *got;      /* a phrase of "got ..." */
+} BadInput;
+
+static const BadInput bad_inputs[] = {
+  {"syntax_error",                  5,  4,  NULL,                           "invalid YAML: did not find expected '-' indicator", "line 4, column 3"},
+  {"unterminated_flow",             3,  7,  NULL,                           "invalid YAML: did not find expected ',' or '}'",    "flow mapping"},
+  {"second_document",               5,  1,  "(document)",                   "expected a single YAML document",                    "a second one"},
+  {"empty_document",                1,  1,  "(document)",                   "expected a mapping",                                 "an empty document"},
+  {"top_not_mapping",               1,  1,  "(document)",                   "expected a mapping",                                 "a sequence of 2 items"},
+  {"unknown_top_key",               2,  1,  "bodys",                        "one of the keys time, scheme, gravity, bodies, chains, joints, springs, output", "unknown key 'bodys'"},
+  {"unknown_key",                   6,  5,  "bodies[0].colour",             "one of the keys name, type, mass, position, velocity (particle)", "unknown key 'colour'"},
+  {"unknown_key_rigid_on_particle", 3,  42, "bodies[0].inertia",            "one of the keys name, type, mass, position, velocity (particle)", "unknown key 'inertia'"},
+  {"duplicate_key",                 7,  5,  "bodies[0].mass",               "each key at most once",                              "first at line 5, column 5"},
+  {"time_not_mapping",              1,  7,  "time",                         "expected a mapping {step: h, end: T}",               "'0.05'"},
+  {"bodies_not_sequence",           2,  9,  "bodies",                       "expected a sequence of bodies",                      "a mapping"},
+  {"mass_not_number",               3,  39, "bodies[0].mass",               "expected a positive number (mass in kg)",            "'heavy'"},
+  {"mass_quoted",                   3,  39, "bodies[0].mass",               "expected a positive number",                         "the quoted string \"1\""},
+  {"mass_sequence",                 5,  11, "bodies[0].mass",               "expected a positive number",                         "a sequence of 1 item"},
+  {"mass_empty",                    5,  10, "bodies[0].mass",               "expected a positive number",                         "an empty value"},
+  {"position_not_vector",           3,  52, "bodies[0].position",           "expected a 3-vector [x, y, z]",                      "a sequence of 2 items"},
+  {"position_component",            3,  56, "bodies[0].position[1]",        "expected a finite number",                           "'zero'"},
+  {"matrix_not_3x3",                8,  27, "bodies[0].orientation.matrix", "expected a 3x3 matrix",                              "a sequence of 2 items"},
+  {"matrix_row",                    11, 11, "bodies[0].orientation.matrix[1]", "expected a matrix row",                          "a sequence of 2 items"},
+  {"missing_time",                  2,  1,  "time",                         "expected a mapping {step: h, end: T}",               "the key is missing"},
+  {"missing_step",                  1,  7,  "time.step",                    "expected a positive number (time step in s)",        "the key is missing"},
+  {"missing_mass",                  3,  5,  "bodies[0].mass",               "expected a positive number (mass in kg)",            "the key is missing"},
+  {"missing_name",                  3,  5,  "bodies[0].name",               "expected a body name",                               "the key is missing"},
+  {"nan_velocity",                  3,  74, "bodies[0].velocity[0]",        "expected a finite number",                           "'.nan'"},
+  {"inf_end",                       1,  25, "time.end",                     "expected a positive number (final time in s)",       "'.inf'"},
+  {"overflow_gravity",              2,  17, "gravity[2]",                   "expected a finite number",                           "'-1e400'"},
+  {"negative_mass",                 3,  39, "bodies[0].mass",               "expected a positive number (mass in kg)",            "'-1'"},
+  {"zero_inertia",                  3,  52, "bodies[0].inertia[1]",         "expected a positive number (principal moment of inertia", "'0'"},
+  {"inertia_triangle",              3,  48, "bodies[0].inertia",            "expected principal moments with J_i < J_j + J_k",    "J3 = 2 >= J1 + J2 = 2"},
+  {"zero_step",                     1,  14, "time.step",                    "expected a positive number (time step in s)",        "'0'"},
+  {"negative_end",                  3,  8,  "time.end",                     "expected a positive number (final time in s)",       "'-10'"},
+  {"zero_rod_length",               5,  48, "joints[0].length",             "expected a positive number (rod length in m)",       "'0'"},
+  {"rod_coincident",                6,  5,  "joints[0].length",             "expected a positive number (rod length in m; required here because the rod's two points coincide", "the key is missing"},
+  {"zero_stiffness",                6,  47, "springs[0].stiffness",         "expected a positive number (stiffness in N/m)",      "'0'"},
+  {"negative_spring_length",        6,  60, "springs[0].length",            "expected a non-negative number (rest length in m)",  "'-1'"},
+  {"unknown_spring_type",           6,  12, "springs[0].type",              "expected a spring type (linear or quartic)",         "'cubic'"},
+  {"zero_every",                    4,  33, "output.every",                 "expected a positive integer",                        "'0'"},
+  {"fractional_every",              4,  17, "output.every",                 "expected a positive integer",                        "'2.5'"},
+  {"not_orthonormal",               9,  15, "bodies[0].orientation.matrix", "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "max |R^T R - I| = 4.400e-05"},
+  {"reflection",                    9,  15, "bodies[0].orientation.matrix", "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "a reflection (determinant -1)"},
+  {"zero_axis",                     8,  25, "bodies[0].orientation.axis",   "expected a non-zero 3-vector (rotation axis)",       "[0, 0, 0]"},
+  {"matrix_and_axis",               8,  18, "bodies[0].orientation",        "expected either 'matrix' or 'axis' and 'angle'",     "both"},
+  {"unknown_body_type",             4,  24, "bodies[1].type",               "expected a body type (particle or rigid)",           "'soft'"},
+  {"duplicate_body",                5,  12, "bodies[2].name",               "expected a body name not used before",               "'bob', already the name of bodies[0]"},
+  {"ground_body_name",              3,  12, "bodies[0].name",               "expected a body name other than 'ground'",           "'ground'"},
+  {"chain_name_clash",              5,  12, "chains[0].name",               "are not names in 'bodies'",                          "body 'rope.2' is already bodies[0]"},
+  {"chain_count",                   3,  25, "chains[0].count",              "expected a positive integer (number of particles)",  "'0'"},
+  {"unknown_body",                  5,  34, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or 'chains', or 'ground'", "'bobb', which is not defined"},
+  {"unknown_chain_body",            5,  40, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or 'chains', or 'ground'", "'rope.5', which is not defined"},
+  {"fixed_point_ground",            5,  31, "joints[0].body",               "(not 'ground')",                                     "'ground'"},
+  {"unknown_joint_type",            5,  12, "joints[0].type",               "expected a joint type (fixed_point, spherical, rod or revolute)", "'hinge'"},
+  {"revolute_particle",             7,  20, "joints[0].bodies[1]",          "expected a rigid body or 'ground'",                  "particle 'bob'"},
+  {"self_joint",                    5,  37, "joints[0].bodies[1]",          "expected a body other than bodies[0]",               "'top' again"},
+  {"ground_to_ground",              5,  37, "springs[0].bodies[1]",         "expected a body other than bodies[0]",               "'ground' again"},
+  {"particle_point",                5,  60, "joints[0].points[1]",          "expected [0, 0, 0] (a particle is a point",          "[0.5, 0, 0] on a particle"},
+  {"empty_model",                   3,  9,  "bodies",                       "expected at least one body (in 'bodies' or 'chains')", "an empty sequence"},
+  {"no_bodies",                     1,  1,  "bodies",                       "expected at least one body (in 'bodies' or 'chains')", "the key is missing"},
+};
+
+static void ExpectContains(const char *name, const char *message, const char *part)
+{
+  if (!strstr(message, part)) fail_msg("%s: the message\n  %s\nlacks\n  %s", name, message, part);
+}
+
+static void TestBadInput(void **state)
+{
+  const BadInput *bad = (const BadInput *)*state;
+  char            path[PETSC_MAX_PATH_LEN], relative[PETSC_MAX_PATH_LEN], where[PETSC_MAX_PATH_LEN + 64], part[512];
+  MbsModel        model;
+  MbsRunConfig    cfg;
+  PetscErrorCode  ierr;
+
+  snprintf(relative, sizeof(relative), "tests/inputs/bad/%s.yaml", bad->name);
+  InputPath(path, sizeof(path), relative);
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  ClearError();
+  ierr = MbsModelLoadYAML(model, path, &cfg);
+  if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT) fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", bad->name, PETSC_ERR_USER_INPUT, (int)ierr, error_message);
+  snprintf(where, sizeof(where), "%s:%d:%d: ", path, bad->line, bad->column);
+  if (strncmp(error_message, where, strlen(where))) fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", bad->name, error_message, where);
+  if (bad->key) {
+    snprintf(part, sizeof(part), "key '%s': expected ", bad->key);
+    ExpectContains(bad->name, error_message, part);
+  }
+  ExpectContains(bad->name, error_message, bad->expected);
+  snprintf(part, sizeof(part), ", got ");
+  if (bad->key) ExpectContains(bad->name, error_message, part);
+  ExpectContains(bad->name, error_message, bad->got);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+static void TestMissingFile(void **state)
+{
+  char         path[PETSC_MAX_PATH_LEN];
+  MbsModel     model;
+  MbsRunConfig cfg;
+
+  InputPath(path, sizeof(path), "tests/inputs/bad/no_such_file.yaml");
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  ClearError();
+  assert_int_equal(MbsModelLoadYAML(model, path, &cfg), PETSC_ERR_FILE_OPEN);
+  ExpectContains("missing file", error_message, path);
+  ExpectContains("missing file", error_message, "No such file");
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+/* Loads without error; the initial state then violates a rod, and MbsModelSetUp() names it by its label. */
+static void TestLabels(void **state)
+{
+  char         path[PETSC_MAX_PATH_LEN], where[PETSC_MAX_PATH_LEN + 64];
+  MbsModel     model;
+  MbsRunConfig cfg;
+
+  InputPath(path, sizeof(path), "tests/inputs/bad/rod_violated.yaml");
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  ClearError();
+  if (MbsModelLoadYAML(model, path, &cfg)) fail_msg("rod_violated: %s", error_message);
+  assert_int_equal(MbsModelSetUp(model), PETSC_ERR_USER_INPUT);
+  snprintf(where, sizeof(where), "%s:7:5: joints[1] (rod)", path);
+  ExpectContains("rod_violated", error_message, where);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+static void TestRunConfigDefaults(void **state)
+{
+  MbsRunConfig cfg;
+
+  assert_int_equal(MbsRunConfigSetDefaults(&cfg), 0);
+  assert_true(cfg.dt == 0 && cfg.t_end == 0);
+  assert_string_equal(cfg.scheme, "em");
+  assert_string_equal(cfg.output_dir, "output");
+  assert_int_equal(cfg.output_every, 1);
+}
+
+typedef struct {
+  const char *file;
+  PetscInt    nbodies;
+  PetscInt    nelements;          /* after loading: joints, springs, chain rods, one per rigid body */
+  PetscInt    nelements_setup;    /* after MbsModelSetUp: plus one gravity element per body if gravity != 0 */
+  PetscReal   dt, t_end, gravity_z;
+  const char *scheme, *output_dir;
+  PetscInt    output_every;
+} GoodInput;
+
+static const GoodInput good_inputs[] = {
+  {"inputs/pendulum3d.yaml",            1,    1,    2,    0.05,  10,  -9.81, "em",   "output/pendulum3d",     1 },
+  {"inputs/heavy_top.yaml",             1,    2,    3,    0.002, 2,   -9.81, "em",   "output/heavy_top",      1 },
+  {"inputs/four_particle.yaml",         4,    4,    4,    0.01,  10,  0,     "em",   "output/four_particle",  1 },
+  {"inputs/chain1000.yaml",             1000, 1000, 2000, 1e-3,  0.1, -9.81, "em",   "output/chain1000",      10},
+  {"tests/inputs/good/features.yaml",   5,    9,    14,   0.01,  1,   -9.81, "vi-b", "out/features",          1 },
+  {"tests/inputs/good/minimal.yaml",    1,    0,    0,    0.5,   2,   0,     "em",   "output",                1 },
+};
+
+static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
+{
+  char path[PETSC_MAX_PATH_LEN];
+
+  InputPath(path, sizeof(path), good->file);
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, model), 0);
+  ClearError();
+  if (MbsModelLoadYAML(*model, path, cfg)) fail_msg("%s: %s", good->file, error_message);
+}
+
+static void TestGoodInput(void **state)
+{
+  const GoodInput *good = (const GoodInput *)*state;
+  MbsModel         model;
+  MbsRunConfig     cfg;
+  PetscInt         n;
+  PetscReal        g[3];
+
+  LoadGood(good, &model, &cfg);
+  assert_int_equal(MbsModelGetNumBodies(model, &n), 0);
+  assert_int_equal(n, good->nbodies);
+  assert_int_equal(MbsModelGetNumElements(model, &n), 0);
+  assert_int_equal(n, good->nelements);
+  assert_int_equal(MbsModelGetGravity(model, g), 0);
+  assert_true(g[0] == 0 && g[1] == 0 && g[2] == good->gravity_z);
+  assert_true(cfg.dt == good->dt);
+  assert_true(cfg.t_end == good->t_end);
+  assert_string_equal(cfg.scheme, good->scheme);
+  assert_string_equal(cfg.output_dir, good->output_dir);
+  assert_int_equal(cfg.output_every, good->output_every);
+  /* the initial state satisfies every constraint on both levels to the default tolerance */
+  ClearError();
+  if (MbsModelSetUp(model)) fail_msg("%s: %s", good->file, error_message);
+  assert_int_equal(MbsModelGetNumElements(model, &n), 0);
+  assert_int_equal(n, good->nelements_setup);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+/* q0, p0 of a single body (on any number of ranks) gathered to every rank. */
+static void GatherInitialState(MbsModel model, PetscInt n, PetscReal *q, PetscReal *p)
+{
+  Vec                qv, pv, all;
+  VecScatter         scatter;
+  const PetscScalar *a;
+  PetscInt           size;
+
+  assert_int_equal(MbsModelCreateInitialState(model, &qv, &pv), 0);
+  assert_int_equal(VecGetSize(qv, &size), 0);
+  assert_int_equal(size, n);
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(VecScatterCreateToAll(k ? pv : qv, &scatter, &all), 0);
+    assert_int_equal(VecScatterBegin(scatter, k ? pv : qv, all, INSERT_VALUES, SCATTER_FORWARD), 0);
+    assert_int_equal(VecScatterEnd(scatter, k ? pv : qv, all, INSERT_VALUES, SCATTER_FORWARD), 0);
+    assert_int_equal(VecGetArrayRead(all, &a), 0);
+    for (PetscInt i = 0; i < n; i++) (k ? p : q)[i] = PetscRealPart(a[i]);
+    assert_int_equal(VecRestoreArrayRead(all, &a), 0);
+    assert_int_equal(VecScatterDestroy(&scatter), 0);
+    assert_int_equal(VecDestroy(&all), 0);
+  }
+  assert_int_equal(VecDestroy(&qv), 0);
+  assert_int_equal(VecDestroy(&pv), 0);
+}
+
+/* The heavy top's initial energy and axial angular momentum from the loaded state match DESIGN 2.5. */
+static void TestHeavyTopInvariants(void **state)
+{
+  const PetscReal m = 0.7068583470577038, E = 0.5 * 5.301437602932779e-4, mblock[4] = {m, E, E, E};
+  const PetscReal E0 = 5.66905519063295, Jz0 = 0.07106577106731392;
+  MbsModel        model;
+  MbsRunConfig    cfg;
+  PetscReal       q[12], p[12], energy = 0, Jz = 0, tip[3];
+  const PetscReal X[3] = {0, 0, -0.075};
+
+  LoadGood(&good_inputs[1], &model, &cfg);
+  assert_int_equal(MbsModelGetPointPosition(model, 0, X, tip), 0);
+  assert_true(PetscAbsReal(tip[0]) + PetscAbsReal(tip[1]) + PetscAbsReal(tip[2]) < 1e-16);
+  assert_int_equal(MbsModelSetUp(model), 0);
+  GatherInitialState(model, 12, q, p);
+  for (int j = 0; j < 4; j++) {
+    const PetscReal *qj = q + 3 * j, *pj = p + 3 * j;
+
+    energy += 0.5 * (pj[0] * pj[0] + pj[1] * pj[1] + pj[2] * pj[2]) / mblock[j];
+    Jz += qj[0] * pj[1] - qj[1] * pj[0];
+  }
+  energy += m * 9.81 * q[2];
+  if (PetscAbsReal(energy - E0) > 1e-14 * E0) fail_msg("heavy top: E0 = %.17g, expected %.17g", (double)energy, (double)E0);
+  if (PetscAbsReal(Jz - Jz0) > 1e-14 * Jz0) fail_msg("heavy top: Jz0 = %.17g, expected %.17g", (double)Jz, (double)Jz0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+/* Axis-angle orientation, chain particle names and default fixed-point positions. */
+static void TestFeatures(void **state)
+{
+  MbsModel        model;
+  MbsRunConfig    cfg;
+  PetscInt        door, bob, rope2;
+  PetscReal       x[3];
+  const PetscReal X[3] = {1, 0, 0}, zero[3] = {0, 0, 0};
+
+  LoadGood(&good_inputs[4], &model, &cfg);
+  assert_int_equal(MbsModelFindBody(model, "door", &door), 0);
+  assert_int_equal(MbsModelFindBody(model, "bob", &bob), 0);
+  assert_int_equal(MbsModelFindBody(model, "rope.2", &rope2), 0);
+  assert_true(door >= 0 && bob >= 0 && rope2 >= 0);
+  /* a quarter turn about e3: d1 = e2 */
+  assert_int_equal(MbsModelGetPointPosition(model, door, X, x), 0);
+  assert_true(PetscAbsReal(x[0]) < 1e-15 && PetscAbsReal(x[1] - 1) < 1e-15 && x[2] == 1);
+  /* particle 2 of the chain sits three links from its start */
+  assert_int_equal(MbsModelGetPointPosition(model, rope2, zero, x), 0);
+  assert_true(x[0] == 0 && PetscAbsReal(x[1] - 2.5) < 1e-15 && x[2] == 1);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+int main(int argc, char **argv)
+{
+  const size_t      nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
+  const size_t      ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
+  struct CMUnitTest tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 5];
+  size_t            n = 0;
+  int               failed;
+
+  if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
+  if (PetscPushErrorHandler(CaptureError, NULL)) return 1;
+  for (size_t i = 0; i < ngood; i++) tests[n++] = (struct CMUnitTest){good_inputs[i].file, TestGoodInput, NULL, NULL, (void *)&good_inputs[i]};
+  tests[n++] = (struct CMUnitTest){"heavy top invariants", TestHeavyTopInvariants, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"features", TestFeatures, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};
+  for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_inputs[i].name, TestBadInput, NULL, NULL, (void *)&bad_inputs[i]};
+  failed = _cmocka_run_group_tests("yaml", tests, n, NULL, NULL);
+  if (PetscPopErrorHandler()) return 1;
+  if (PetscFinalize()) return 1;
+  return failed;
+}
