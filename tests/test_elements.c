@@ -1,6 +1,7 @@
 /*
   Element kernels against finite differences, their discrete-gradient properties (DESIGN 2.2) and
-  their values on configurations computed independently here. Silent when it passes.
+  their values on configurations computed independently here. Prints nothing of its own when it passes
+  (only the cmocka runner lines).
 */
 #include <math.h>
 #include <setjmp.h>
@@ -215,9 +216,13 @@ static void RandomState(const MbsElemData *e, double separation, double *q)
 static void PointOnBody(int nblocks, const double X[3], const double *q, double x[3])
 {
   for (int k = 0; k < 3; k++) {
-    if (nblocks == GROUND) x[k] = X[k];
-    else if (nblocks == PARTICLE) x[k] = q[k];
-    else x[k] = q[k] + X[0] * q[3 + k] + X[1] * q[6 + k] + X[2] * q[9 + k];
+    if (nblocks == GROUND) {
+      x[k] = X[k];
+    } else if (nblocks == PARTICLE) {
+      x[k] = q[k];
+    } else {
+      x[k] = q[k] + X[0] * q[3 + k] + X[1] * q[6 + k] + X[2] * q[9 + k];
+    }
   }
 }
 
@@ -351,8 +356,11 @@ static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kerne
   kernel->discrete_gradient(e, q0, q1, dg_only, NULL);
   ExpectArrayClose(ctx, "dg without ddg", 1, nq, dg_only, dg, 0.0);
 
-  if (midpoint) FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP_MIDPOINT, FD_LEVELS_MIDPOINT, fd);
-  else FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP, 1, fd);
+  if (midpoint) {
+    FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP_MIDPOINT, FD_LEVELS_MIDPOINT, fd);
+  } else {
+    FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP, 1, fd);
+  }
   ExpectArrayClose(ctx, midpoint ? "ddg vs FD of dg (midpoint branch)" : "ddg vs FD of dg (secant branch)", nq, nq, ddg, fd, FD_RTOL);
 
   V0    = kernel->energy(e, q0);
@@ -557,14 +565,18 @@ static void TestRevolute(void **state)
       if (e.nblocks_a == RIGID) {
         PointOnBody(RIGID, e.axis_a, q, n_a);
         for (int k = 0; k < 3; k++) n_a[k] -= q[k];
-      } else memcpy(n_a, e.axis_a, sizeof(n_a));
+      } else {
+        memcpy(n_a, e.axis_a, sizeof(n_a));
+      }
       for (int k = 0; k < 2; k++) {
         if (e.nblocks_b == RIGID) {
           const double *qb = q + 3 * e.nblocks_a;
 
           PointOnBody(RIGID, e.perp_b[k], qb, b);
           for (int l = 0; l < 3; l++) b[l] -= qb[l];
-        } else memcpy(b, e.perp_b[k], sizeof(b));
+        } else {
+          memcpy(b, e.perp_b[k], sizeof(b));
+        }
         g_ref[3 + k] = Dot(n_a, b);
       }
       ExpectArrayClose(&ctx, "g", 1, 5, g, g_ref, 1e-14);
@@ -594,7 +606,7 @@ static void TestRevoluteAligned(void **state)
     for (int i = 0; i < 3; i++) e.axis_a[i] = Ra[0][i] * axis_world[0] + Ra[1][i] * axis_world[1] + Ra[2][i] * axis_world[2];
     for (int i = 0; i < 3; i++) {
       for (int k = 0; k < 3; k++) {
-        q[3 * (1 + i) + k]  = Ra[k][i];
+        q[3 * (1 + i) + k]      = Ra[k][i];
         q[12 + 3 * (1 + i) + k] = Rb[k][i];
       }
     }
@@ -676,8 +688,14 @@ static void TestGravity(void **state)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(TestPointDifference), cmocka_unit_test(TestRigidBody),    cmocka_unit_test(TestSpherical),     cmocka_unit_test(TestRod),
-    cmocka_unit_test(TestRevolute),        cmocka_unit_test(TestRevoluteAligned), cmocka_unit_test(TestSpringLinear), cmocka_unit_test(TestSpringQuartic),
+    cmocka_unit_test(TestPointDifference),
+    cmocka_unit_test(TestRigidBody),
+    cmocka_unit_test(TestSpherical),
+    cmocka_unit_test(TestRod),
+    cmocka_unit_test(TestRevolute),
+    cmocka_unit_test(TestRevoluteAligned),
+    cmocka_unit_test(TestSpringLinear),
+    cmocka_unit_test(TestSpringQuartic),
     cmocka_unit_test(TestGravity),
   };
 

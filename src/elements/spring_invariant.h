@@ -1,8 +1,8 @@
 /*
   Potentials through the quadratic invariant pi = d.d of the point difference d = x_a(Xa) - x_b(Xb) = c + P q
   (P = [w_0 I, w_1 I, ...], see MbsElemPointDifference): V = f(pi), Dpi = 2 d^T P, D2pi = 2 P^T P (constant).
-  A spring file supplies f, f', f'' and wires these helpers into its kernel (DESIGN 2.2, 2.3).
-  Internal to src/elements.
+  A spring file supplies f, f', f'' and, when it has one, the secant of f in closed form, and wires these
+  helpers into its kernel (DESIGN 2.2, 2.3). Internal to src/elements.
 */
 #ifndef MBS_ELEM_SPRING_INVARIANT_H
 #define MBS_ELEM_SPRING_INVARIANT_H
@@ -12,15 +12,38 @@
 
 #include "elements/kernels.h"
 
+/* secant (may be NULL): the secant s = (f(pi1) - f(pi0)) / (pi1 - pi0), continued by s = f'(pi0) at pi1 = pi0, and
+   its slope ds/dpi1 in closed form, accurate to a few ulp for every pi0, pi1 (no difference of f values, no
+   branch at pi1 = pi0). A potential without one gets the generic Greenspan/midpoint secant below. */
 typedef struct {
   double (*f)(const MbsElemData *e, double pi);
   double (*df)(const MbsElemData *e, double pi);
   double (*d2f)(const MbsElemData *e, double pi);
+  void (*secant)(const MbsElemData *e, double pi0, double pi1, double *s, double *ds_dpi1);
 } MbsInvariantPotential;
 
-/* Below |pi1 - pi0| <= rtol (|pi0| + |pi1|) the secant of f loses its digits to cancellation and the
-   discrete gradient takes the midpoint value f'((pi0 + pi1) / 2) instead, element by element. */
+/* Generic secant, the fallback for a potential without a closed-form one: (f(pi1) - f(pi0)) / (pi1 - pi0)
+   and ds/dpi1 = (f'(pi1) - s) / (pi1 - pi0) lose eps |f| / |pi1 - pi0| and eps |f| / (pi1 - pi0)^2 to
+   cancellation, so below |pi1 - pi0| <= rtol (|pi0| + |pi1|) the midpoint values f'((pi0 + pi1) / 2) and
+   f''((pi0 + pi1) / 2) / 2 are taken instead, element by element. Just above the switch ds/dpi1 is still
+   only good to eps |f| / (pi1 - pi0)^2, which is O(1) relative near dpi/pi ~ 1e-8 .. 1e-9: a potential
+   whose secant has a closed form should supply it. */
 #define MBS_INVARIANT_MIDPOINT_RTOL 1e-10
+
+static inline void MbsInvariantSecantGeneric(const MbsInvariantPotential *pot, const MbsElemData *e, double pi0, double pi1, double *s, double *ds_dpi1)
+{
+  const double dpi = pi1 - pi0;
+
+  if (fabs(dpi) <= MBS_INVARIANT_MIDPOINT_RTOL * fmax(fabs(pi0) + fabs(pi1), 1e-300)) {
+    const double pim = 0.5 * (pi0 + pi1);
+
+    *s       = pot->df(e, pim);
+    *ds_dpi1 = 0.5 * pot->d2f(e, pim);
+  } else {
+    *s       = (pot->f(e, pi1) - pot->f(e, pi0)) / dpi;
+    *ds_dpi1 = (pot->df(e, pi1) - *s) / dpi;
+  }
+}
 
 typedef struct {
   int    nblocks;
@@ -98,13 +121,13 @@ static inline void MbsInvariantHessian(const MbsInvariantPotential *pot, const M
   MbsInvariantAddHessian(&geo, pot->df(e, pi), d2V);
 }
 
-/* Gonzalez discrete gradient DGV = s Dpi(qm), qm = (q0 + q1)/2, with the Greenspan secant
-   s = (f(pi1) - f(pi0)) / (pi1 - pi0). Since pi is quadratic, Dpi(qm).(q1 - q0) = pi1 - pi0, which gives
+/* Gonzalez discrete gradient DGV = s Dpi(qm), qm = (q0 + q1)/2, with the secant s = (f(pi1) - f(pi0)) / (pi1 - pi0)
+   (pot->secant, or the generic one). Since pi is quadratic, Dpi(qm).(q1 - q0) = pi1 - pi0, which gives
    DGV.(q1 - q0) = V(q1) - V(q0) exactly. ddg = d(DGV)/dq1 = Dpi(qm) ds/dq1^T + s D2pi / 2 (may be NULL). */
 static inline void MbsInvariantDiscreteGradient(const MbsInvariantPotential *pot, const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
 {
   MbsInvariantGeometry geo;
-  double               qm[MBS_ELEM_MAX_NQ], Dpi1[MBS_ELEM_MAX_NQ], pi0, pi1, dpi, s, ds_dpi1;
+  double               qm[MBS_ELEM_MAX_NQ], Dpi1[MBS_ELEM_MAX_NQ], pi0, pi1, s, ds_dpi1;
   int                  nq;
 
   MbsInvariantGeometrySetUp(e, &geo);
@@ -113,15 +136,10 @@ static inline void MbsInvariantDiscreteGradient(const MbsInvariantPotential *pot
   pi0 = MbsInvariantEval(&geo, q0, NULL);
   pi1 = MbsInvariantEval(&geo, q1, Dpi1);
   (void)MbsInvariantEval(&geo, qm, dg);
-  dpi = pi1 - pi0;
-  if (fabs(dpi) <= MBS_INVARIANT_MIDPOINT_RTOL * fmax(fabs(pi0) + fabs(pi1), 1e-300)) {
-    const double pim = 0.5 * (pi0 + pi1);
-
-    s       = pot->df(e, pim);
-    ds_dpi1 = 0.5 * pot->d2f(e, pim);
+  if (pot->secant) {
+    pot->secant(e, pi0, pi1, &s, &ds_dpi1);
   } else {
-    s       = (pot->f(e, pi1) - pot->f(e, pi0)) / dpi;
-    ds_dpi1 = (pot->df(e, pi1) - s) / dpi;
+    MbsInvariantSecantGeneric(pot, e, pi0, pi1, &s, &ds_dpi1);
   }
   if (ddg) {
     for (int i = 0; i < nq; i++) {

@@ -14,9 +14,6 @@
 
 #include <gglmbs/io.h>
 
-/* Defined in src/model/model.c but not yet declared in gglmbs/model.h. */
-PETSC_EXTERN PetscErrorCode MbsModelGetComm(MbsModel, MPI_Comm *);
-
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
 #define MBS_YAML_ROTATION_TOL 1e-9
@@ -148,15 +145,15 @@ static void Describe(yaml_node_t *node, char got[], size_t size)
   }
 }
 
+/* Paths deeper than the buffer end in "..." rather than being cut anywhere. */
 static void PathKey(char out[MBS_YAML_PATH_LEN], const char parent[], const char key[])
 {
-  if (parent[0]) snprintf(out, MBS_YAML_PATH_LEN, "%s.%s", parent, key);
-  else snprintf(out, MBS_YAML_PATH_LEN, "%s", key);
+  if (snprintf(out, MBS_YAML_PATH_LEN, "%s%s%s", parent, parent[0] ? "." : "", key) >= MBS_YAML_PATH_LEN) strcpy(out + MBS_YAML_PATH_LEN - 4, "...");
 }
 
 static void PathIndex(char out[MBS_YAML_PATH_LEN], const char parent[], PetscInt i)
 {
-  snprintf(out, MBS_YAML_PATH_LEN, "%s[%" PetscInt_FMT "]", parent, i);
+  if (snprintf(out, MBS_YAML_PATH_LEN, "%s[%" PetscInt_FMT "]", parent, i) >= MBS_YAML_PATH_LEN) strcpy(out + MBS_YAML_PATH_LEN - 4, "...");
 }
 
 static void KeyList(const char *const keys[], char out[], size_t size)
@@ -389,7 +386,7 @@ static PetscErrorCode ParseOrientation(MbsYAMLReader *r, yaml_node_t *node, cons
       PetscCall(Fail(r, matrix->start_mark, mpath, "a rotation matrix (orthonormal to 1e-9, determinant +1)", got));
     }
   } else {
-    PetscReal n[3], theta, norm, c, s;
+    PetscReal n[3] = {0, 0, 0}, theta = 0, norm, c, s;
 
     PetscCall(Lookup(r, node, path, "axis", "a non-zero 3-vector (rotation axis; or give 'matrix')", apath, &axis));
     PetscCall(Lookup(r, node, path, "angle", "a finite number (rotation angle in radians)", anpath, &angle));
@@ -463,7 +460,7 @@ static void FindChainBody(MbsYAMLReader *r, const char name[], MbsYAMLChain **ch
 static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscBool allow_ground, MbsYAMLBodyRef *ref)
 {
   const char   *expected = allow_ground ? "the name of a body in 'bodies' or 'chains', or 'ground'" : "the name of a body in 'bodies' or 'chains' (not 'ground')";
-  const char   *name;
+  const char   *name = NULL;
   MbsYAMLBody  *listed;
   MbsYAMLChain *chain;
   PetscInt      index;
@@ -519,7 +516,7 @@ static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
 {
   yaml_node_t *node, *type;
   char         path[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
-  const char  *name;
+  const char  *name = NULL;
 
   PetscFunctionBegin;
   PetscCall(Lookup(r, root, "", "scheme", NULL, path, &node));
@@ -538,7 +535,7 @@ static PetscErrorCode ParseOutput(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
 {
   yaml_node_t *node, *dir, *every;
   char         path[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN];
-  const char  *name;
+  const char  *name = NULL;
 
   PetscFunctionBegin;
   PetscCall(Lookup(r, root, "", "output", NULL, path, &node));
@@ -568,7 +565,7 @@ static PetscErrorCode CollectBodies(MbsYAMLReader *r, yaml_node_t *list, const c
   for (PetscInt i = 0; i < n; i++) {
     yaml_node_t *item = SequenceItem(r, list, i), *name, *type;
     char         ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
-    const char  *tname;
+    const char  *tname = NULL;
 
     PathIndex(ipath, path, i);
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., type: particle|rigid, mass: ..., ...}"));
@@ -607,7 +604,7 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
     MbsYAMLBody *b    = &r->bodies[i];
     yaml_node_t *item = SequenceItem(r, list, i), *node;
     char         ipath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
-    PetscReal    mass, x[3], v[3] = {0, 0, 0};
+    PetscReal    mass = 0, x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
 
     PathIndex(ipath, path, i);
     PetscCall(CheckKeys(r, item, ipath, b->type == MBS_BODY_RIGID ? rigid_keys : particle_keys, b->type == MBS_BODY_RIGID ? " (rigid body)" : " (particle)"));
@@ -620,7 +617,7 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
     if (b->type == MBS_BODY_PARTICLE) {
       PetscCall(MbsModelAddParticle(r->model, b->name, mass, x, v, &b->body));
     } else {
-      PetscReal J[3], R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, omega[3] = {0, 0, 0};
+      PetscReal J[3] = {0, 0, 0}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, omega[3] = {0, 0, 0};
       char      jpath[MBS_YAML_PATH_LEN];
 
       PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia about the centre of mass in kg m^2)", kpath, &node));
@@ -661,7 +658,7 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
     MbsYAMLChain *ch   = &r->chains[i];
     yaml_node_t  *item = SequenceItem(r, list, i), *name, *node;
     char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], got[MBS_YAML_GOT_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
-    PetscReal     mass, length, start[3] = {0, 0, 0}, direction[3];
+    PetscReal     mass = 0, length = 0, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0};
     PetscInt      first_elem, end_elem;
     MbsYAMLBody  *listed;
 
@@ -795,7 +792,7 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
     yaml_node_t   *item = SequenceItem(r, list, i), *type, *node, *names[2];
     char           ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
-    const char    *tname, *types = "a joint type (fixed_point, spherical, rod or revolute)";
+    const char    *tname = NULL, *types = "a joint type (fixed_point, spherical, rod or revolute)";
     MbsYAMLBodyRef ref[2];
     PetscReal      X[2][3];
     PetscInt       elem = -1;
@@ -805,7 +802,7 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
     PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type));
     PetscCall(ParseString(r, type, tpath, types, &tname));
     if (!strcmp(tname, "fixed_point")) {
-      PetscReal world[3];
+      PetscReal world[3] = {0, 0, 0};
 
       PetscCall(CheckKeys(r, item, ipath, fixed_point_keys, " (fixed_point)"));
       PetscCall(Lookup(r, item, ipath, "body", "a body name", kpath, &node));
@@ -834,14 +831,14 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
       PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
       if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m", &length));
       else {
-        PetscReal distance;
+        PetscReal distance = 0;
 
         PetscCall(InitialDistance(r, ref, X, &distance));
         if (!(distance > 0)) PetscCall(Fail(r, item->start_mark, kpath, "a positive number (rod length in m; required here because the rod's two points coincide initially)", "nothing (the key is missing)"));
       }
       PetscCall(MbsModelAddRod(r->model, ref[0].body, X[0], ref[1].body, X[1], length, &elem));
     } else if (!strcmp(tname, "revolute")) {
-      PetscReal axes[2][3];
+      PetscReal axes[2][3] = {{0, 0, 0}, {0, 0, 0}};
       char      apath[MBS_YAML_PATH_LEN], axpath[MBS_YAML_PATH_LEN];
 
       PetscCall(CheckKeys(r, item, ipath, revolute_keys, " (revolute)"));
@@ -875,10 +872,10 @@ static PetscErrorCode AddSprings(MbsYAMLReader *r, yaml_node_t *list, const char
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
     yaml_node_t   *item = SequenceItem(r, list, i), *type, *node, *names[2];
     char           ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
-    const char    *tname, *types = "a spring type (linear or quartic)";
+    const char    *tname = NULL, *types = "a spring type (linear or quartic)";
     MbsSpringType  stype = MBS_SPRING_LINEAR;
     MbsYAMLBodyRef ref[2];
-    PetscReal      X[2][3], stiffness, length = (PetscReal)PETSC_DETERMINE;
+    PetscReal      X[2][3], stiffness = 0, length = (PetscReal)PETSC_DETERMINE;
     PetscInt       elem = -1;
 
     PathIndex(ipath, path, i);
@@ -921,7 +918,7 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
 
   PetscCall(Lookup(r, root, "", "gravity", NULL, path, &node));
   if (node) {
-    PetscReal g[3];
+    PetscReal g[3] = {0, 0, 0};
 
     PetscCall(ParseVec3(r, node, path, "gravitational acceleration in m/s^2", g));
     PetscCall(MbsModelSetGravity(r->model, g));
@@ -1065,6 +1062,15 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
     char        msg[512];
     yaml_mark_t mark = parser.problem_mark;
 
+    if (parser.error == YAML_READER_ERROR) { /* encoding errors carry a byte offset, not a mark */
+      mark.line = mark.column = 0;
+      for (size_t i = 0; i < parser.problem_offset && i < (size_t)nbytes; i++) {
+        if (bytes[i] == '\n') {
+          mark.line++;
+          mark.column = 0;
+        } else mark.column++;
+      }
+    }
     if (parser.context) snprintf(msg, sizeof(msg), "%s (%s, at line %zu, column %zu)", parser.problem ? parser.problem : "unknown error", parser.context, parser.context_mark.line + 1, parser.context_mark.column + 1);
     else snprintf(msg, sizeof(msg), "%s", parser.problem ? parser.problem : "unknown error");
     yaml_parser_delete(&parser);
