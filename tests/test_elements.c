@@ -18,14 +18,23 @@
    with margin while a wrong sign or a lost factor 2 (an error of order 1) fails by seven digits. */
 #define FD_STEP 1e-6
 #define FD_RTOL 1e-7
-/* Near pi1 = pi0 every perturbation of q1 leaves the midpoint branch, and the secant (f(pi1) - f(pi0)) /
-   (pi1 - pi0) there loses eps |f| / |pi1 - pi0| to cancellation, which a small step turns into noise of
-   order 1e-5. A large step with four levels of Richardson extrapolation keeps both that noise and the
-   truncation error near 5e-9 (|d| stays above 1, so the step is small against the scale of V). */
-#define FD_STEP_MIDPOINT   0.4
-#define FD_LEVELS_MIDPOINT 4
-#define EXACT_RTOL         1e-13
-#define NSEEDS             6
+/* For pi1 ~ pi0 (q1 a rigid rotation or a tiny perturbation of q0) the reference must not depend on how the
+   kernel forms its secant: a generic secant (f(pi1) - f(pi0)) / (pi1 - pi0) loses eps |f| / |pi1 - pi0| to
+   cancellation at the perturbed points, which a small step turns into noise of order 1e-5. A large step with
+   four levels of Richardson extrapolation keeps both that noise and the truncation error near 5e-9 (|d|
+   stays above 1, so the step is small against the scale of V). FD_RTOL then still tells a ddg good to
+   round-off from the generic slope (f'(pi1) - s) / (pi1 - pi0), off by ~eps |f| / (pi1 - pi0)^2: 4e-5 .. 5e-4
+   relative at dpi/pi = 1e-6 and O(1) at 1e-8 on these data. */
+#define FD_STEP_CLOSE   0.4
+#define FD_LEVELS_CLOSE 4
+#define EXACT_RTOL      1e-13
+/* The springs' closed-form secant against the generic one at well separated pi1, pi0, where the generic
+   one is good to a few ulp of f / (pi1 - pi0) */
+#define SECANT_RTOL 1e-13
+#define NSEEDS      6
+
+/* relative changes (pi1 - pi0) / pi0 of the tiny perturbations q1 of q0, each taken with both signs */
+static const double close_rel_dpi[] = {1e-6, 1e-8, 1e-10};
 
 enum {
   GROUND   = 0,
@@ -345,7 +354,7 @@ static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, con
 
 /* Discrete gradient at (q0, q1): its derivative in q1 against finite differences, directionality, and
    for a rotation-invariant potential between two free bodies sum_j (e_l x Qm_j) . dg_j = 0 */
-static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0, const double *q1, int midpoint, int rotation_invariant)
+static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0, const double *q1, int close, int rotation_invariant)
 {
   const int nq = MbsElemNq(e);
   double    dg[MBS_ELEM_MAX_NQ], dg_only[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
@@ -356,12 +365,12 @@ static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kerne
   kernel->discrete_gradient(e, q0, q1, dg_only, NULL);
   ExpectArrayClose(ctx, "dg without ddg", 1, nq, dg_only, dg, 0.0);
 
-  if (midpoint) {
-    FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP_MIDPOINT, FD_LEVELS_MIDPOINT, fd);
+  if (close) {
+    FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP_CLOSE, FD_LEVELS_CLOSE, fd);
   } else {
     FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP, 1, fd);
   }
-  ExpectArrayClose(ctx, midpoint ? "ddg vs FD of dg (midpoint branch)" : "ddg vs FD of dg (secant branch)", nq, nq, ddg, fd, FD_RTOL);
+  ExpectArrayClose(ctx, close ? "ddg vs FD of dg (pi1 ~ pi0)" : "ddg vs FD of dg (pi1, pi0 apart)", nq, nq, ddg, fd, FD_RTOL);
 
   V0    = kernel->energy(e, q0);
   V1    = kernel->energy(e, q1);
@@ -629,38 +638,236 @@ static double SpringQuarticEnergy(const MbsElemData *e, const double d[3])
   return 0.5 * e->stiffness * strain * strain;
 }
 
-static void CheckSpring(const MbsElemKernel *kernel, const char *name, double (*energy)(const MbsElemData *, const double[3]))
+/* V = f(pi) and f'(pi), pi = d.d */
+static double SpringLinearF(const MbsElemData *e, double pi)
 {
-  CheckKernelSlots(kernel, name, 0);
+  const double stretch = sqrt(pi) - e->length;
+
+  return 0.5 * e->stiffness * stretch * stretch;
+}
+
+static double SpringLinearDF(const MbsElemData *e, double pi)
+{
+  return 0.5 * e->stiffness * (1.0 - e->length / sqrt(pi));
+}
+
+static double SpringQuarticF(const MbsElemData *e, double pi)
+{
+  const double strain = pi - e->length * e->length;
+
+  return 0.5 * e->stiffness * strain * strain;
+}
+
+static double SpringQuarticDF(const MbsElemData *e, double pi)
+{
+  return e->stiffness * (pi - e->length * e->length);
+}
+
+typedef struct {
+  const MbsElemKernel *kernel;
+  const char          *name;
+  double (*energy)(const MbsElemData *e, const double d[3]);
+  double (*f)(const MbsElemData *e, double pi);
+  double (*df)(const MbsElemData *e, double pi);
+} SpringReference;
+
+static double Invariant(const MbsElemData *e, const double *q)
+{
+  double d[3];
+
+  PointDifference(e, q, d);
+  return Dot(d, d);
+}
+
+/* The Gonzalez discrete gradient with the generic secant s = (f(pi1) - f(pi0)) / (pi1 - pi0) and slope
+   ds/dpi1 = (f'(pi1) - s) / (pi1 - pi0), for pi1 and pi0 well apart: dg = s Dpi(qm) and
+   ddg = Dpi(qm) ds/dpi1 Dpi(q1)^T + s D2pi / 2, with Dpi_{3j+k} = 2 w_j d_k and D2pi = 2 w w^T (x) I. */
+static void GenericSecantDiscreteGradient(const SpringReference *spring, const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
+{
+  const int nq = MbsElemNq(e), nblocks = nq / 3;
+  double    w[MBS_ELEM_MAX_BLOCKS], c[3], qm[MBS_ELEM_MAX_NQ], d1[3], dm[3], pi0, pi1, s, ds_dpi1;
+
+  MbsElemPointDifference(e, w, c);
+  for (int i = 0; i < nq; i++) qm[i] = 0.5 * (q0[i] + q1[i]);
+  PointDifference(e, q1, d1);
+  PointDifference(e, qm, dm);
+  pi0     = Invariant(e, q0);
+  pi1     = Dot(d1, d1);
+  s       = (spring->f(e, pi1) - spring->f(e, pi0)) / (pi1 - pi0);
+  ds_dpi1 = (spring->df(e, pi1) - s) / (pi1 - pi0);
+  for (int i = 0; i < nblocks; i++) {
+    for (int k = 0; k < 3; k++) {
+      dg[3 * i + k] = s * 2.0 * w[i] * dm[k];
+      for (int j = 0; j < nblocks; j++) {
+        for (int l = 0; l < 3; l++) ddg[(3 * i + k) * nq + 3 * j + l] = 2.0 * w[i] * dm[k] * ds_dpi1 * 2.0 * w[j] * d1[l] + (k == l ? s * w[i] * w[j] : 0.0);
+      }
+    }
+  }
+}
+
+/* q1 = q0 + t v with pi(q1) - pi(q0) = rel pi(q0): v is a small random direction plus a radial one (w_j d0 / |d0|
+   in block j, which moves d along d0), so pi changes to first order; d(q0 + t v) = d0 + t dv is affine in t and
+   t is the small root of t^2 |dv|^2 + 2 t d0.dv - rel pi(q0) = 0. */
+static void PerturbInvariant(const MbsElemData *e, const double *q0, double rel, double *q1)
+{
+  const int nq = MbsElemNq(e);
+  double    w[MBS_ELEM_MAX_BLOCKS], c[3], v[MBS_ELEM_MAX_NQ], d0[3], dv[3], a, b, delta, t;
+
+  MbsElemPointDifference(e, w, c);
+  PointDifference(e, q0, d0);
+  for (int j = 0; j < nq / 3; j++) {
+    for (int k = 0; k < 3; k++) v[3 * j + k] = 0.2 * Random() + w[j] * d0[k] / sqrt(Dot(d0, d0));
+  }
+  for (int i = 0; i < nq; i++) q1[i] = q0[i] + v[i];
+  PointDifference(e, q1, dv);
+  for (int k = 0; k < 3; k++) dv[k] -= d0[k];
+  a     = Dot(dv, dv);
+  b     = Dot(d0, dv);
+  delta = rel * Dot(d0, d0);
+  t     = delta / (b + copysign(sqrt(b * b + a * delta), b));
+  for (int i = 0; i < nq; i++) q1[i] = q0[i] + t * v[i];
+}
+
+static void CheckSpring(const SpringReference *spring)
+{
+  CheckKernelSlots(spring->kernel, spring->name, 0);
   for (int p = 0; p < NPAIRS(point_pairs); p++) {
     for (int seed = 0; seed < NSEEDS; seed++) {
+      const int   nq = 3 * (point_pairs[p].nblocks_a + point_pairs[p].nblocks_b);
       MbsElemData e;
-      double      q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], d[3], V_ref;
+      double      q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], d[3], V_ref, pi0, pi1;
+      double      dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], dg_ref[MBS_ELEM_MAX_NQ], ddg_ref[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
       Context     ctx;
 
-      ContextSet(&ctx, name, point_pairs[p], seed);
+      ContextSet(&ctx, spring->name, point_pairs[p], seed);
       RandomSeed(seed);
       RandomElement(point_pairs[p], &e);
       RandomState(&e, 2.5, q0);
       RandomState(&e, 4.0, q1);
       PointDifference(&e, q0, d);
-      V_ref = energy(&e, d);
-      ExpectClose(&ctx, "V", 0, 0, kernel->energy(&e, q0), V_ref, 1e-14 * fabs(V_ref));
-      CheckPotential(&ctx, kernel, &e, q0, q1, 1);
+      V_ref = spring->energy(&e, d);
+      ExpectClose(&ctx, "V", 0, 0, spring->kernel->energy(&e, q0), V_ref, 1e-14 * fabs(V_ref));
+      CheckPotential(&ctx, spring->kernel, &e, q0, q1, 1);
+
+      /* well apart the closed-form secant and slope agree with the generic ones */
+      pi0 = Invariant(&e, q0);
+      pi1 = Invariant(&e, q1);
+      assert_true(fabs(pi1 - pi0) > 0.1 * (pi0 + pi1));
+      spring->kernel->discrete_gradient(&e, q0, q1, dg, ddg);
+      GenericSecantDiscreteGradient(spring, &e, q0, q1, dg_ref, ddg_ref);
+      ExpectArrayClose(&ctx, "dg vs generic secant", 1, nq, dg, dg_ref, SECANT_RTOL);
+      ExpectArrayClose(&ctx, "ddg vs generic secant", nq, nq, ddg, ddg_ref, SECANT_RTOL);
+
+      /* q1 a tiny perturbation of q0 that changes pi: ddg must not lose digits to cancellation */
+      for (int r = 0; r < (int)(sizeof(close_rel_dpi) / sizeof(close_rel_dpi[0])); r++) {
+        for (int sign = -1; sign <= 1; sign += 2) {
+          const double rel = sign * close_rel_dpi[r];
+          Context      ctx_close;
+
+          snprintf(ctx_close.label, sizeof(ctx_close.label), "%.64s, dpi/pi %.0e", ctx.label, rel);
+          PerturbInvariant(&e, q0, rel, q1);
+          pi1 = Invariant(&e, q1);
+          ExpectClose(&ctx_close, "(pi1 - pi0) / pi0", 0, 0, (pi1 - pi0) / pi0, rel, 1e-3 * fabs(rel));
+          CheckDiscreteGradient(&ctx_close, spring->kernel, &e, q0, q1, 1, 1);
+        }
+      }
     }
   }
 }
 
 static void TestSpringLinear(void **state)
 {
+  const SpringReference spring = {&MbsElemKernelSpringLinear, "spring_linear", SpringLinearEnergy, SpringLinearF, SpringLinearDF};
+
   (void)state;
-  CheckSpring(&MbsElemKernelSpringLinear, "spring_linear", SpringLinearEnergy);
+  CheckSpring(&spring);
 }
 
 static void TestSpringQuartic(void **state)
 {
+  const SpringReference spring = {&MbsElemKernelSpringQuartic, "spring_quartic", SpringQuarticEnergy, SpringQuarticF, SpringQuarticDF};
+
   (void)state;
-  CheckSpring(&MbsElemKernelSpringQuartic, "spring_quartic", SpringQuarticEnergy);
+  CheckSpring(&spring);
+}
+
+/* Linear spring at d = 0 with L > 0, where f' and f'' are singular and spring_linear.c drops the terms carrying
+   the undefined direction d/|d|: V = k/2 L^2, gradient 0, Hessian k P^T P (that of k/2 |d|^2), and finite
+   discrete gradients at, from and to d = 0 that keep dg.(q1 - q0) = V(q1) - V(q0). */
+static void TestSpringLinearDegenerate(void **state)
+{
+  const MbsElemKernel *kernel = &MbsElemKernelSpringLinear;
+
+  (void)state;
+  for (int p = 0; p < NPAIRS(point_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      const BodyPair pair = point_pairs[p];
+      const int      nq = 3 * (pair.nblocks_a + pair.nblocks_b), nblocks = nq / 3;
+      MbsElemData    e;
+      double         q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], w[MBS_ELEM_MAX_BLOCKS], c[3], d[3], V0, V1, pi1, s, work = 0.0, scale;
+      double         dV[MBS_ELEM_MAX_NQ], d2V[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], PtP[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], ref[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+      double         dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+      Context        ctx;
+
+      ContextSet(&ctx, "spring_linear at d = 0", pair, seed);
+      RandomSeed(seed);
+      RandomElement(pair, &e);
+      /* material points at the body origins, so that d = 0 is met exactly in floating point */
+      if (pair.nblocks_a != GROUND) memset(e.Xa, 0, sizeof(e.Xa));
+      if (pair.nblocks_b != GROUND) memset(e.Xb, 0, sizeof(e.Xb));
+      RandomState(&e, 2.5, q0);
+      RandomState(&e, 4.0, q1);
+      if (pair.nblocks_a == GROUND) {
+        memcpy(q0, e.Xa, sizeof(e.Xa));
+      } else if (pair.nblocks_b == GROUND) {
+        memcpy(q0, e.Xb, sizeof(e.Xb));
+      } else {
+        memcpy(q0, q0 + 3 * pair.nblocks_a, 3 * sizeof(double));
+      }
+      PointDifference(&e, q0, d);
+      for (int k = 0; k < 3; k++) assert_true(d[k] == 0.0);
+      MbsElemPointDifference(&e, w, c);
+      for (int i = 0; i < nblocks; i++) {
+        for (int k = 0; k < 3; k++) {
+          for (int j = 0; j < nblocks; j++) {
+            for (int l = 0; l < 3; l++) PtP[(3 * i + k) * nq + 3 * j + l] = k == l ? w[i] * w[j] : 0.0; /* D2pi / 2 */
+          }
+        }
+      }
+
+      V0 = kernel->energy(&e, q0);
+      ExpectClose(&ctx, "V at d = 0", 0, 0, V0, 0.5 * e.stiffness * e.length * e.length, 1e-15 * V0);
+      kernel->gradient(&e, q0, dV);
+      for (int i = 0; i < nq; i++) ExpectClose(&ctx, "gradient at d = 0", 0, i, dV[i], 0.0, 0.0);
+      kernel->hessian(&e, q0, d2V);
+      for (int i = 0; i < nq * nq; i++) ref[i] = e.stiffness * PtP[i];
+      ExpectArrayClose(&ctx, "hessian at d = 0 vs k P^T P", nq, nq, d2V, ref, EXACT_RTOL);
+
+      /* both ends at d = 0: s = k/2, ds/dpi1 = 0, so dg = 0 and ddg = k/2 P^T P */
+      kernel->discrete_gradient(&e, q0, q0, dg, ddg);
+      for (int i = 0; i < nq; i++) ExpectClose(&ctx, "dg(q, q) at d = 0", 0, i, dg[i], 0.0, 0.0);
+      for (int i = 0; i < nq * nq; i++) ref[i] = 0.5 * e.stiffness * PtP[i];
+      ExpectArrayClose(&ctx, "ddg(q, q) at d = 0 vs k/2 P^T P", nq, nq, ddg, ref, EXACT_RTOL);
+
+      /* from d = 0 to a stretched state: smooth in q1, all the usual checks apply */
+      CheckDiscreteGradient(&ctx, kernel, &e, q0, q1, 0, 1);
+
+      /* from a stretched state to d = 0: ds/dpi1 Dpi(q1) has no direction and is dropped, ddg = s D2pi / 2
+         with the exact secant s = (f(0) - f(pi1)) / (0 - pi1) */
+      kernel->discrete_gradient(&e, q1, q0, dg, ddg);
+      V1    = kernel->energy(&e, q1);
+      scale = fabs(V0) + fabs(V1);
+      for (int i = 0; i < nq; i++) {
+        work += dg[i] * (q0[i] - q1[i]);
+        scale += fabs(dg[i] * (q0[i] - q1[i]));
+      }
+      ExpectClose(&ctx, "dg.(q1 - q0) vs V(q1) - V(q0), q1 at d = 0", 0, 0, work, V0 - V1, 1e-12 * scale);
+      pi1 = Invariant(&e, q1);
+      s   = (SpringLinearF(&e, 0.0) - SpringLinearF(&e, pi1)) / (0.0 - pi1);
+      for (int i = 0; i < nq * nq; i++) ref[i] = s * PtP[i];
+      ExpectArrayClose(&ctx, "ddg(q, q1 at d = 0) vs s D2pi / 2", nq, nq, ddg, ref, SECANT_RTOL);
+    }
+  }
 }
 
 static void TestGravity(void **state)
@@ -696,6 +903,7 @@ int main(void)
     cmocka_unit_test(TestRevoluteAligned),
     cmocka_unit_test(TestSpringLinear),
     cmocka_unit_test(TestSpringQuartic),
+    cmocka_unit_test(TestSpringLinearDegenerate),
     cmocka_unit_test(TestGravity),
   };
 

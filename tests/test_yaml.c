@@ -204,7 +204,7 @@ static const GoodInput good_inputs[] = {
   {"inputs/pendulum3d.yaml",            1,    1,    2,    0.05,  10,  -9.81, "em",   "output/pendulum3d",     1 },
   {"inputs/heavy_top.yaml",             1,    2,    3,    0.002, 2,   -9.81, "em",   "output/heavy_top",      1 },
   {"inputs/four_particle.yaml",         4,    4,    4,    0.01,  10,  0,     "em",   "output/four_particle",  1 },
-  {"inputs/chain1000.yaml",             1000, 1000, 2000, 1e-3,  0.1, -9.81, "em",   "output/chain1000",      10},
+  {"inputs/chain1000.yaml",             1000, 1000, 2000, 1e-3,  1.0, -9.81, "em",   "output/chain1000",      10},
   {"tests/inputs/good/features.yaml",   5,    9,    14,   0.01,  1,   -9.81, "vi-b", "out/features",          1 },
   {"tests/inputs/good/minimal.yaml",    1,    0,    0,    0.5,   2,   0,     "em",   "output",                1 },
 };

@@ -1,0 +1,521 @@
+/*
+  The command-line program end to end: runs $GGLMBS_BINARY as a child process (no PETSc in this test)
+  on bad inputs, on the spherical pendulum and with options that override the input file, and checks its
+  exit status, messages and output files. Input files are found through GGLMBS_SOURCE_DIR; outputs go
+  to a fresh temporary directory, removed when every test passes and kept (and named) otherwise.
+  Silent when it passes.
+*/
+#define _XOPEN_SOURCE 700 /* mkdtemp, nftw, setenv */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+extern char **environ;
+
+#define PATH_SIZE 4096
+#define MAX_ARGS  32
+
+static char scratch[PATH_SIZE]; /* the temporary directory of this run */
+
+/* ---------------------------------------------------------------- files and paths */
+
+/* The whole file as a NUL-terminated string (free it), or NULL if it cannot be read. */
+static char *ReadFile(const char *path)
+{
+  FILE  *fp = fopen(path, "rb");
+  char  *text;
+  size_t len = 0, cap = 4096, got;
+
+  if (!fp) return NULL;
+  text = malloc(cap);
+  while (text && (got = fread(text + len, 1, cap - len - 1, fp)) > 0) {
+    len += got;
+    if (cap - len - 1 == 0) {
+      char *bigger = realloc(text, 2 * cap);
+      if (!bigger) free(text);
+      text = bigger;
+      cap *= 2;
+    }
+  }
+  if (text) text[len] = 0;
+  fclose(fp);
+  if (!text) fail_msg("out of memory reading %s", path);
+  return text;
+}
+
+static int FileExists(const char *path)
+{
+  struct stat sb;
+
+  return stat(path, &sb) == 0;
+}
+
+static void JoinPath(char path[], const char *dir, const char *name)
+{
+  if (snprintf(path, PATH_SIZE, "%s/%s", dir, name) >= PATH_SIZE) fail_msg("path too long: %s/%s", dir, name);
+}
+
+/* A file of the source tree. */
+static void SourcePath(char path[], const char *relative)
+{
+  const char *dir = getenv("GGLMBS_SOURCE_DIR");
+
+  if (!dir) fail_msg("GGLMBS_SOURCE_DIR is not set (ctest sets it to the source tree)");
+  JoinPath(path, dir, relative);
+}
+
+/* A new, empty directory for one test case: <scratch>/<name>. */
+static void CaseDirectory(char dir[], const char *name)
+{
+  JoinPath(dir, scratch, name);
+  if (mkdir(dir, 0777)) fail_msg("cannot create %s", dir);
+}
+
+static int RemoveEntry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+  (void)sb, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* ---------------------------------------------------------------- running the program */
+
+typedef struct {
+  int   exited; /* the program exited normally (was not killed by a signal) */
+  int   status; /* its exit status */
+  char *out, *err;
+} ProgramRun;
+
+static void FreeRun(ProgramRun *run)
+{
+  free(run->out);
+  free(run->err);
+}
+
+/* Runs $GGLMBS_BINARY with the NULL-terminated arguments, stdin from /dev/null, stdout and stderr
+   captured to <dir>/stdout.txt and <dir>/stderr.txt. */
+static ProgramRun RunProgram(const char *dir, ...)
+{
+  const char                *binary = getenv("GGLMBS_BINARY");
+  char                      *argv[MAX_ARGS + 2], out[PATH_SIZE], err[PATH_SIZE];
+  posix_spawn_file_actions_t actions;
+  ProgramRun                 run = {0, -1, NULL, NULL};
+  va_list                    ap;
+  pid_t                      pid;
+  int                        argc = 0, wstatus, rc;
+
+  if (!binary) fail_msg("GGLMBS_BINARY is not set (ctest sets it to the gglmbs executable)");
+  argv[argc++] = (char *)binary;
+  va_start(ap, dir);
+  for (const char *arg; (arg = va_arg(ap, const char *));) {
+    if (argc > MAX_ARGS) fail_msg("too many arguments");
+    argv[argc++] = (char *)arg;
+  }
+  va_end(ap);
+  argv[argc] = NULL;
+  JoinPath(out, dir, "stdout.txt");
+  JoinPath(err, dir, "stderr.txt");
+  if (posix_spawn_file_actions_init(&actions) || posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) || posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644) || posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644)) fail_msg("posix_spawn_file_actions failed");
+  rc = posix_spawn(&pid, binary, &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc) fail_msg("cannot run %s: %s", binary, strerror(rc));
+  while ((rc = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) continue;
+  if (rc < 0) fail_msg("waitpid: %s", strerror(errno));
+  run.exited = WIFEXITED(wstatus);
+  run.status = run.exited ? WEXITSTATUS(wstatus) : -WTERMSIG(wstatus);
+  run.out    = ReadFile(out);
+  run.err    = ReadFile(err);
+  if (!run.out || !run.err) fail_msg("cannot read the captured output in %s", dir);
+  return run;
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void ExpectContains(const char *what, const char *text, const char *part)
+{
+  if (!strstr(text, part)) fail_msg("%s\n  %s\nlacks\n  %s", what, text, part);
+}
+
+static void ExpectLacks(const char *what, const char *text, const char *part)
+{
+  if (strstr(text, part)) fail_msg("%s\n  %s\ncontains\n  %s", what, text, part);
+}
+
+static int IsWordChar(char c)
+{
+  return isalnum((unsigned char)c) || c == '_' || c == '-';
+}
+
+/* The phrase occurs as whole words ("10 steps" is not in "110 steps", "scheme em" not in "scheme em-g"). */
+static int HasPhrase(const char *text, const char *phrase)
+{
+  const size_t n = strlen(phrase);
+
+  for (const char *s = strstr(text, phrase); s; s = strstr(s + 1, phrase))
+    if ((s == text || !IsWordChar(s[-1])) && !IsWordChar(s[n])) return 1;
+  return 0;
+}
+
+/* The number of lines starting with prefix; the first of them is copied to line[size]. */
+static int LinesStarting(const char *text, const char *prefix, char line[], size_t size)
+{
+  int count = 0;
+
+  line[0] = 0;
+  for (const char *s = text; *s;) {
+    const char  *end = strchr(s, '\n');
+    const size_t len = end ? (size_t)(end - s) : strlen(s);
+
+    if (!strncmp(s, prefix, strlen(prefix)) && !count++) snprintf(line, size, "%.*s", (int)len, s);
+    s += len + (end != NULL);
+  }
+  return count;
+}
+
+/* Some line, stripped of surrounding blanks, is exactly word. */
+static int HasLine(const char *text, const char *word)
+{
+  const size_t n = strlen(word);
+
+  for (const char *s = text; *s;) {
+    const char *end = strchr(s, '\n'), *e = end ? end : s + strlen(s);
+
+    while (s < e && isspace((unsigned char)*s)) s++;
+    while (e > s && isspace((unsigned char)e[-1])) e--;
+    if ((size_t)(e - s) == n && !strncmp(s, word, n)) return 1;
+    if (!end) break;
+    s = end + 1;
+  }
+  return 0;
+}
+
+/* A run that failed the way a user error should: a normal exit with non-zero status and exactly one
+   "gglmbs: error:" line on stderr, no PETSc traceback. */
+static void ExpectUserError(const char *name, const ProgramRun *run)
+{
+  char line[PATH_SIZE];
+
+  if (!run->exited) fail_msg("%s: gglmbs was killed by signal %d; stderr:\n%s", name, -run->status, run->err);
+  if (run->status == 0) fail_msg("%s: gglmbs exited with status 0; stderr:\n%s", name, run->err);
+  ExpectLacks("stderr", run->err, "PETSC ERROR");
+  if (LinesStarting(run->err, "gglmbs: error: ", line, sizeof(line)) != 1) fail_msg("%s: expected one line 'gglmbs: error: ...' on stderr, got\n%s", name, run->err);
+}
+
+/* ---------------------------------------------------------------- CSV */
+
+#define CSV_MAX_ROWS 64
+#define CSV_MAX_COLS 16
+
+typedef struct {
+  char   header[256];
+  int    nrows, ncols;
+  double v[CSV_MAX_ROWS][CSV_MAX_COLS];
+} Csv;
+
+/* Reads a CSV file of a header line and rows of numbers; every row must be complete (newline-terminated)
+   and have as many fields as the header. */
+static void ReadCsv(const char *path, Csv *csv)
+{
+  char       *text = ReadFile(path), *s, *end;
+  const char *eol;
+
+  if (!text) fail_msg("cannot read %s", path);
+  eol = strchr(text, '\n');
+  if (!eol || (size_t)(eol - text) >= sizeof(csv->header)) fail_msg("%s: no header line", path);
+  snprintf(csv->header, sizeof(csv->header), "%.*s", (int)(eol - text), text);
+  csv->ncols = 1;
+  for (const char *c = csv->header; *c; c++) csv->ncols += *c == ',';
+  if (csv->ncols > CSV_MAX_COLS) fail_msg("%s: %d columns, at most %d supported", path, csv->ncols, CSV_MAX_COLS);
+  csv->nrows = 0;
+  for (s = (char *)eol + 1; *s; csv->nrows++) {
+    if (csv->nrows == CSV_MAX_ROWS) fail_msg("%s: more than %d rows", path, CSV_MAX_ROWS);
+    for (int j = 0; j < csv->ncols; j++) {
+      csv->v[csv->nrows][j] = strtod(s, &end);
+      if (end == s || *end != (j + 1 < csv->ncols ? ',' : '\n')) fail_msg("%s: row %d, field %d is not a number followed by %s:\n%s", path, csv->nrows + 1, j + 1, j + 1 < csv->ncols ? "','" : "a newline", s);
+      s = end + 1;
+    }
+  }
+  free(text);
+}
+
+/* ---------------------------------------------------------------- 1. bad inputs */
+
+typedef struct {
+  const char *file; /* relative to the source tree */
+  int         line, column;
+  const char *what;   /* after "file:line:column: ", the message contains this (key path or element label) */
+  const char *also;   /* ... and this */
+  const char *absent; /* ... and not this, or NULL */
+} BadRun;
+
+static const BadRun bad_runs[] = {
+  {"tests/inputs/bad/unknown_key.yaml",   6, 5,  "key 'bodies[0].colour'",      "unknown key 'colour'",                 NULL      },
+  {"tests/inputs/bad/negative_mass.yaml", 3, 39, "key 'bodies[0].mass'",        "got '-1'",                             NULL      },
+  {"tests/inputs/bad/unknown_body.yaml",  5, 34, "key 'joints[0].bodies[1]'",   "'bobb'",                               NULL      },
+  {"tests/inputs/bad/syntax_error.yaml",  5, 4,  "invalid YAML",                "did not find expected '-' indicator", NULL      },
+  {"tests/inputs/bad/rod_violated.yaml",  7, 5,  "joints[1] (rod)",             "position",                             "velocity"},
+  {"tests/inputs/app/rod_velocity.yaml",  7, 5,  "joints[0] (rod)",             "velocity",                             "position"},
+};
+
+static void TestBadInput(void **state)
+{
+  const BadRun *bad = (const BadRun *)*state;
+  char          input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE], csv[PATH_SIZE], where[PATH_SIZE + 64], name[64];
+  const char   *message;
+  ProgramRun    run;
+
+  snprintf(name, sizeof(name), "bad%d", (int)(bad - bad_runs));
+  SourcePath(input, bad->file);
+  CaseDirectory(dir, name);
+  JoinPath(out, dir, "out");
+  JoinPath(csv, out, "diagnostics.csv");
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", out, NULL);
+  ExpectUserError(bad->file, &run);
+  snprintf(where, sizeof(where), "%s:%d:%d: ", input, bad->line, bad->column);
+  ExpectContains("stderr", run.err, where);
+  message = strstr(run.err, where) + strlen(where); /* the path itself may contain any word */
+  ExpectContains("the message", message, bad->what);
+  ExpectContains("the message", message, bad->also);
+  if (bad->absent) ExpectLacks("the message", message, bad->absent);
+  if (FileExists(csv)) fail_msg("%s: %s was written", bad->file, csv);
+  FreeRun(&run);
+}
+
+static void TestNoInput(void **state)
+{
+  char       dir[PATH_SIZE], out[PATH_SIZE], csv[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  CaseDirectory(dir, "no_input");
+  JoinPath(out, dir, "out");
+  JoinPath(csv, out, "diagnostics.csv");
+  run = RunProgram(dir, "-mbs_output_dir", out, NULL);
+  ExpectUserError("no -i", &run);
+  if (!HasPhrase(run.err, "-i")) fail_msg("stderr does not mention -i:\n%s", run.err);
+  if (FileExists(csv)) fail_msg("%s was written", csv);
+  FreeRun(&run);
+}
+
+static void TestMissingFile(void **state)
+{
+  char       dir[PATH_SIZE], input[PATH_SIZE], csv[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  CaseDirectory(dir, "missing_file");
+  JoinPath(input, dir, "no_such_file.yaml");
+  JoinPath(csv, dir, "diagnostics.csv");
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, NULL);
+  ExpectUserError("missing file", &run);
+  ExpectContains("stderr", run.err, input);
+  if (FileExists(csv)) fail_msg("%s was written", csv);
+  FreeRun(&run);
+}
+
+/* ---------------------------------------------------------------- 2.-4. the spherical pendulum */
+
+static const char diagnostics_header[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its";
+
+enum { COL_STEP = 0, COL_T = 1, COL_E = 2, COL_G = 11, COL_GV = 12, COL_ITS = 13, NCOLS = 14 };
+
+static void ReadDiagnostics(const char *dir, Csv *csv)
+{
+  char path[PATH_SIZE];
+
+  JoinPath(path, dir, "diagnostics.csv");
+  ReadCsv(path, csv);
+  assert_string_equal(csv->header, diagnostics_header);
+  assert_int_equal(csv->ncols, NCOLS);
+}
+
+static void ExpectSuccess(const char *name, const ProgramRun *run)
+{
+  if (!run->exited || run->status) fail_msg("%s: gglmbs exited with status %d; stderr:\n%s", name, run->status, run->err);
+  ExpectLacks("stderr", run->err, "PETSC ERROR");
+}
+
+/* stdout has one summary line "gglmbs: ..." containing each phrase as whole words. */
+static void ExpectSummary(const ProgramRun *run, const char *const phrases[])
+{
+  char line[PATH_SIZE];
+
+  if (LinesStarting(run->out, "gglmbs:", line, sizeof(line)) != 1) fail_msg("expected one summary line 'gglmbs: ...' on stdout, got\n%s", run->out);
+  for (int i = 0; phrases[i]; i++)
+    if (!HasPhrase(line, phrases[i])) fail_msg("the summary line\n  %s\nlacks\n  %s", line, phrases[i]);
+}
+
+static void TestPendulum(void **state)
+{
+  static const char *const summary[] = {"1 bodies", "3 coordinates", "1 constraints", "8 unknowns", "scheme em", "10 steps", NULL};
+  const double             h         = 0.05;
+  char                     input[PATH_SIZE], dir[PATH_SIZE], statefile[PATH_SIZE], tmp[PATH_SIZE];
+  Csv                      d, s;
+  ProgramRun               run;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  CaseDirectory(dir, "pendulum");
+  JoinPath(statefile, dir, "state.csv");
+  run = RunProgram(dir, "-i", input, "-mbs_t_end", "0.5", "-mbs_output_dir", dir, "-mbs_write_state", statefile, NULL);
+  ExpectSuccess("pendulum", &run);
+  ExpectSummary(&run, summary);
+
+  /* diagnostics: steps 0..10, exact energy conservation, constraints held, Newton iterations counted */
+  ReadDiagnostics(dir, &d);
+  assert_int_equal(d.nrows, 11);
+  for (int i = 0; i < d.nrows; i++) {
+    const double *r = d.v[i];
+
+    if (r[COL_STEP] != i) fail_msg("row %d: step %g, expected %d", i + 1, r[COL_STEP], i);
+    if (fabs(r[COL_T] - i * h) > 1e-12) fail_msg("step %d: t = %.17g, expected %.17g", i, r[COL_T], i * h);
+    if (i == 0 ? r[COL_ITS] != 0 : r[COL_ITS] < 1) fail_msg("step %d: newton_its = %g", i, r[COL_ITS]);
+    if (fabs(r[COL_E] - d.v[0][COL_E]) > 1e-12 * fabs(d.v[0][COL_E])) fail_msg("step %d: E = %.17g, E(0) = %.17g", i, r[COL_E], d.v[0][COL_E]);
+    if (r[COL_G] > 1e-10 || r[COL_GV] > 1e-10) fail_msg("step %d: g_max = %g, gv_max = %g", i, r[COL_G], r[COL_GV]);
+  }
+
+  /* the final state: on the unit sphere, velocity tangent to it */
+  ReadCsv(statefile, &s);
+  assert_string_equal(s.header, "index,q,p");
+  assert_int_equal(s.nrows, 3);
+  {
+    double qq = 0, qp = 0;
+
+    for (int i = 0; i < 3; i++) {
+      if (s.v[i][0] != i) fail_msg("state.csv row %d: index %g", i + 1, s.v[i][0]);
+      qq += s.v[i][1] * s.v[i][1];
+      qp += s.v[i][1] * s.v[i][2];
+    }
+    if (fabs(sqrt(qq) - 1) > 1e-10) fail_msg("|q| = %.17g, expected 1", sqrt(qq));
+    if (fabs(qp) > 1e-10) fail_msg("q.p = %.3e, expected 0", qp);
+  }
+  if (snprintf(tmp, sizeof(tmp), "%s.tmp", statefile) >= (int)sizeof(tmp)) fail_msg("path too long: %s.tmp", statefile);
+  if (FileExists(tmp)) fail_msg("%s was left behind", tmp);
+  FreeRun(&run);
+}
+
+/* Command-line options override the file's time step, final time and output frequency; the output
+   directory is created with its parents. */
+static void TestOverrides(void **state)
+{
+  static const char *const summary[]  = {"scheme em", "h = 0.1", "3 steps", NULL};
+  static const double      steps[3]   = {0, 2, 3};
+  char                     input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE];
+  Csv                      d;
+  ProgramRun               run;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  CaseDirectory(dir, "overrides");
+  JoinPath(out, dir, "a/b");
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.1", "-mbs_t_end", "0.3", "-mbs_output_every", "2", "-mbs_output_dir", out, NULL);
+  ExpectSuccess("overrides", &run);
+  ExpectSummary(&run, summary);
+  ReadDiagnostics(out, &d);
+  assert_int_equal(d.nrows, 3);
+  for (int i = 0; i < 3; i++) {
+    if (d.v[i][COL_STEP] != steps[i]) fail_msg("row %d: step %g, expected %g", i + 1, d.v[i][COL_STEP], steps[i]);
+    if (fabs(d.v[i][COL_T] - 0.1 * steps[i]) > 1e-12) fail_msg("row %d: t = %.17g, expected %g", i + 1, d.v[i][COL_T], 0.1 * steps[i]);
+  }
+  FreeRun(&run);
+}
+
+/* A step whose Newton solve does not converge stops the run with a one-line report; what was written
+   before stays a valid CSV file, and no final state is written. */
+static void TestNotConverged(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], statefile[PATH_SIZE], line[PATH_SIZE];
+  Csv        d;
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  CaseDirectory(dir, "not_converged");
+  JoinPath(statefile, dir, "state.csv");
+  run = RunProgram(dir, "-i", input, "-snes_max_it", "1", "-mbs_output_dir", dir, "-mbs_write_state", statefile, NULL);
+  ExpectUserError("not converged", &run);
+  ExpectContains("stderr", run.err, "Step 1 ");
+  ExpectContains("stderr", run.err, "did not converge");
+  ExpectContains("stderr", run.err, "residual norm");
+  if (LinesStarting(run.out, "gglmbs:", line, sizeof(line))) fail_msg("a summary line after a failed run:\n%s", run.out);
+  ReadDiagnostics(dir, &d);
+  assert_int_equal(d.nrows, 1);
+  assert_true(d.v[0][COL_STEP] == 0 && d.v[0][COL_T] == 0 && d.v[0][COL_ITS] == 0);
+  if (FileExists(statefile)) fail_msg("%s was written after a failed run", statefile);
+  FreeRun(&run);
+}
+
+/* ---------------------------------------------------------------- 5. help */
+
+static void TestHelp(void **state)
+{
+  char       dir[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  CaseDirectory(dir, "help");
+  run = RunProgram(dir, "-help", NULL);
+  ExpectSuccess("-help", &run);
+  ExpectContains("stdout", run.out, "Usage: gglmbs -i input.yaml");
+  if (!HasLine(run.out, "em")) fail_msg("-help does not list the scheme em:\n%s", run.out);
+  FreeRun(&run);
+}
+
+/* ---------------------------------------------------------------- main */
+
+static void PrintFile(FILE *to, const char *path)
+{
+  char *text = ReadFile(path);
+
+  if (text) fprintf(to, "%s\n", text);
+  free(text);
+}
+
+int main(void)
+{
+  const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
+  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 6];
+  const char       *tmp  = getenv("TMPDIR");
+  char              report[PATH_SIZE];
+  size_t            n    = 0;
+  int               failed;
+
+  if (snprintf(scratch, sizeof(scratch), "%s/gglmbs_test_app.XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(scratch) || !mkdtemp(scratch) || chdir(scratch)) {
+    perror("test_app: cannot create a temporary directory");
+    return 1;
+  }
+  /* cmocka's report goes to an XML file, so a passing run prints nothing */
+  if (snprintf(report, sizeof(report), "%s/report.xml", scratch) >= (int)sizeof(report)) return 1;
+  (void)remove(report); /* cmocka writes to stderr instead of an existing file */
+  if (setenv("CMOCKA_MESSAGE_OUTPUT", "XML", 1) || setenv("CMOCKA_XML_FILE", report, 1)) return 1;
+
+  for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_runs[i].file, TestBadInput, NULL, NULL, (void *)&bad_runs[i]};
+  tests[n++] = (struct CMUnitTest){"no input", TestNoInput, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"pendulum", TestPendulum, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"overrides", TestOverrides, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"not converged", TestNotConverged, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"help", TestHelp, NULL, NULL, NULL};
+  failed = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
+
+  if (failed) { /* assertion messages are only in the report */
+    PrintFile(stderr, report);
+    fprintf(stderr, "test_app: outputs kept in %s\n", scratch);
+  } else if (chdir("/") || nftw(scratch, RemoveEntry, 16, FTW_DEPTH | FTW_PHYS)) {
+    fprintf(stderr, "test_app: cannot remove %s\n", scratch);
+  }
+  return failed;
+}
