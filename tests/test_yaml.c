@@ -100,6 +100,7 @@ static const BadInput bad_inputs[] = {
   {"ground_body_name",              3,  12, "bodies[0].name",               "expected a body name other than 'ground'",           "'ground'"},
   {"chain_name_clash",              5,  12, "chains[0].name",               "are not names in 'bodies'",                          "body 'rope.2' is already bodies[0]"},
   {"chain_count",                   3,  25, "chains[0].count",              "expected a positive integer (number of particles)",  "'0'"},
+  {"scheme_unknown",                2,  16, "scheme.type",                  "expected a registered scheme, one of: em",          "'vi-z'"},
   {"unknown_body",                  5,  34, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or 'chains', or 'ground'", "'bobb', which is not defined"},
   {"unknown_chain_body",            5,  40, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or 'chains', or 'ground'", "'rope.5', which is not defined"},
   {"fixed_point_ground",            5,  31, "joints[0].body",               "(not 'ground')",                                     "'ground'"},
@@ -205,7 +206,7 @@ static const GoodInput good_inputs[] = {
   {"inputs/heavy_top.yaml",             1,    2,    3,    0.002, 2,   -9.81, "em",   "output/heavy_top",      1 },
   {"inputs/four_particle.yaml",         4,    4,    4,    0.01,  10,  0,     "em",   "output/four_particle",  1 },
   {"inputs/chain1000.yaml",             1000, 1000, 2000, 1e-3,  1.0, -9.81, "em",   "output/chain1000",      10},
-  {"tests/inputs/good/features.yaml",   5,    9,    14,   0.01,  1,   -9.81, "vi-b", "out/features",          1 },
+  {"tests/inputs/good/features.yaml",   5,    9,    14,   0.01,  1,   -9.81, "em",   "out/features",          1 },
   {"tests/inputs/good/minimal.yaml",    1,    0,    0,    0.5,   2,   0,     "em",   "output",                1 },
 };
 

@@ -20,6 +20,7 @@ typedef struct {
 
 PETSC_EXTERN PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode (*create)(MbsStepper));
 PETSC_EXTERN PetscErrorCode MbsSchemeList(MPI_Comm, PetscViewer);
+PETSC_EXTERN PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, char names[], size_t len);
 
 PETSC_EXTERN PetscErrorCode MbsStepperCreate(MbsModel, MbsStepper *);
 PETSC_EXTERN PetscErrorCode MbsStepperDestroy(MbsStepper *);

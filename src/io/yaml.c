@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include <gglmbs/io.h>
+#include <gglmbs/stepper.h>
 
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
@@ -525,8 +526,14 @@ static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
   PetscCall(CheckKeys(r, node, path, scheme_keys, ""));
   PetscCall(Lookup(r, node, path, "type", NULL, tpath, &type));
   if (!type) PetscFunctionReturn(0);
-  PetscCall(ParseString(r, type, tpath, "a scheme name (em, em-g, vi-s, vi-a, vi-b, ...)", &name));
+  PetscCall(ParseString(r, type, tpath, "a registered scheme name (gglmbs -help lists them)", &name));
   if (strlen(name) >= sizeof(cfg->scheme)) PetscCall(FailNode(r, type, tpath, "a scheme name of at most 63 characters"));
+  {
+    PetscBool registered;
+    char      expected[256];
+    PetscCall(MbsSchemeIsRegistered(name, &registered, expected, sizeof(expected)));
+    if (!registered) PetscCall(FailNode(r, type, tpath, expected));
+  }
   PetscCall(PetscStrncpy(cfg->scheme, name, sizeof(cfg->scheme)));
   PetscFunctionReturn(0);
 }

@@ -70,6 +70,44 @@ PetscErrorCode MbsSchemeList(MPI_Comm comm, PetscViewer viewer)
 }
 
 /*@C
+  MbsSchemeIsRegistered - Tells whether a scheme name is registered.
+
+  Not Collective
+
+  Input Parameters:
++ name - the scheme name
+- len - size of names
+
+  Output Parameters:
++ registered - whether it is registered
+- names - "one of: em, ..." listing the registered schemes (may be NULL)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, char names[], size_t len)
+{
+  PetscErrorCode (*create)(MbsStepper);
+
+  PetscFunctionBegin;
+  PetscCall(MbsInitializePackage());
+  PetscCall(PetscFunctionListFind(MbsSchemeFunctions, name, &create));
+  *registered = create ? PETSC_TRUE : PETSC_FALSE;
+  if (names && len) {
+    const char **list;
+    int                n;
+    PetscCall(PetscFunctionListGet(MbsSchemeFunctions, &list, &n));
+    PetscCall(PetscStrncpy(names, "a registered scheme, one of:", len));
+    for (int i = 0, k = 0; i < n; i++) {
+      if (!list[i] || !list[i][0]) continue;
+      PetscCall(PetscStrlcat(names, k++ ? ", " : " ", len));
+      PetscCall(PetscStrlcat(names, list[i], len));
+    }
+    PetscCall(PetscFree(list));
+  }
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsStepperCreate - Creates a time stepper for a model; the default scheme is "em".
 
   Collective
