@@ -1,4 +1,3 @@
-#include <petsctime.h>
 #include "schemes/stepperimpl.h"
 #include "io/output.h"
 
@@ -546,7 +545,6 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
 {
   MbsDiagnosticsFile file = NULL;
   PetscInt           nsteps;
-  PetscLogDouble     t0, t1;
   PetscErrorCode     ierr;
 
   PetscFunctionBegin;
@@ -554,7 +552,6 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
   nsteps = (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
   PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, &file));
   PetscCall(MbsStepperWriteDiagnostics(st, file));
-  PetscCall(PetscTime(&t0));
   while (st->step < nsteps) {
     ierr = MbsStepperStep(st);
     if (ierr) {
@@ -563,8 +560,6 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     }
     if (st->step % st->output_every == 0 || st->step == nsteps) PetscCall(MbsStepperWriteDiagnostics(st, file));
   }
-  PetscCall(PetscTime(&t1));
-  st->wall += t1 - t0;
   PetscCall(MbsDiagnosticsFileClose(&file));
   if (st->write_state[0]) PetscCall(MbsStepperWriteState(st, st->write_state));
   PetscFunctionReturn(0);

@@ -48,7 +48,6 @@ struct _p_MbsStepper {
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
   char     write_state[PETSC_MAX_PATH_LEN];
-  double   wall;
 };
 
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
