@@ -716,8 +716,8 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
 /* The initial state must satisfy g(q0) = 0 and G(q0) v0 = 0; name the worst offending element. */
 static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
 {
-  PetscReal  worst[2] = {0, 0};
-  PetscInt   worst_elem[2] = {-1, -1};
+  PetscReal  worst[2];
+  PetscInt   worst_elem[2];
   PetscReal *q, *v;
 
   PetscFunctionBegin;
@@ -729,32 +729,12 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
       v[model->body_lq[b] + i] = model->bodies[b].v0[i];
     }
   }
-  for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
-    const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon;
-    PetscReal         qe[MBS_ELEM_MAX_NQ], ve[MBS_ELEM_MAX_NQ], g[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    if (!nc) continue;
-    MbsElementGather(model, el, q, qe);
-    MbsElementGather(model, el, v, ve);
-    el->kernel->constraint(&el->data, qe, g, G);
-    for (int r = 0; r < nc; r++) {
-      PetscReal gv = 0;
-      for (int i = 0; i < nq; i++) gv += G[r * nq + i] * ve[i];
-      if (PetscAbsReal(g[r]) > worst[0] || PetscIsInfOrNanReal(g[r])) {
-        worst[0]      = PetscIsInfOrNanReal(g[r]) ? PETSC_MAX_REAL : PetscAbsReal(g[r]);
-        worst_elem[0] = model->elem_local[k];
-      }
-      if (PetscAbsReal(gv) > worst[1] || PetscIsInfOrNanReal(gv)) {
-        worst[1]      = PetscIsInfOrNanReal(gv) ? PETSC_MAX_REAL : PetscAbsReal(gv);
-        worst_elem[1] = model->elem_local[k];
-      }
-    }
-  }
+  PetscCall(MbsOpConstraintMaxLocal(model, q, v, worst, worst_elem));
   PetscCall(PetscFree2(q, v));
   for (int level = 0; level < 2; level++) {
     struct {
-      double   val;
-      int      elem;
+      double val;
+      int    elem;
     } loc = {worst[level], (int)worst_elem[level]}, glob;
     PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, model->comm));
     if (glob.val > model->ic_tol) {

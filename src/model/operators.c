@@ -158,11 +158,13 @@ PetscErrorCode MbsOpPotentialEnergy(MbsModel model, const PetscScalar *q, PetscR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax)
+/* This rank's max |g(q)| and max |G(q) w| (NaN counts as infinite), and the elements where they occur
+   (-1 when the rank has no constraint rows). */
+PetscErrorCode MbsOpConstraintMaxLocal(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal max[2], PetscInt elem[2])
 {
-  PetscReal m[2] = {0, 0}, mg[2];
-
   PetscFunctionBegin;
+  max[0] = max[1] = 0;
+  elem[0] = elem[1] = -1;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
     PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
     (void)c;
@@ -170,13 +172,27 @@ PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const Pe
     MbsElementGather(model, el, w, we);
     el->kernel->constraint(&el->data, qe, ge, G);
     for (int r = 0; r < nc; r++) {
-      PetscReal s = 0;
-      for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
-      m[0] = PetscMax(m[0], PetscAbsReal(ge[r]));
-      m[1] = PetscMax(m[1], PetscAbsReal(s));
-      if (PetscIsInfOrNanReal(ge[r]) || PetscIsInfOrNanReal(s)) m[0] = m[1] = PETSC_INFINITY;
+      PetscReal v[2] = {ge[r], 0};
+      for (int i = 0; i < nq; i++) v[1] += G[r * nq + i] * we[i];
+      for (int l = 0; l < 2; l++) {
+        const PetscReal a = PetscIsInfOrNanReal(v[l]) ? PETSC_INFINITY : PetscAbsReal(v[l]);
+        if (a > max[l] || elem[l] < 0) {
+          max[l]  = a;
+          elem[l] = model->elem_local[k];
+        }
+      }
     }
   MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax)
+{
+  PetscReal m[2], mg[2];
+  PetscInt  elem[2];
+
+  PetscFunctionBegin;
+  PetscCall(MbsOpConstraintMaxLocal(model, q, w, m, elem));
   PetscCall(MPIU_Allreduce(m, mg, 2, MPIU_REAL, MPIU_MAX, model->comm));
   *gmax  = mg[0];
   *gwmax = mg[1];

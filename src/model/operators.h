@@ -94,5 +94,6 @@ PETSC_INTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, P
 /* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
 PETSC_INTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
 PETSC_INTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax);
+PETSC_INTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal max[2], PetscInt elem[2]);
 
 #endif

@@ -423,6 +423,22 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscFunctionReturn(0);
 }
 
+/* Copy the state (q, p) into the unknowns' q and p fields (to_unknowns) or back. */
+static PetscErrorCode MbsStepperCopyState(MbsStepper st, PetscBool to_unknowns)
+{
+  const PetscInt field[2] = {st->field_q, st->field_p};
+  Vec            state[2] = {st->q, st->p}, sub;
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 2; k++) {
+    PetscCall(VecGetSubVector(st->X, st->sys->is[field[k]], &sub));
+    if (to_unknowns) PetscCall(VecCopy(state[k], sub));
+    else PetscCall(VecCopy(sub, state[k]));
+    PetscCall(VecRestoreSubVector(st->X, st->sys->is[field[k]], &sub));
+  }
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsStepperStep - Advances one step of size h: solves the scheme's nonlinear system with SNES and
   accepts the new state. A step whose solve does not converge is an error naming the step, the time,
@@ -435,7 +451,6 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
 PetscErrorCode MbsStepperStep(MbsStepper st)
 {
   SNESConvergedReason reason;
-  Vec                 sub;
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
@@ -447,12 +462,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
     PetscCall(VecSet(st->X, 0.0));
     st->started = PETSC_TRUE;
   }
-  PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_q], &sub));
-  PetscCall(VecCopy(st->q, sub));
-  PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_q], &sub));
-  PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_p], &sub));
-  PetscCall(VecCopy(st->p, sub));
-  PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_p], &sub));
+  PetscCall(MbsStepperCopyState(st, PETSC_TRUE));
 
   PetscCall(SNESSolve(st->snes, NULL, st->X));
   PetscCall(SNESGetConvergedReason(st->snes, &reason));
@@ -464,12 +474,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
     PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
     SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt) or see -snes_monitor -snes_converged_reason", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, (double)fnorm, st->last_its, SNESConvergedReasons[reason]);
   }
-  PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_q], &sub));
-  PetscCall(VecCopy(sub, st->q));
-  PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_q], &sub));
-  PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_p], &sub));
-  PetscCall(VecCopy(sub, st->p));
-  PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_p], &sub));
+  PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
   st->step++;
   st->t = st->step * st->h;
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
