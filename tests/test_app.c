@@ -226,7 +226,7 @@ typedef struct {
 } Csv;
 
 /* Reads a CSV file of a header line and rows of numbers; every row must be complete (newline-terminated)
-   and have as many fields as the header. */
+   and have as many fields as the header. An empty field reads as NaN. */
 static void ReadCsv(const char *path, Csv *csv)
 {
   char       *text = ReadFile(path), *s, *end;
@@ -243,8 +243,11 @@ static void ReadCsv(const char *path, Csv *csv)
   for (s = (char *)eol + 1; *s; csv->nrows++) {
     if (csv->nrows == CSV_MAX_ROWS) fail_msg("%s: more than %d rows", path, CSV_MAX_ROWS);
     for (int j = 0; j < csv->ncols; j++) {
-      csv->v[csv->nrows][j] = strtod(s, &end);
-      if (end == s || *end != (j + 1 < csv->ncols ? ',' : '\n')) fail_msg("%s: row %d, field %d is not a number followed by %s:\n%s", path, csv->nrows + 1, j + 1, j + 1 < csv->ncols ? "','" : "a newline", s);
+      if (*s == ',' || *s == '\n') { /* empty field (strtod would skip a newline) */
+        csv->v[csv->nrows][j] = NAN;
+        end                   = s;
+        if (*end != (j + 1 < csv->ncols ? ',' : '\n')) fail_msg("%s: row %d, field %d is empty and not followed by %s", path, csv->nrows + 1, j + 1, j + 1 < csv->ncols ? "','" : "a newline");
+      } else if (csv->v[csv->nrows][j] = strtod(s, &end), end == s || *end != (j + 1 < csv->ncols ? ',' : '\n')) fail_msg("%s: row %d, field %d is not a number followed by %s:\n%s", path, csv->nrows + 1, j + 1, j + 1 < csv->ncols ? "','" : "a newline", s);
       s = end + 1;
     }
   }
@@ -328,9 +331,9 @@ static void TestMissingFile(void **state)
 
 /* ---------------------------------------------------------------- 2.-4. the spherical pendulum */
 
-static const char diagnostics_header[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its";
+static const char diagnostics_header[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max";
 
-enum { COL_STEP = 0, COL_T = 1, COL_E = 2, COL_G = 11, COL_GV = 12, COL_ITS = 13, NCOLS = 14 };
+enum { COL_STEP = 0, COL_T = 1, COL_E = 2, COL_G = 11, COL_GV = 12, COL_ITS = 13, COL_GVS = 14, NCOLS = 15 };
 
 static void ReadDiagnostics(const char *dir, Csv *csv)
 {
@@ -385,6 +388,7 @@ static void TestPendulum(void **state)
     if (i == 0 ? r[COL_ITS] != 0 : r[COL_ITS] < 1) fail_msg("step %d: newton_its = %g", i, r[COL_ITS]);
     if (fabs(r[COL_E] - d.v[0][COL_E]) > 1e-12 * fabs(d.v[0][COL_E])) fail_msg("step %d: E = %.17g, E(0) = %.17g", i, r[COL_E], d.v[0][COL_E]);
     if (r[COL_G] > 1e-10 || r[COL_GV] > 1e-10) fail_msg("step %d: g_max = %g, gv_max = %g", i, r[COL_G], r[COL_GV]);
+    if (!isnan(r[COL_GVS])) fail_msg("step %d: Gv_max = %g, expected an empty field for em (no velocity unknown)", i, r[COL_GVS]);
   }
 
   /* the final state: on the unit sphere, velocity tangent to it */

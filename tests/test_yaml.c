@@ -101,6 +101,12 @@ static const BadInput bad_inputs[] = {
   {"chain_name_clash",              5,  12, "chains[0].name",               "are not names in 'bodies'",                          "body 'rope.2' is already bodies[0]"},
   {"chain_count",                   3,  25, "chains[0].count",              "expected a positive integer (number of particles)",  "'0'"},
   {"scheme_unknown",                2,  16, "scheme.type",                  "expected a registered scheme, one of: em",          "'vi-z'"},
+  {"scheme_parameter_foreign",      2,  20, "scheme.theta",                 "expected the key type or a parameter of scheme em (its parameters: none)", "unknown key 'theta'"},
+  {"scheme_parameter_default_type", 2,  10, "scheme.vartheta",              "a parameter of scheme em (its parameters: none)",   "unknown key 'vartheta'"},
+  {"scheme_theta_zero",             4,  10, "scheme.theta",                 "expected a real in (0",                              "'0'"},
+  {"scheme_vartheta_range",         2,  20, "scheme.vartheta",              "expected a real in [0",                              "'1.5'"},
+  {"scheme_theta_not_number",       2,  29, "scheme.theta",                 "expected a real in (0",                              "'half'"},
+  {"scheme_duplicate_parameter",    2,  34, "scheme.theta",                 "each key at most once",                              "first at line 2, column 22"},
   {"unknown_body",                  5,  34, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or 'chains', or 'ground'", "'bobb', which is not defined"},
   {"unknown_chain_body",            5,  40, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or 'chains', or 'ground'", "'rope.5', which is not defined"},
   {"fixed_point_ground",            5,  31, "joints[0].body",               "(not 'ground')",                                     "'ground'"},
@@ -187,6 +193,7 @@ static void TestRunConfigDefaults(void **state)
   assert_int_equal(MbsRunConfigSetDefaults(&cfg), 0);
   assert_true(cfg.dt == 0 && cfg.t_end == 0);
   assert_string_equal(cfg.scheme, "em");
+  assert_int_equal(cfg.nparams, 0);
   assert_string_equal(cfg.output_dir, "output");
   assert_int_equal(cfg.output_every, 1);
 }
@@ -208,6 +215,8 @@ static const GoodInput good_inputs[] = {
   {"inputs/chain1000.yaml",             1000, 1000, 2000, 1e-3,  1.0, -9.81, "em",   "output/chain1000",      10},
   {"tests/inputs/good/features.yaml",   5,    9,    14,   0.01,  1,   -9.81, "em",   "out/features",          1 },
   {"tests/inputs/good/minimal.yaml",    1,    0,    0,    0.5,   2,   0,     "em",   "output",                1 },
+  {"tests/inputs/good/scheme_vi_b.yaml", 1,   1,    1,    0.01,  1,   0,     "vi-b", "output",                1 },
+  {"tests/inputs/good/scheme_vi_a.yaml", 1,   1,    1,    0.01,  1,   0,     "vi-a", "output",                1 },
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -325,11 +334,39 @@ static void TestFeatures(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* Scheme parameters are read whatever the order of the keys, type included; none are given unless written. */
+static void TestSchemeParameters(void **state)
+{
+  MbsModel     model;
+  MbsRunConfig cfg;
+
+  (void)state;
+  LoadGood(&good_inputs[6], &model, &cfg);
+  assert_string_equal(cfg.scheme, "vi-b");
+  assert_int_equal(cfg.nparams, 2);
+  assert_string_equal(cfg.param_name[0], "theta");
+  assert_true(cfg.param_value[0] == 1);
+  assert_string_equal(cfg.param_name[1], "vartheta");
+  assert_true(cfg.param_value[1] == 0.25);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+
+  LoadGood(&good_inputs[7], &model, &cfg);
+  assert_string_equal(cfg.scheme, "vi-a");
+  assert_int_equal(cfg.nparams, 1);
+  assert_string_equal(cfg.param_name[0], "theta");
+  assert_true(cfg.param_value[0] == 0.7);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+
+  LoadGood(&good_inputs[0], &model, &cfg);
+  assert_int_equal(cfg.nparams, 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
 int main(int argc, char **argv)
 {
   const size_t      nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
   const size_t      ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
-  struct CMUnitTest tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 5];
+  struct CMUnitTest tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 6];
   size_t            n = 0;
   int               failed;
 
@@ -349,6 +386,7 @@ int main(int argc, char **argv)
   for (size_t i = 0; i < ngood; i++) tests[n++] = (struct CMUnitTest){good_inputs[i].file, TestGoodInput, NULL, NULL, (void *)&good_inputs[i]};
   tests[n++] = (struct CMUnitTest){"heavy top invariants", TestHeavyTopInvariants, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"features", TestFeatures, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};

@@ -7,7 +7,29 @@
 
 typedef struct _p_MbsStepper *MbsStepper;
 
-#define MBSSCHEMEEM "em" /* GGL energy-momentum scheme, Kinon, Betsch & Schneider 2023, eq. (84) */
+/* Built-in schemes (Kinon, Betsch & Schneider 2023, seed 004) */
+#define MBSSCHEMEEM  "em"   /* GGL energy-momentum scheme, eq. (84) */
+#define MBSSCHEMEEMG "em-g" /* Gonzalez (1999) energy-momentum scheme, primary constraints only */
+#define MBSSCHEMEVIS "vi-s" /* first-order GGL variational integrator, eq. (55) */
+#define MBSSCHEMEVIA "vi-a" /* GGL variational integrator A(theta), eq. (79); parameter theta (default 1/2) */
+#define MBSSCHEMEVIB "vi-b" /* GGL variational integrator B(Theta, vartheta), eq. (82); parameters theta = Theta (default 1), vartheta (default 1/2) */
+
+/* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or
+   q_n + h M^-1 p_n ("advanced", seed 004 Table 2). Multipliers start from the previous step's. */
+typedef enum {
+  MBS_PREDICTOR_SIMPLE,
+  MBS_PREDICTOR_ADVANCED
+} MbsPredictor;
+PETSC_EXTERN const char *const MbsPredictors[];
+
+/* A real parameter of a scheme (e.g. theta of vi-a), with its default and admissible range. */
+typedef struct {
+  char      scheme[64];
+  char      name[32];
+  PetscReal def, lo, hi;
+  PetscBool lo_open; /* lo itself is excluded */
+  char      help[128];
+} MbsSchemeParameter;
 
 /* Conserved quantities and constraint residuals of a state. */
 typedef struct {
@@ -16,11 +38,17 @@ typedef struct {
   PetscReal L[3];     /* linear momentum, sum of p over translational blocks */
   PetscReal g_max;    /* max |g(q)| */
   PetscReal gv_max;   /* max |G(q) M^-1 p| */
+  PetscBool has_Gv;   /* the scheme has its own velocity unknown v (vi-a, vi-b) and a step was taken */
+  PetscReal Gv_max;   /* max |G(q_theta) v| of the last step: the scheme's own velocity-level residual */
 } MbsDiagnostics;
 
 PETSC_EXTERN PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode (*create)(MbsStepper));
 PETSC_EXTERN PetscErrorCode MbsSchemeList(MPI_Comm, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, char names[], size_t len);
+PETSC_EXTERN PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def, PetscReal lo, PetscBool lo_open, PetscReal hi, const char help[]);
+PETSC_EXTERN PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[], const MbsSchemeParameter **param);
+PETSC_EXTERN PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], size_t len);
+PETSC_EXTERN PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *, PetscReal value, PetscBool *ok, char expected[], size_t len);
 
 PETSC_EXTERN PetscErrorCode MbsStepperCreate(MbsModel, MbsStepper *);
 PETSC_EXTERN PetscErrorCode MbsStepperDestroy(MbsStepper *);
@@ -30,6 +58,12 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetTimeStep(MbsStepper, PetscReal h);
 PETSC_EXTERN PetscErrorCode MbsStepperGetTimeStep(MbsStepper, PetscReal *h);
 PETSC_EXTERN PetscErrorCode MbsStepperSetFinalTime(MbsStepper, PetscReal t_end);
 PETSC_EXTERN PetscErrorCode MbsStepperSetOutput(MbsStepper, const char directory[], PetscInt every);
+PETSC_EXTERN PetscErrorCode MbsStepperSetSchemeParameter(MbsStepper, const char name[], PetscReal value);
+PETSC_EXTERN PetscErrorCode MbsStepperGetSchemeParameter(MbsStepper, const char name[], PetscReal *value);
+PETSC_EXTERN PetscErrorCode MbsStepperSetPredictor(MbsStepper, MbsPredictor);
+PETSC_EXTERN PetscErrorCode MbsStepperGetPredictor(MbsStepper, MbsPredictor *);
+PETSC_EXTERN PetscErrorCode MbsStepperSetAdapt(MbsStepper, PetscBool adapt, PetscInt max_halvings);
+PETSC_EXTERN PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper, PetscInt *retries);
 PETSC_EXTERN PetscErrorCode MbsStepperSetFromOptions(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperSetUp(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperStep(MbsStepper);

@@ -1,6 +1,8 @@
 static const char help[] = "gglmbs: structure-preserving multibody dynamics.\n"
-                           "Usage: gglmbs -i input.yaml [-mbs_scheme em] [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir]\n"
-                           "              [-mbs_output_every n] [-mbs_write_state file] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
+                           "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b] [-mbs_theta theta] [-mbs_vartheta vartheta]\n"
+                           "              [-mbs_predictor simple|advanced] [-mbs_adapt] [-mbs_adapt_max_halvings n]\n"
+                           "              [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir] [-mbs_output_every n]\n"
+                           "              [-mbs_write_state file] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
 
 #include <petsctime.h>
 #include <gglmbs/gglmbs.h>
@@ -50,6 +52,7 @@ static PetscErrorCode Run(void)
   PetscCall(MbsModelSetUp(model));
   PetscCall(MbsStepperCreate(model, &st));
   PetscCall(MbsStepperSetType(st, cfg.scheme));
+  for (PetscInt i = 0; i < cfg.nparams; i++) PetscCall(MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]));
   PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
   PetscCall(MbsStepperSetFinalTime(st, cfg.t_end));
   PetscCall(MbsStepperSetOutput(st, cfg.output_dir, cfg.output_every));

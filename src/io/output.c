@@ -47,7 +47,7 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Mbs
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
     f->fp = fopen(f->path, "w");
-    if (!f->fp || fprintf(f->fp, "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its\n") < 0) err = errno ? errno : EIO;
+    if (!f->fp || fprintf(f->fp, "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max\n") < 0) err = errno ? errno : EIO;
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   if (err) {
@@ -61,11 +61,13 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Mbs
 
 PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, PetscReal t, const MbsDiagnostics *d, PetscInt newton_its)
 {
-  int err = 0;
+  int  err    = 0;
+  char Gv[32] = ""; /* the scheme's own velocity-level residual, empty for schemes without one */
 
   PetscFunctionBegin;
+  if (d->has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), "%.17g", (double)d->Gv_max));
   if (f->fp) {
-    if (fprintf(f->fp, "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT "\n", step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its) < 0 || fflush(f->fp))
+    if (fprintf(f->fp, "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT ",%s\n", step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its, Gv) < 0 || fflush(f->fp))
       err = errno ? errno : EIO;
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, f->comm));

@@ -59,7 +59,6 @@ typedef struct {
 
 static const char *const top_keys[]        = {"time", "scheme", "gravity", "bodies", "chains", "joints", "springs", "output", NULL};
 static const char *const time_keys[]       = {"step", "end", NULL};
-static const char *const scheme_keys[]     = {"type", NULL};
 static const char *const output_keys[]     = {"directory", "every", NULL};
 static const char *const particle_keys[]   = {"name", "type", "mass", "position", "velocity", NULL};
 static const char *const rigid_keys[]      = {"name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
@@ -77,7 +76,8 @@ static const char *const spring_keys[]     = {"type", "bodies", "points", "stiff
   Not Collective
 
   Output Parameter:
-. cfg - dt = t_end = 0 (unset: 'time' is required in an input), scheme "em", output directory "output", output every step
+. cfg - dt = t_end = 0 (unset: 'time' is required in an input), scheme "em" with no parameters given (the scheme's
+        defaults apply), output directory "output", output every step
 
   Level: beginner
 
@@ -90,7 +90,8 @@ PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *cfg)
   PetscCall(PetscMemzero(cfg, sizeof(*cfg)));
   cfg->dt    = 0.0;
   cfg->t_end = 0.0;
-  PetscCall(PetscStrncpy(cfg->scheme, "em", sizeof(cfg->scheme)));
+  PetscCall(PetscStrncpy(cfg->scheme, MBSSCHEMEEM, sizeof(cfg->scheme)));
+  cfg->nparams = 0;
   PetscCall(PetscStrncpy(cfg->output_dir, "output", sizeof(cfg->output_dir)));
   cfg->output_every = 1;
   PetscFunctionReturn(0);
@@ -199,17 +200,18 @@ static PetscErrorCode ExpectSequence(MbsYAMLReader *r, yaml_node_t *node, const 
   PetscFunctionReturn(0);
 }
 
-/* Every key of a mapping is a scalar, appears once and is one of 'allowed'. */
+/* Every key of a mapping is a scalar, appears once and is one of 'allowed' (any name if allowed is NULL:
+   the caller checks the names itself). */
 static PetscErrorCode CheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char path[], const char *const allowed[], const char context[])
 {
   PetscFunctionBegin;
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
     yaml_node_t *key = NodeGet(r, pair->key);
     char         keypath[MBS_YAML_PATH_LEN], expected[256], got[MBS_YAML_GOT_LEN + 32];
-    PetscBool    known = PETSC_FALSE;
+    PetscBool    known = allowed ? PETSC_FALSE : PETSC_TRUE;
 
     if (key->type != YAML_SCALAR_NODE) PetscCall(FailNode(r, key, path, "a mapping with plain names as keys"));
-    for (PetscInt i = 0; allowed[i]; i++)
+    for (PetscInt i = 0; allowed && allowed[i]; i++)
       if (!strcmp(allowed[i], ScalarText(key))) known = PETSC_TRUE;
     PathKey(keypath, path, ScalarText(key));
     if (!known) {
@@ -259,21 +261,32 @@ static PetscBool IsYAMLNonFinite(const char s[])
   return PETSC_FALSE;
 }
 
-static PetscErrorCode ParseReal(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsYAMLRange range, const char quantity[], PetscReal *value)
+/* A plain scalar that reads as a finite double; 'expected' is the whole "expected ..." text of the error. */
+static PetscErrorCode ParseFinite(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[], double *value)
 {
-  const char *what = range == MBS_YAML_POSITIVE ? "a positive number" : (range == MBS_YAML_NONNEGATIVE ? "a non-negative number" : "a finite number");
-  char        expected[160];
-  double      v   = 0.0;
-  char       *end = NULL;
+  double v   = 0.0;
+  char  *end = NULL;
 
   PetscFunctionBegin;
-  if (quantity) snprintf(expected, sizeof(expected), "%s (%s)", what, quantity);
-  else snprintf(expected, sizeof(expected), "%s", what);
   if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
   if (IsYAMLNonFinite(ScalarText(node))) PetscCall(FailNode(r, node, path, expected));
   errno = 0;
   v     = strtod(ScalarText(node), &end);
   if (end == ScalarText(node) || *end || !isfinite(v)) PetscCall(FailNode(r, node, path, expected));
+  *value = v;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ParseReal(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsYAMLRange range, const char quantity[], PetscReal *value)
+{
+  const char *what = range == MBS_YAML_POSITIVE ? "a positive number" : (range == MBS_YAML_NONNEGATIVE ? "a non-negative number" : "a finite number");
+  char        expected[160];
+  double      v = 0.0;
+
+  PetscFunctionBegin;
+  if (quantity) snprintf(expected, sizeof(expected), "%s (%s)", what, quantity);
+  else snprintf(expected, sizeof(expected), "%s", what);
+  PetscCall(ParseFinite(r, node, path, expected, &v));
   if ((range == MBS_YAML_POSITIVE && !(v > 0)) || (range == MBS_YAML_NONNEGATIVE && !(v >= 0))) PetscCall(FailNode(r, node, path, expected));
   *value = (PetscReal)v;
   PetscFunctionReturn(0);
@@ -513,28 +526,59 @@ static PetscErrorCode ParseTime(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfi
   PetscFunctionReturn(0);
 }
 
+/* scheme: {type: name, <parameter>: value, ...}. The parameters a key may name depend on the type, so the
+   type is read first wherever it stands; without one the scheme is em. */
 static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfig *cfg)
 {
   yaml_node_t *node, *type;
   char         path[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
-  const char  *name = NULL;
+  const char  *name = MBSSCHEMEEM;
 
   PetscFunctionBegin;
   PetscCall(Lookup(r, root, "", "scheme", NULL, path, &node));
   if (!node) PetscFunctionReturn(0);
-  PetscCall(ExpectMapping(r, node, path, "a mapping {type: name}"));
-  PetscCall(CheckKeys(r, node, path, scheme_keys, ""));
+  PetscCall(ExpectMapping(r, node, path, "a mapping {type: name, parameter: value, ...}"));
+  PetscCall(CheckKeys(r, node, path, NULL, ""));
   PetscCall(Lookup(r, node, path, "type", NULL, tpath, &type));
-  if (!type) PetscFunctionReturn(0);
-  PetscCall(ParseString(r, type, tpath, "a registered scheme name (gglmbs -help lists them)", &name));
-  if (strlen(name) >= sizeof(cfg->scheme)) PetscCall(FailNode(r, type, tpath, "a scheme name of at most 63 characters"));
-  {
+  if (type) {
     PetscBool registered;
     char      expected[256];
+
+    PetscCall(ParseString(r, type, tpath, "a registered scheme name (gglmbs -help lists them)", &name));
+    if (strlen(name) >= sizeof(cfg->scheme)) PetscCall(FailNode(r, type, tpath, "a scheme name of at most 63 characters"));
     PetscCall(MbsSchemeIsRegistered(name, &registered, expected, sizeof(expected)));
     if (!registered) PetscCall(FailNode(r, type, tpath, expected));
   }
   PetscCall(PetscStrncpy(cfg->scheme, name, sizeof(cfg->scheme)));
+  cfg->nparams = 0;
+  for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+    yaml_node_t              *key = NodeGet(r, pair->key), *value = NodeGet(r, pair->value);
+    const MbsSchemeParameter *prm;
+    char                      ppath[MBS_YAML_PATH_LEN], expected[256], got[MBS_YAML_GOT_LEN + 32], names[128];
+    double                    v = 0.0;
+    PetscBool                 ok;
+
+    if (!strcmp(ScalarText(key), "type")) continue;
+    PathKey(ppath, path, ScalarText(key));
+    PetscCall(MbsSchemeGetParameter(name, ScalarText(key), &prm));
+    if (!prm) {
+      PetscCall(MbsSchemeGetParameterNames(name, names, sizeof(names)));
+      snprintf(expected, sizeof(expected), "the key type or a parameter of scheme %s (its parameters: %s)", name, names);
+      snprintf(got, sizeof(got), "unknown key '%.60s'", ScalarText(key));
+      PetscCall(Fail(r, key->start_mark, ppath, expected, got));
+    }
+    /* the range text serves both for a value that is no number and for one out of range */
+    PetscCall(MbsSchemeCheckParameter(prm, prm->def, &ok, expected, sizeof(expected)));
+    PetscCall(ParseFinite(r, value, ppath, expected, &v));
+    PetscCall(MbsSchemeCheckParameter(prm, (PetscReal)v, &ok, expected, sizeof(expected)));
+    if (!ok) PetscCall(FailNode(r, value, ppath, expected));
+    if (cfg->nparams >= MBS_RUNCONFIG_MAX_PARAMS) {
+      snprintf(expected, sizeof(expected), "at most %d scheme parameters", MBS_RUNCONFIG_MAX_PARAMS);
+      PetscCall(FailNode(r, value, ppath, expected));
+    }
+    PetscCall(PetscStrncpy(cfg->param_name[cfg->nparams], prm->name, sizeof(cfg->param_name[0])));
+    cfg->param_value[cfg->nparams++] = (PetscReal)v;
+  }
   PetscFunctionReturn(0);
 }
 

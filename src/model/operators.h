@@ -34,7 +34,8 @@ typedef enum {
 typedef enum {
   MBS_SCALE_NONE     = 0,
   MBS_SCALE_MINV_ROW = 1,
-  MBS_SCALE_MINV_COL = 2
+  MBS_SCALE_MINV_COL = 2,
+  MBS_SCALE_MINV_BOTH = 3
 } MbsScale;
 
 typedef struct _n_MbsSystem *MbsSystem;

@@ -41,7 +41,7 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
 {
   const MbsModel     model = st->model;
   const MbsSystem    sys   = st->sys;
-  const PetscReal    h     = st->h;
+  const PetscReal    h     = st->hstep;
   const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM], *gam = x + sys->loff[EM_GAM];
   PetscScalar       *fq = f + sys->loff[EM_Q], *fp = f + sys->loff[EM_P], *flam = f + sys->loff[EM_LAM], *fgam = f + sys->loff[EM_GAM];
   PetscScalar       *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2], *tmp = st->work[3];
@@ -66,7 +66,7 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
 static PetscErrorCode MbsSchemeJacobian_EM(MbsStepper st, const PetscScalar *x)
 {
   const MbsSystem    sys = st->sys;
-  const PetscReal    h   = st->h;
+  const PetscReal    h   = st->hstep;
   const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM], *gam = x + sys->loff[EM_GAM];
   PetscScalar       *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2];
 

@@ -13,10 +13,17 @@ static const char MbsCitation[] = "@article{KinonBetschSchneider2023,\n"
                                   "  year    = {2023}\n}\n";
 static PetscBool  MbsCited = PETSC_FALSE;
 
+const char *const MbsPredictors[] = {"simple", "advanced", "MbsPredictor", "MBS_PREDICTOR_", NULL};
+
+#define MBS_MAX_SCHEME_PARAMETERS 32
+static MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
+static PetscInt           MbsNumSchemeParameters = 0;
+
 static PetscErrorCode MbsFinalizePackage(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscFunctionListDestroy(&MbsSchemeFunctions));
+  MbsNumSchemeParameters = 0;
   MbsPackageInitialized = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -32,6 +39,14 @@ static PetscErrorCode MbsInitializePackage(void)
   PetscCall(PetscLogEventRegister("MbsJacobian", MBS_CLASSID, &MBS_Jacobian));
   PetscCall(PetscLogEventRegister("MbsDiagnostics", MBS_CLASSID, &MBS_Diagnostics));
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEM, MbsSchemeCreate_EM));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEMG, MbsSchemeCreate_EMG));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIS, MbsSchemeCreate_VIS));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIA, MbsSchemeCreate_VIA));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIB, MbsSchemeCreate_VIB));
+  /* Defaults are those of the paper's own computations (seed 004, lost Table 1). */
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0, "VI-A: q_theta = (1-theta) q_n + theta q_{n+1}"));
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "theta", 1.0, 0.0, PETSC_FALSE, 1.0, "VI-B: Theta, q_Theta = (1-Theta) q_n + Theta q_{n+1}"));
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "vartheta", 0.5, 0.0, PETSC_FALSE, 1.0, "VI-B: vartheta, weight of G(q_{n+1}) in the multiplier forces"));
   PetscCall(PetscRegisterFinalize(MbsFinalizePackage));
   PetscFunctionReturn(0);
 }
@@ -52,6 +67,102 @@ PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode (*create)(Mbs
   PetscFunctionBegin;
   PetscCall(MbsInitializePackage());
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, name, create));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeRegisterParameter - Declares a real parameter of a scheme, settable with
+  MbsStepperSetSchemeParameter(), the option -mbs_<name> and the input file (scheme: {type: ..., name: value}).
+
+  Not Collective
+
+  Input Parameters:
++ scheme - the scheme's name
+. name - the parameter's name
+. def - its default
+. lo, lo_open - lower bound, and whether lo itself is excluded
+. hi - upper bound (included)
+- help - one line for -help
+
+  Level: advanced
+@*/
+PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def, PetscReal lo, PetscBool lo_open, PetscReal hi, const char help[])
+{
+  const MbsSchemeParameter *old;
+  MbsSchemeParameter       *prm;
+
+  PetscFunctionBegin;
+  PetscCall(MbsInitializePackage());
+  PetscCall(MbsSchemeGetParameter(scheme, name, &old));
+  if (old) prm = (MbsSchemeParameter *)old;
+  else {
+    PetscCheck(MbsNumSchemeParameters < MBS_MAX_SCHEME_PARAMETERS, PETSC_COMM_SELF, PETSC_ERR_SUP, "At most %d scheme parameters", MBS_MAX_SCHEME_PARAMETERS);
+    prm = &MbsSchemeParameters[MbsNumSchemeParameters++];
+  }
+  PetscCheck(strlen(name) < sizeof(prm->name) && strlen(scheme) < sizeof(prm->scheme), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "Scheme or parameter name too long");
+  PetscCall(PetscStrncpy(prm->scheme, scheme, sizeof(prm->scheme)));
+  PetscCall(PetscStrncpy(prm->name, name, sizeof(prm->name)));
+  PetscCall(PetscStrncpy(prm->help, help ? help : "", sizeof(prm->help)));
+  prm->def     = def;
+  prm->lo      = lo;
+  prm->hi      = hi;
+  prm->lo_open = lo_open;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeGetParameter - Finds a scheme's parameter by name; NULL if the scheme has no such parameter.
+
+  Not Collective
+@*/
+PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[], const MbsSchemeParameter **param)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsInitializePackage());
+  *param = NULL;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
+    PetscBool s, n;
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, scheme, &s));
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].name, name, &n));
+    if (s && n) *param = &MbsSchemeParameters[i];
+  }
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeGetParameterNames - "theta, vartheta" (or "none") for error messages.
+
+  Not Collective
+@*/
+PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], size_t len)
+{
+  PetscInt k = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MbsInitializePackage());
+  names[0] = 0;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
+    PetscBool s;
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, scheme, &s));
+    if (!s) continue;
+    if (k++) PetscCall(PetscStrlcat(names, ", ", len));
+    PetscCall(PetscStrlcat(names, MbsSchemeParameters[i].name, len));
+  }
+  if (!k) PetscCall(PetscStrncpy(names, "none", len));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeCheckParameter - Whether a value is admissible for a parameter; if not, `expected` describes
+  the range ("a real in (0, 1] (VI-A: ...)").
+
+  Not Collective
+@*/
+PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *prm, PetscReal value, PetscBool *ok, char expected[], size_t len)
+{
+  PetscFunctionBegin;
+  *ok = (PetscIsNormalReal(value) || value == 0) && (prm->lo_open ? value > prm->lo : value >= prm->lo) && value <= prm->hi ? PETSC_TRUE : PETSC_FALSE;
+  if (expected && len) snprintf(expected, len, "a real in %s%g, %g] for %s of scheme %s", prm->lo_open ? "(" : "[", (double)prm->lo, (double)prm->hi, prm->name, prm->scheme);
   PetscFunctionReturn(0);
 }
 
@@ -106,6 +217,25 @@ PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, c
   PetscFunctionReturn(0);
 }
 
+/* SNES's default test (atol, rtol, stol, max_it, NaN), and the round-off floor: once the residual norm
+   is below stagnation_tol, an iteration that no longer halves it has reached the floor that rounding
+   sets for this system (quadratic convergence would have cut it by orders of magnitude): converged.
+   Conservation to round-off needs Newton run to that floor; a fixed atol alone either stops one
+   iteration early or never triggers on systems whose floor lies above it. */
+static PetscErrorCode MbsStepperConverged(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm, SNESConvergedReason *reason, void *ctx)
+{
+  MbsStepper st = (MbsStepper)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, fnorm, reason, NULL));
+  if (*reason == SNES_CONVERGED_ITERATING && it > 0 && fnorm <= st->stagnation_tol && fnorm > 0.5 * st->fnorm_prev) {
+    PetscCall(PetscInfo(snes, "Residual norm %g stagnates at the round-off floor (previous %g): converged\n", (double)fnorm, (double)st->fnorm_prev));
+    *reason = SNES_CONVERGED_FNORM_ABS;
+  }
+  st->fnorm_prev = fnorm;
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsStepperCreate - Creates a time stepper for a model; the default scheme is "em".
 
@@ -135,9 +265,12 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(MbsModelGetComm(model, &st->comm));
   st->model        = model;
   st->h            = 0.01;
+  st->hstep        = 0.01;
   st->t_end        = 1.0;
   st->output_every = 1;
-  st->field_q = st->field_p = -1;
+  st->field_q = st->field_p = st->field_v = -1;
+  st->predictor = MBS_PREDICTOR_SIMPLE;
+  st->adapt_max = 5;
   PetscCall(PetscStrncpy(st->output_dir, "output", sizeof(st->output_dir)));
   PetscCall(SNESCreate(st->comm, &st->snes));
   /* Conservation to round-off needs Newton converged to round-off: tight absolute tolerance, and a
@@ -146,6 +279,8 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(SNESGetLineSearch(st->snes, &ls));
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBASIC));
   PetscCall(SNESSetTolerances(st->snes, 1e-15, 1e-300, 1e-13, 50, -1));
+  st->stagnation_tol = 1e-11;
+  PetscCall(SNESSetConvergenceTest(st->snes, MbsStepperConverged, st, NULL));
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
@@ -163,6 +298,10 @@ static PetscErrorCode MbsStepperReset(MbsStepper st)
   PetscCall(MatDestroy(&st->J));
   PetscCall(VecDestroy(&st->X));
   PetscCall(VecDestroy(&st->F));
+  PetscCall(VecDestroy(&st->Xsave));
+  PetscCall(VecDestroy(&st->qstart));
+  PetscCall(VecDestroy(&st->pstart));
+  st->field_q = st->field_p = st->field_v = -1;
   PetscCall(PetscFree2(st->q0, st->p0));
   for (int i = 0; i < MBS_STEPPER_NWORK; i++) PetscCall(PetscFree(st->work[i]));
   st->setup   = PETSC_FALSE;
@@ -221,6 +360,14 @@ PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
   PetscCall(PetscMemzero(&st->ops, sizeof(st->ops)));
   st->data = NULL;
   PetscCall(PetscStrncpy(st->type, type, sizeof(st->type)));
+  st->nparams = 0;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, type, &same));
+    if (!same) continue;
+    PetscCheck(st->nparams < MBS_STEPPER_MAX_PARAMS, st->comm, PETSC_ERR_SUP, "Scheme %s has more than %d parameters", type, MBS_STEPPER_MAX_PARAMS);
+    PetscCall(PetscStrncpy(st->param_name[st->nparams], MbsSchemeParameters[i].name, sizeof(st->param_name[0])));
+    st->param[st->nparams++] = MbsSchemeParameters[i].def;
+  }
   PetscCall(create(st));
   PetscFunctionReturn(0);
 }
@@ -244,7 +391,7 @@ PetscErrorCode MbsStepperSetTimeStep(MbsStepper st, PetscReal h)
 {
   PetscFunctionBegin;
   PetscCheck(h > 0 && PetscIsNormalReal(h), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The step size must be positive and finite, got %g", (double)h);
-  st->h = h;
+  st->h = st->hstep = h;
   PetscFunctionReturn(0);
 }
 
@@ -290,6 +437,128 @@ PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscI
 }
 
 /*@C
+  MbsStepperSetSchemeParameter - Sets a real parameter of the current scheme (e.g. "theta" of vi-a);
+  MbsStepperSetType() resets parameters to the scheme's defaults.
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_theta <theta> - theta of vi-a (default 1/2), Theta of vi-b (default 1)
+- -mbs_vartheta <vartheta> - vartheta of vi-b (default 1/2)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperSetSchemeParameter(MbsStepper st, const char name[], PetscReal value)
+{
+  const MbsSchemeParameter *prm;
+  PetscBool                 ok;
+  char                      expected[256], names[128];
+
+  PetscFunctionBegin;
+  PetscCall(MbsSchemeGetParameter(st->type, name, &prm));
+  PetscCall(MbsSchemeGetParameterNames(st->type, names, sizeof(names)));
+  PetscCheck(prm, st->comm, PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s' (its parameters: %s)", st->type, name, names);
+  PetscCall(MbsSchemeCheckParameter(prm, value, &ok, expected, sizeof(expected)));
+  PetscCheck(ok, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Expected %s, got %g", expected, (double)value);
+  for (PetscInt i = 0; i < st->nparams; i++) {
+    PetscCall(PetscStrcmp(st->param_name[i], name, &ok));
+    if (!ok || st->param[i] == value) continue;
+    st->param[i] = value;
+    /* Blocks with a zero coefficient are left out of the Jacobian's pattern: lay it out again. */
+    if (st->setup) PetscCall(MbsStepperReset(st));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsStepperGetParameter_Private(MbsStepper st, const char name[], PetscReal *value)
+{
+  PetscBool same;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < st->nparams; i++) {
+    PetscCall(PetscStrcmp(st->param_name[i], name, &same));
+    if (same) {
+      *value = st->param[i];
+      PetscFunctionReturn(0);
+    }
+  }
+  SETERRQ(st->comm, PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s'", st->type, name);
+}
+
+/*@C
+  MbsStepperGetSchemeParameter - Gets a real parameter of the current scheme.
+
+  Not Collective
+@*/
+PetscErrorCode MbsStepperGetSchemeParameter(MbsStepper st, const char name[], PetscReal *value)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, name, value));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetPredictor - Chooses the initial guess of each step's Newton iteration: the state at t_n
+  (MBS_PREDICTOR_SIMPLE, default) or q_n + h M^-1 p_n (MBS_PREDICTOR_ADVANCED, seed 004 Table 2).
+
+  Logically Collective
+
+  Options Database Key:
+. -mbs_predictor <simple,advanced> - the predictor
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperSetPredictor(MbsStepper st, MbsPredictor predictor)
+{
+  PetscFunctionBegin;
+  st->predictor = predictor;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsStepperGetPredictor(MbsStepper st, MbsPredictor *predictor)
+{
+  PetscFunctionBegin;
+  *predictor = st->predictor;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetAdapt - With adapt, a step whose Newton solve fails is retried as two sub-steps of half
+  the size, recursively up to max_halvings times (each retry is reported); without, a failed step is an
+  error (the default).
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_adapt - retry failed steps with halved sub-steps
+- -mbs_adapt_max_halvings <n> - at most n halvings of a step (default 5)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperSetAdapt(MbsStepper st, PetscBool adapt, PetscInt max_halvings)
+{
+  PetscFunctionBegin;
+  if (max_halvings != PETSC_DEFAULT) {
+    PetscCheck(max_halvings >= 1 && max_halvings <= 30, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The number of step halvings must be in [1, 30], got %" PetscInt_FMT, max_halvings);
+    st->adapt_max = max_halvings;
+  }
+  st->adapt = adapt;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetAdaptRetries - How many times a failed (sub-)step was retried with halved sub-steps.
+
+  Not Collective
+@*/
+PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
+{
+  PetscFunctionBegin;
+  *retries = st->retries;
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsStepperSetFromOptions - Reads the stepper's options, then the nonlinear solver's (-snes_*, -ksp_*, -pc_*).
 
   Collective
@@ -300,7 +569,11 @@ PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscI
 . -mbs_t_end <t> - final time
 . -mbs_output_dir <dir> - output directory
 . -mbs_output_every <n> - output frequency
-- -mbs_write_state <file> - write the final state (index,q,p) as CSV
+. -mbs_write_state <file> - write the final state (index,q,p) as CSV
+. -mbs_theta, -mbs_vartheta - the scheme's parameters (MbsStepperSetSchemeParameter())
+. -mbs_predictor <simple,advanced> - Newton initial guess
+. -mbs_adapt - retry failed steps with halved sub-steps
+- -mbs_adapt_max_halvings <n> - at most n halvings per step
 
   Level: beginner
 @*/
@@ -323,6 +596,24 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
   PetscCall(PetscOptionsInt("-mbs_output_every", "Write diagnostics every n steps", "MbsStepperSetOutput", every, &every, &flg));
   if (flg) PetscCall(MbsStepperSetOutput(st, NULL, every));
   PetscCall(PetscOptionsString("-mbs_write_state", "Write the final state as CSV", "MbsStepperWriteState", st->write_state, st->write_state, sizeof(st->write_state), NULL));
+  for (PetscInt i = 0; i < st->nparams; i++) {
+    const MbsSchemeParameter *prm;
+    char                      opt[64];
+    PetscReal                 value = st->param[i];
+    PetscCall(MbsSchemeGetParameter(st->type, st->param_name[i], &prm));
+    PetscCall(PetscSNPrintf(opt, sizeof(opt), "-mbs_%s", st->param_name[i]));
+    PetscCall(PetscOptionsReal(opt, prm->help, "MbsStepperSetSchemeParameter", value, &value, &flg));
+    if (flg) PetscCall(MbsStepperSetSchemeParameter(st, st->param_name[i], value));
+  }
+  PetscCall(PetscOptionsEnum("-mbs_predictor", "Newton initial guess", "MbsStepperSetPredictor", MbsPredictors, (PetscEnum)st->predictor, (PetscEnum *)&st->predictor, NULL));
+  {
+    PetscBool adapt = st->adapt;
+    PetscInt  maxh  = st->adapt_max;
+    PetscCall(PetscOptionsBool("-mbs_adapt", "Retry a failed step with halved sub-steps", "MbsStepperSetAdapt", adapt, &adapt, NULL));
+    PetscCall(PetscOptionsInt("-mbs_adapt_max_halvings", "At most this many halvings of a step", "MbsStepperSetAdapt", maxh, &maxh, NULL));
+    PetscCall(MbsStepperSetAdapt(st, adapt, maxh));
+  }
+  PetscCall(PetscOptionsReal("-mbs_stagnation_tol", "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)", "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
   if (st->ops.setfromoptions) PetscCall(st->ops.setfromoptions(st, PetscOptionsObject));
   PetscOptionsEnd();
   PetscCall(SNESSetFromOptions(st->snes));
@@ -340,6 +631,8 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
     PetscCall(PetscStrcmp(names[f], "p", &isp));
     if (isq) st->field_q = f;
     if (isp) st->field_p = f;
+    PetscCall(PetscStrcmp(names[f], "v", &isq));
+    if (isq) st->field_v = f;
   }
   PetscCheck(st->field_q >= 0 && st->field_p >= 0, st->comm, PETSC_ERR_PLIB, "Scheme %s must have fields named q and p", st->type);
   PetscFunctionReturn(0);
@@ -407,6 +700,9 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   for (int i = 0; i < MBS_STEPPER_NWORK; i++) PetscCall(PetscMalloc1(model->nq_ghosted, &st->work[i]));
   PetscCall(VecDuplicate(st->sys->X, &st->X));
   PetscCall(VecDuplicate(st->sys->X, &st->F));
+  PetscCall(VecDuplicate(st->sys->X, &st->Xsave));
+  PetscCall(VecDuplicate(st->q, &st->qstart));
+  PetscCall(VecDuplicate(st->p, &st->pstart));
   PetscCall(MbsSystemCreateMatrix(st->sys, &st->J));
   PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction, st));
   PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian, st));
@@ -439,45 +735,120 @@ static PetscErrorCode MbsStepperCopyState(MbsStepper st, PetscBool to_unknowns)
   PetscFunctionReturn(0);
 }
 
-/*@C
-  MbsStepperStep - Advances one step of size h: solves the scheme's nonlinear system with SNES and
-  accepts the new state. A step whose solve does not converge is an error naming the step, the time,
-  the scheme, the residual norm and the SNES reason; the state stays at the start of the step.
-
-  Collective
-
-  Level: beginner
-@*/
-PetscErrorCode MbsStepperStep(MbsStepper st)
+/* The initial guess of a (sub-)step from the state (q_n, p_n) at its start: q, p as they are (or
+   q_n + h M^-1 p_n with the advanced predictor), v = M^-1 p_n, multipliers as X holds them (the previous
+   step's, zero at the start). */
+static PetscErrorCode MbsStepperPredict(MbsStepper st)
 {
-  SNESConvergedReason reason;
+  const PetscReal *minv = st->model->minv;
+  Vec              sub;
+  PetscScalar     *x;
+  const PetscScalar *p;
+  PetscInt         n;
 
   PetscFunctionBegin;
-  PetscCall(MbsStepperSetUp(st));
-  PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
-  PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
-  PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
-  /* Predictor: the state at t_n for q and p, the previous step's multipliers (zero at the start). */
   if (!st->started) {
     PetscCall(VecSet(st->X, 0.0));
     st->started = PETSC_TRUE;
   }
   PetscCall(MbsStepperCopyState(st, PETSC_TRUE));
+  /* owned coordinates come first, in order, in the ghosted local arrays minv and p0 */
+  PetscCall(VecGetArrayRead(st->p, &p));
+  if (st->field_v >= 0) {
+    PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_v], &sub));
+    PetscCall(VecGetLocalSize(sub, &n));
+    PetscCall(VecGetArray(sub, &x));
+    for (PetscInt i = 0; i < n; i++) x[i] = minv[i] * p[i];
+    PetscCall(VecRestoreArray(sub, &x));
+    PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_v], &sub));
+  }
+  if (st->predictor == MBS_PREDICTOR_ADVANCED) {
+    PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_q], &sub));
+    PetscCall(VecGetLocalSize(sub, &n));
+    PetscCall(VecGetArray(sub, &x));
+    for (PetscInt i = 0; i < n; i++) x[i] += st->hstep * minv[i] * p[i];
+    PetscCall(VecRestoreArray(sub, &x));
+    PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_q], &sub));
+  }
+  PetscCall(VecRestoreArrayRead(st->p, &p));
+  PetscFunctionReturn(0);
+}
 
+/* Solves one (sub-)step of size st->hstep from the current state, starting at time t0, at halving
+   level `level`. On success the state moves on; on failure it stays, and with adapt the (sub-)step is
+   retried as two halves until adapt_max halvings. */
+static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt level)
+{
+  SNESConvergedReason reason;
+  PetscInt            its;
+  PetscReal           fnorm;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
+  PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
+  PetscCall(MbsStepperPredict(st));
+  PetscCall(VecCopy(st->X, st->Xsave));
   PetscCall(SNESSolve(st->snes, NULL, st->X));
   PetscCall(SNESGetConvergedReason(st->snes, &reason));
-  PetscCall(SNESGetIterationNumber(st->snes, &st->last_its));
-  st->total_its += st->last_its;
-  if (reason < 0) {
-    PetscReal fnorm;
-    PetscCall(SNESGetFunctionNorm(st->snes, &fnorm));
-    PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
-    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt) or see -snes_monitor -snes_converged_reason", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, (double)fnorm, st->last_its, SNESConvergedReasons[reason]);
+  PetscCall(SNESGetIterationNumber(st->snes, &its));
+  st->last_its += its;
+  st->total_its += its;
+  if (reason > 0) {
+    PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
+    PetscFunctionReturn(0);
   }
-  PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
+  PetscCall(SNESGetFunctionNorm(st->snes, &fnorm));
+  PetscCall(VecCopy(st->Xsave, st->X)); /* the guess, with the multipliers of the last accepted step */
+  if (!st->adapt || level >= st->adapt_max) {
+    char sub[128] = "";
+    if (level) PetscCall(PetscSNPrintf(sub, sizeof(sub), " after %" PetscInt_FMT " halvings (sub-step t = %g, h = %g)", level, (double)t0, (double)st->hstep));
+    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fnorm, its, SNESConvergedReasons[reason]);
+  }
+  st->retries++;
+  PetscCall(PetscPrintf(st->comm, "gglmbs: step %" PetscInt_FMT " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s; retrying as 2 sub-steps of h = %g\n", st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its, SNESConvergedReasons[reason], (double)(0.5 * st->hstep)));
+  st->hstep *= 0.5;
+  PetscCall(MbsStepperAdvance(st, t0, level + 1));
+  PetscCall(MbsStepperAdvance(st, t0 + st->hstep, level + 1));
+  st->hstep *= 2.0;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperStep - Advances one step of size h: solves the scheme's nonlinear system with SNES and
+  accepts the new state. A step whose solve does not converge (diverged, maximum iterations, NaN) is
+  never accepted: without -mbs_adapt it is an error naming the step, the time, the scheme, the residual
+  norm and the SNES reason, and the state stays at the start of the step; with -mbs_adapt it is retried
+  as two sub-steps of half the size (reported, up to the halving limit).
+
+  Collective
+
+  Level: beginner
+
+.seealso: `MbsStepperSetAdapt()`, `MbsStepperSetPredictor()`
+@*/
+PetscErrorCode MbsStepperStep(MbsStepper st)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
+  st->hstep    = st->h;
+  st->last_its = 0;
+  if (st->adapt) { /* sub-steps may be accepted before a later one fails */
+    PetscCall(VecCopy(st->q, st->qstart));
+    PetscCall(VecCopy(st->p, st->pstart));
+  }
+  ierr      = MbsStepperAdvance(st, st->t, 0);
+  st->hstep = st->h;
+  if (ierr && st->adapt) {
+    PetscCall(VecCopy(st->qstart, st->q));
+    PetscCall(VecCopy(st->pstart, st->p));
+  }
+  PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
+  PetscCall(ierr);
   st->step++;
   st->t = st->step * st->h;
-  PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
 
@@ -524,6 +895,9 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   PetscCall(MbsOpPotentialEnergy(model, q, &d->V));
   d->E = d->T + d->V;
   PetscCall(MbsOpConstraintMax(model, q, w, &d->g_max, &d->gv_max));
+  d->has_Gv = (st->ops.velocity_residual && st->step > 0) ? PETSC_TRUE : PETSC_FALSE;
+  d->Gv_max = 0;
+  if (d->has_Gv) PetscCall(st->ops.velocity_residual(st, &d->Gv_max));
   PetscCall(PetscLogEventEnd(MBS_Diagnostics, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }

@@ -10,7 +10,9 @@
   p_{n+1}), and evaluates, on the ghosted local unknowns x of one step n -> n+1:
     residual: f (ghosted local, zeroed by the caller) from x, the step-start state st->q0, st->p0
     jacobian: the blocks of dF/dx through the MbsJacAdd* operators on st->sys
-  Everything else (predictor, SNES, accepting a step, diagnostics, output) is shared.
+  The step size is st->hstep (st->h, or a fraction of it when a failed step is retried). A field named
+  "v" (schemes with a velocity unknown) is predicted as M^-1 p_n. Everything else (predictor, SNES,
+  retries, accepting a step, diagnostics, output) is shared.
 */
 typedef struct {
   PetscErrorCode (*setup)(MbsStepper);
@@ -19,9 +21,12 @@ typedef struct {
   PetscErrorCode (*setfromoptions)(MbsStepper, PetscOptionItems *);
   PetscErrorCode (*view)(MbsStepper, PetscViewer);
   PetscErrorCode (*destroy)(MbsStepper);
+  /* optional, for schemes with a velocity unknown v: max |G(q_theta) v| of the last solved step (collective) */
+  PetscErrorCode (*velocity_residual)(MbsStepper, PetscReal *);
 } MbsSchemeOps;
 
-#define MBS_STEPPER_NWORK 4
+#define MBS_STEPPER_NWORK      4
+#define MBS_STEPPER_MAX_PARAMS 4
 
 struct _p_MbsStepper {
   MPI_Comm     comm;
@@ -32,18 +37,29 @@ struct _p_MbsStepper {
   PetscBool    setup;
 
   PetscReal h, t_end, t;
+  PetscReal hstep;                      /* size of the step being solved: h, or h/2^k when -mbs_adapt retries */
   PetscInt  step;
   Vec       q, p;                       /* current state, coordinate layout */
   PetscScalar *q0, *p0;                 /* ghosted local state at the start of the step */
   PetscScalar *work[MBS_STEPPER_NWORK]; /* ghosted local coordinate work arrays for schemes */
-  PetscInt  field_q, field_p;
+  PetscInt  field_q, field_p, field_v; /* field_v < 0: the scheme has no velocity unknown */
+
+  PetscInt  nparams;                    /* the scheme's real parameters (MbsSchemeRegisterParameter) */
+  char      param_name[MBS_STEPPER_MAX_PARAMS][32];
+  PetscReal param[MBS_STEPPER_MAX_PARAMS];
+
+  MbsPredictor predictor;
+  PetscBool    adapt;
+  PetscInt     adapt_max, retries;
 
   MbsSystem sys;
   SNES      snes;
   Mat       J;
-  Vec       X, F;
+  Vec       X, F, Xsave;
+  Vec       qstart, pstart;             /* state at the start of a step that -mbs_adapt may split */
   PetscBool started;
   PetscInt  last_its, total_its;
+  PetscReal stagnation_tol, fnorm_prev; /* round-off floor test of MbsStepperConverged() */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
@@ -52,7 +68,13 @@ struct _p_MbsStepper {
 
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
 
+PETSC_INTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
+
 PETSC_INTERN PetscErrorCode MbsSchemeCreate_EM(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsSchemeCreate_EMG(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIS(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIA(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIB(MbsStepper);
 
 PETSC_INTERN PetscLogEvent MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
 

@@ -1,0 +1,74 @@
+/*
+  EM-G: the energy-momentum scheme of Gonzalez (1999), primary constraints only. Unknowns
+  (q1, p1, lambda); qm = (q0+q1)/2, pm = (p0+p1)/2:
+
+    R_q   = q1 - q0 - h M^-1 pm
+    R_p   = p1 - p0 + h DGV(q0,q1) + h G(qm)^T lambda
+    R_lam = g(q1)
+
+  Conserves energy and the symmetric momentum maps and satisfies g(q_n) = 0; the velocity
+  constraints G(q_n) M^-1 p_n = 0 are not enforced.
+*/
+#include "schemes/stepperimpl.h"
+
+enum { EMG_Q, EMG_P, EMG_LAM };
+
+static PetscErrorCode MbsSchemeSetUp_EMG(MbsStepper st)
+{
+  const MbsFieldKind kinds[] = {MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_CONSTRAINT};
+  const char *const  names[] = {"q", "p", "lambda"};
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetFields(st, 3, kinds, names));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeResidual_EMG(MbsStepper st, const PetscScalar *x, PetscScalar *f)
+{
+  const MbsModel     model = st->model;
+  const MbsSystem    sys   = st->sys;
+  const PetscReal    h     = st->hstep;
+  const PetscScalar *q1 = x + sys->loff[EMG_Q], *p1 = x + sys->loff[EMG_P], *lam = x + sys->loff[EMG_LAM];
+  PetscScalar       *fq = f + sys->loff[EMG_Q], *fp = f + sys->loff[EMG_P], *flam = f + sys->loff[EMG_LAM];
+  PetscScalar       *qm = st->work[0];
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) qm[i] = 0.5 * (st->q0[i] + q1[i]);
+  for (PetscInt i = 0; i < model->nq_local; i++) {
+    fq[i] = q1[i] - st->q0[i] - 0.5 * h * model->minv[i] * (st->p0[i] + p1[i]);
+    fp[i] = p1[i] - st->p0[i];
+  }
+  PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, qm, lam, h, fp));
+  PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeJacobian_EMG(MbsStepper st, const PetscScalar *x)
+{
+  const MbsModel     model = st->model;
+  const MbsSystem    sys   = st->sys;
+  const PetscReal    h     = st->hstep;
+  const PetscScalar *q1 = x + sys->loff[EMG_Q], *lam = x + sys->loff[EMG_LAM];
+  PetscScalar       *qm = st->work[0];
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) qm[i] = 0.5 * (st->q0[i] + q1[i]);
+  PetscCall(MbsJacAddIdentity(sys, EMG_Q, EMG_Q, 1.0, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddIdentity(sys, EMG_Q, EMG_P, -0.5 * h, MBS_SCALE_MINV_ROW));
+  PetscCall(MbsJacAddDiscreteGradient(sys, EMG_P, EMG_Q, st->q0, q1, h));
+  PetscCall(MbsJacAddT(sys, EMG_P, EMG_Q, lam, 0.5 * h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddIdentity(sys, EMG_P, EMG_P, 1.0, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddGT(sys, EMG_P, EMG_LAM, qm, h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddG(sys, EMG_LAM, EMG_Q, q1, 1.0, MBS_SCALE_NONE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeCreate_EMG(MbsStepper st)
+{
+  PetscFunctionBegin;
+  st->ops.setup    = MbsSchemeSetUp_EMG;
+  st->ops.residual = MbsSchemeResidual_EMG;
+  st->ops.jacobian = MbsSchemeJacobian_EMG;
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,32 @@
+#include "schemes/vi.h"
+
+PetscErrorCode MbsVISetUp(MbsStepper st)
+{
+  const MbsFieldKind kinds[] = {MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_CONSTRAINT, MBS_FIELD_CONSTRAINT};
+  const char *const  names[] = {"q", "p", "v", "lambda", "gamma"};
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetFields(st, 5, kinds, names));
+  PetscFunctionReturn(0);
+}
+
+void MbsVIInterpolate(MbsStepper st, PetscReal theta, const PetscScalar *q1, PetscScalar *qt)
+{
+  for (PetscInt i = 0; i < st->model->nq_ghosted; i++) qt[i] = (1.0 - theta) * st->q0[i] + theta * q1[i];
+}
+
+PetscErrorCode MbsVIVelocityResidual(MbsStepper st, PetscReal theta, PetscReal *Gv)
+{
+  MbsSystem          sys = st->sys;
+  const PetscScalar *x;
+  PetscReal          gmax;
+  PetscScalar       *qt = st->work[2];
+
+  PetscFunctionBegin;
+  PetscCall(MbsSystemGlobalToLocal(sys, st->X, sys->Xloc));
+  PetscCall(VecGetArrayRead(sys->Xloc, &x));
+  MbsVIInterpolate(st, theta, x + sys->loff[VI_Q], qt);
+  PetscCall(MbsOpConstraintMax(st->model, qt, x + sys->loff[VI_V], &gmax, Gv));
+  PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,19 @@
+/*
+  Shared by the GGL variational integrators VI-S, VI-A and VI-B (seed 004, eqs. 55, 79, 82): their
+  unknowns (q1, p1, v, lambda, gamma) and the velocity-level residual of their own velocity unknown.
+*/
+#ifndef MBS_VI_H
+#define MBS_VI_H
+
+#include "schemes/stepperimpl.h"
+
+enum { VI_Q, VI_P, VI_V, VI_LAM, VI_GAM };
+
+/* Fields q, p, v (coordinate-sized), lambda, gamma (constraint-sized) */
+PETSC_INTERN PetscErrorCode MbsVISetUp(MbsStepper);
+/* qt = (1-theta) q0 + theta q1 on all ghosted coordinates */
+PETSC_INTERN void MbsVIInterpolate(MbsStepper, PetscReal theta, const PetscScalar *q1, PetscScalar *qt);
+/* max |G(q_theta) v| of the last solved step (collective) */
+PETSC_INTERN PetscErrorCode MbsVIVelocityResidual(MbsStepper, PetscReal theta, PetscReal *Gv);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+  VI-A(theta): GGL variational integrator with the constraints evaluated at an intermediate
+  configuration (Kinon, Betsch & Schneider 2023, eq. 79). Unknowns (q1, p1, v, lambda, gamma);
+  qt = (1-theta) q0 + theta q1:
+
+    R_q   = q1 - q0 - h v - h M^-1 G(qt)^T gamma
+    R_p   = p1 - p0 + h DV(qt) + h G(qt)^T lambda + h T(gamma) v
+    R_v   = v - M^-1 (theta p0 + (1-theta) p1)          (eq. 79c times M^-1)
+    R_lam = g(qt)
+    R_gam = G(qt) v
+
+  Second order for theta = 1/2 (the default); symplectic and momentum-map conserving. Both constraint
+  levels hold at qt, not at the nodes.
+*/
+#include "schemes/vi.h"
+
+typedef struct {
+  PetscReal theta;
+} MbsVIA;
+
+static PetscErrorCode MbsSchemeSetUp_VIA(MbsStepper st)
+{
+  MbsVIA *via = (MbsVIA *)st->data;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", &via->theta));
+  PetscCall(MbsVISetUp(st));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x, PetscScalar *f)
+{
+  const MbsModel     model = st->model;
+  const MbsSystem    sys   = st->sys;
+  const PetscReal    h = st->hstep, theta = ((MbsVIA *)st->data)->theta, *minv = model->minv;
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
+  PetscScalar       *qt = st->work[0], *tmp = st->work[1];
+
+  PetscFunctionBegin;
+  MbsVIInterpolate(st, theta, q1, qt);
+  for (PetscInt i = 0; i < model->nq_local; i++) {
+    fq[i] = q1[i] - st->q0[i] - h * v[i];
+    fp[i] = p1[i] - st->p0[i];
+    fv[i] = v[i] - minv[i] * (theta * st->p0[i] + (1.0 - theta) * p1[i]);
+  }
+  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
+  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, tmp));
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) fq[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpGradientAdd(model, qt, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, qt, lam, h, fp));
+  PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
+  PetscCall(MbsOpConstraintAdd(model, qt, 1.0, flam));
+  PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeJacobian_VIA(MbsStepper st, const PetscScalar *x)
+{
+  const MbsSystem    sys = st->sys;
+  const PetscReal    h = st->hstep, theta = ((MbsVIA *)st->data)->theta;
+  const PetscScalar *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar       *qt = st->work[0];
+
+  PetscFunctionBegin;
+  MbsVIInterpolate(st, theta, x + sys->loff[VI_Q], qt);
+  /* dR_q */
+  PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_Q, 1.0, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddT(sys, VI_Q, VI_Q, gam, -h * theta, MBS_SCALE_MINV_ROW));
+  PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_V, -h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddGT(sys, VI_Q, VI_GAM, qt, -h, MBS_SCALE_MINV_ROW));
+  /* dR_p */
+  PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * theta));
+  PetscCall(MbsJacAddT(sys, VI_P, VI_Q, lam, h * theta, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddIdentity(sys, VI_P, VI_P, 1.0, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddT(sys, VI_P, VI_V, gam, h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, qt, h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddHw(sys, VI_P, VI_GAM, v, h, MBS_SCALE_NONE));
+  /* dR_v */
+  PetscCall(MbsJacAddIdentity(sys, VI_V, VI_V, 1.0, MBS_SCALE_NONE));
+  if (theta != 1.0) PetscCall(MbsJacAddIdentity(sys, VI_V, VI_P, -(1.0 - theta), MBS_SCALE_MINV_ROW));
+  /* dR_lam, dR_gam */
+  PetscCall(MbsJacAddG(sys, VI_LAM, VI_Q, qt, theta, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_Q, v, theta));
+  PetscCall(MbsJacAddG(sys, VI_GAM, VI_V, qt, 1.0, MBS_SCALE_NONE));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeVelocityResidual_VIA(MbsStepper st, PetscReal *Gv)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsVIVelocityResidual(st, ((MbsVIA *)st->data)->theta, Gv));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeView_VIA(MbsStepper st, PetscViewer viewer)
+{
+  PetscReal theta;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", &theta));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  VI-A: theta = %g\n", (double)theta));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeDestroy_VIA(MbsStepper st)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(st->data));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
+{
+  MbsVIA *via;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&via));
+  st->data                   = via;
+  st->ops.setup              = MbsSchemeSetUp_VIA;
+  st->ops.residual           = MbsSchemeResidual_VIA;
+  st->ops.jacobian           = MbsSchemeJacobian_VIA;
+  st->ops.velocity_residual  = MbsSchemeVelocityResidual_VIA;
+  st->ops.view               = MbsSchemeView_VIA;
+  st->ops.destroy            = MbsSchemeDestroy_VIA;
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,145 @@
+/*
+  VI-B(Theta, vartheta): GGL variational integrator with trapezoidal evaluation of the configuration
+  constraint (Kinon, Betsch & Schneider 2023, eq. 82; (1, 1/2) is eq. 83). Unknowns
+  (q1, p1, v, lambda, gamma); qt = (1-Theta) q0 + Theta q1, G0 = G(q0), G1 = G(q1):
+
+    R_q   = q1 - q0 - h v - h M^-1 G(qt)^T gamma
+    R_p   = p1 - p0 + h DV(qt) + h ((1-vartheta) G0 + vartheta G1)^T lambda + h T(gamma) v
+    R_v   = v - M^-1 (Theta p0 + (1-Theta) p1)
+              + h M^-1 (Theta (1-vartheta) G0^T - vartheta (1-Theta) G1^T) lambda     (eq. 82c times M^-1)
+    R_lam = g(q1)
+    R_gam = G(qt) v
+
+  First order; symplectic and momentum-map conserving; g(q_n) = 0 at the nodes and G(q_theta) v = 0 in
+  its own velocity unknown.
+*/
+#include "schemes/vi.h"
+
+typedef struct {
+  PetscReal Theta, vartheta;
+} MbsVIB;
+
+static PetscErrorCode MbsSchemeSetUp_VIB(MbsStepper st)
+{
+  MbsVIB *vib = (MbsVIB *)st->data;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", &vib->Theta));
+  PetscCall(MbsStepperGetParameter_Private(st, "vartheta", &vib->vartheta));
+  PetscCall(MbsVISetUp(st));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x, PetscScalar *f)
+{
+  const MbsModel     model = st->model;
+  const MbsSystem    sys   = st->sys;
+  const MbsVIB      *vib   = (MbsVIB *)st->data;
+  const PetscReal    h = st->hstep, Th = vib->Theta, vt = vib->vartheta, *minv = model->minv;
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
+  PetscScalar       *qt = st->work[0], *tmp = st->work[1];
+
+  PetscFunctionBegin;
+  MbsVIInterpolate(st, Th, q1, qt);
+  for (PetscInt i = 0; i < model->nq_local; i++) {
+    fq[i] = q1[i] - st->q0[i] - h * v[i];
+    fp[i] = p1[i] - st->p0[i];
+    fv[i] = v[i] - minv[i] * (Th * st->p0[i] + (1.0 - Th) * p1[i]);
+  }
+  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
+  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, tmp));
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) fq[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpGradientAdd(model, qt, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * (1.0 - vt), fp));
+  PetscCall(MbsOpGTMultAdd(model, q1, lam, h * vt, fp));
+  PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
+  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
+  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * Th * (1.0 - vt), tmp));
+  PetscCall(MbsOpGTMultAdd(model, q1, lam, -h * vt * (1.0 - Th), tmp));
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) fv[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
+  PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
+{
+  const MbsSystem    sys = st->sys;
+  const MbsVIB      *vib = (MbsVIB *)st->data;
+  const PetscReal    h = st->hstep, Th = vib->Theta, vt = vib->vartheta;
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar       *qt = st->work[0];
+
+  PetscFunctionBegin;
+  MbsVIInterpolate(st, Th, q1, qt);
+  /* dR_q */
+  PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_Q, 1.0, MBS_SCALE_NONE));
+  if (Th != 0.0) PetscCall(MbsJacAddT(sys, VI_Q, VI_Q, gam, -h * Th, MBS_SCALE_MINV_ROW));
+  PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_V, -h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddGT(sys, VI_Q, VI_GAM, qt, -h, MBS_SCALE_MINV_ROW));
+  /* dR_p */
+  if (Th != 0.0) PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * Th));
+  if (vt != 0.0) PetscCall(MbsJacAddT(sys, VI_P, VI_Q, lam, h * vt, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddIdentity(sys, VI_P, VI_P, 1.0, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddT(sys, VI_P, VI_V, gam, h, MBS_SCALE_NONE));
+  if (vt != 1.0) PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, st->q0, h * (1.0 - vt), MBS_SCALE_NONE));
+  if (vt != 0.0) PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, q1, h * vt, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddHw(sys, VI_P, VI_GAM, v, h, MBS_SCALE_NONE));
+  /* dR_v */
+  PetscCall(MbsJacAddIdentity(sys, VI_V, VI_V, 1.0, MBS_SCALE_NONE));
+  if (Th != 1.0) {
+    PetscCall(MbsJacAddIdentity(sys, VI_V, VI_P, -(1.0 - Th), MBS_SCALE_MINV_ROW));
+    if (vt != 0.0) {
+      PetscCall(MbsJacAddT(sys, VI_V, VI_Q, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW));
+      PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, q1, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW));
+    }
+  }
+  if (Th != 0.0 && vt != 1.0) PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, st->q0, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW));
+  /* dR_lam, dR_gam */
+  PetscCall(MbsJacAddG(sys, VI_LAM, VI_Q, q1, 1.0, MBS_SCALE_NONE));
+  if (Th != 0.0) PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_Q, v, Th));
+  PetscCall(MbsJacAddG(sys, VI_GAM, VI_V, qt, 1.0, MBS_SCALE_NONE));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeVelocityResidual_VIB(MbsStepper st, PetscReal *Gv)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsVIVelocityResidual(st, ((MbsVIB *)st->data)->Theta, Gv));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeView_VIB(MbsStepper st, PetscViewer viewer)
+{
+  PetscReal Th, vt;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", &Th));
+  PetscCall(MbsStepperGetParameter_Private(st, "vartheta", &vt));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  VI-B: Theta = %g, vartheta = %g\n", (double)Th, (double)vt));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchemeDestroy_VIB(MbsStepper st)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(st->data));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
+{
+  MbsVIB *vib;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&vib));
+  st->data                  = vib;
+  st->ops.setup             = MbsSchemeSetUp_VIB;
+  st->ops.residual          = MbsSchemeResidual_VIB;
+  st->ops.jacobian          = MbsSchemeJacobian_VIB;
+  st->ops.velocity_residual = MbsSchemeVelocityResidual_VIB;
+  st->ops.view              = MbsSchemeView_VIB;
+  st->ops.destroy           = MbsSchemeDestroy_VIB;
+  PetscFunctionReturn(0);
+}
