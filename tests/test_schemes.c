@@ -1,0 +1,688 @@
+/* All schemes (EM, EM-G, VI-S, VI-A, VI-B): analytic Jacobians against finite differences on a model
+   with every element type, exact preallocation, what seed 004 Sect. 6 says each scheme conserves and
+   violates on its three examples, observed convergence orders, the predictors and -mbs_adapt. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <gglmbs/gglmbs.h>
+#include "schemes/stepperimpl.h"
+
+static void Fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fail();
+}
+
+#define CHECK(call) assert_int_equal((int)(call), 0)
+
+/* Every element type: particles, rigid bodies, spherical (body-body and to ground), fixed point, rod
+   (body-body and to ground), revolute, linear and quartic springs, gravity. The initial state need not
+   satisfy the constraints here: the Jacobian is checked at an arbitrary point. */
+static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
+{
+  const PetscReal g[3] = {0.3, -0.2, -9.81};
+  const PetscReal R1[9] = {1, 0, 0, 0, 0.8, -0.6, 0, 0.6, 0.8}, R2[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
+  const PetscReal J1[3] = {1.0, 2.0, 2.5}, J2[3] = {0.4, 0.5, 0.6};
+  PetscInt        p1, p2, r1, r2;
+
+  CHECK(MbsModelCreate(comm, model));
+  CHECK(MbsModelSetGravity(*model, g));
+  CHECK(MbsModelAddParticle(*model, "p1", 1.3, (PetscReal[]){0.3, -0.2, 0.5}, (PetscReal[]){0.1, 0.2, -0.3}, &p1));
+  CHECK(MbsModelAddRigidBody(*model, "r1", 2.0, J1, (PetscReal[]){0, 0, 1}, R1, (PetscReal[]){0.1, 0, 0}, (PetscReal[]){1, 2, 3}, &r1));
+  CHECK(MbsModelAddParticle(*model, "p2", 0.7, (PetscReal[]){1.1, 0.4, 0.2}, NULL, &p2));
+  CHECK(MbsModelAddRigidBody(*model, "r2", 1.5, J2, (PetscReal[]){0.5, 0.5, 1.5}, R2, NULL, (PetscReal[]){-1, 0.5, 2}, &r2));
+  CHECK(MbsModelAddFixedPoint(*model, r1, (PetscReal[]){0, 0, -0.5}, (PetscReal[]){0, 0, 0.5}, NULL));
+  CHECK(MbsModelAddRevolute(*model, r1, (PetscReal[]){0.2, 0.1, 0.3}, (PetscReal[]){0, 0, 1}, r2, (PetscReal[]){-0.1, 0.2, 0}, (PetscReal[]){0, 1, 0}, NULL));
+  CHECK(MbsModelAddSpherical(*model, r2, (PetscReal[]){0.1, -0.3, 0.2}, p1, NULL, NULL));
+  CHECK(MbsModelAddSpherical(*model, MBS_GROUND, (PetscReal[]){1, 1, 1}, p2, NULL, NULL));
+  CHECK(MbsModelAddRod(*model, p1, NULL, p2, NULL, 0.9, NULL));
+  CHECK(MbsModelAddRod(*model, MBS_GROUND, (PetscReal[]){0, 1, 0}, r2, (PetscReal[]){0.3, 0, 0}, 1.2, NULL));
+  CHECK(MbsModelAddSpring(*model, MBS_SPRING_LINEAR, p1, NULL, r1, (PetscReal[]){0.1, 0.2, 0.3}, 40.0, 0.5, NULL));
+  CHECK(MbsModelAddSpring(*model, MBS_SPRING_QUARTIC, r2, (PetscReal[]){0, 0.1, -0.2}, p2, NULL, 25.0, 0.8, NULL));
+  CHECK(MbsModelSetInitialTolerance(*model, PETSC_MAX_REAL));
+  CHECK(MbsModelSetUp(*model));
+}
+
+/* A pseudo-random state: unknowns X near the step-start state, multipliers of order one. */
+static void Randomize(MbsStepper st, PetscRandom rnd, Vec X)
+{
+  CHECK(VecSetRandom(st->q, rnd));
+  CHECK(VecSetRandom(st->p, rnd));
+  CHECK(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
+  CHECK(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
+  CHECK(VecSetRandom(X, rnd));
+}
+
+/* A scheme with its parameters; the non-default ones reach Jacobian blocks the defaults leave out. */
+typedef struct {
+  const char *type;
+  PetscInt    nparams;
+  const char *name[2];
+  PetscReal   value[2];
+} SchemeCase;
+
+static const SchemeCase scheme_cases[] = {
+  {"em",   0, {NULL},                {0}       },
+  {"em-g", 0, {NULL},                {0}       },
+  {"vi-s", 0, {NULL},                {0}       },
+  {"vi-a", 0, {NULL},                {0}       },
+  {"vi-a", 1, {"theta"},             {0.3}     },
+  {"vi-b", 0, {NULL},                {0}       },
+  {"vi-b", 2, {"theta", "vartheta"}, {0.4, 0.7}},
+  {"vi-b", 2, {"theta", "vartheta"}, {0.0, 1.0}},
+};
+
+static void SetScheme(MbsStepper st, const SchemeCase *sc)
+{
+  CHECK(MbsStepperSetType(st, sc->type));
+  for (PetscInt i = 0; i < sc->nparams; i++) CHECK(MbsStepperSetSchemeParameter(st, sc->name[i], sc->value[i]));
+}
+
+static void CheckJacobian(const SchemeCase *sc)
+{
+  MbsModel    model;
+  MbsStepper  st;
+  PetscRandom rnd;
+  Vec         X, Xp, Xm, Fp, Fm;
+  Mat         J;
+  PetscInt    n;
+  PetscReal   jmax = 0, errmax = 0;
+
+  BuildEveryElementModel(PETSC_COMM_WORLD, &model);
+  CHECK(MbsStepperCreate(model, &st));
+  SetScheme(st, sc);
+  CHECK(MbsStepperSetTimeStep(st, 0.1));
+  CHECK(MbsStepperSetUp(st));
+  CHECK(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  CHECK(PetscRandomSetInterval(rnd, -1.0, 1.0));
+  CHECK(PetscRandomSetSeed(rnd, 7));
+  CHECK(PetscRandomSeed(rnd));
+  CHECK(VecDuplicate(st->X, &X));
+  Randomize(st, rnd, X);
+  CHECK(VecDuplicate(X, &Xp));
+  CHECK(VecDuplicate(X, &Xm));
+  CHECK(VecDuplicate(X, &Fp));
+  CHECK(VecDuplicate(X, &Fm));
+  CHECK(SNESComputeJacobian(st->snes, X, st->J, st->J));
+  J = st->J;
+  CHECK(VecGetSize(X, &n));
+  CHECK(MatNorm(J, NORM_MAX, &jmax));
+  for (PetscInt j = 0; j < n; j++) {
+    const PetscReal eps = 1e-6;
+    PetscInt        lo, hi;
+    CHECK(VecCopy(X, Xp));
+    CHECK(VecCopy(X, Xm));
+    CHECK(VecGetOwnershipRange(X, &lo, &hi));
+    if (j >= lo && j < hi) {
+      CHECK(VecSetValue(Xp, j, eps, ADD_VALUES));
+      CHECK(VecSetValue(Xm, j, -eps, ADD_VALUES));
+    }
+    CHECK(VecAssemblyBegin(Xp));
+    CHECK(VecAssemblyEnd(Xp));
+    CHECK(VecAssemblyBegin(Xm));
+    CHECK(VecAssemblyEnd(Xm));
+    CHECK(SNESComputeFunction(st->snes, Xp, Fp));
+    CHECK(SNESComputeFunction(st->snes, Xm, Fm));
+    CHECK(VecAXPY(Fp, -1.0, Fm));
+    CHECK(VecScale(Fp, 0.5 / eps));
+    CHECK(VecGetOwnershipRange(Fp, &lo, &hi));
+    for (PetscInt i = lo; i < hi; i++) {
+      PetscScalar fd, an;
+      CHECK(VecGetValues(Fp, 1, &i, &fd));
+      CHECK(MatGetValues(J, 1, &i, 1, &j, &an));
+      if (PetscAbsScalar(fd - an) > errmax) errmax = PetscAbsScalar(fd - an);
+    }
+  }
+  CHECK(MPI_Allreduce(MPI_IN_PLACE, &errmax, 1, MPIU_REAL, MPI_MAX, PETSC_COMM_WORLD));
+  if (!(errmax <= 1e-7 * PetscMax(1.0, jmax))) Fail("%s (%s %g %s %g): Jacobian differs from finite differences: max |J - Jfd| = %g, max |J| = %g\n", sc->type, sc->name[0] ? sc->name[0] : "", sc->nparams > 0 ? (double)sc->value[0] : 0.0, sc->name[1] ? sc->name[1] : "", sc->nparams > 1 ? (double)sc->value[1] : 0.0, (double)errmax, (double)jmax);
+  CHECK(VecDestroy(&X));
+  CHECK(VecDestroy(&Xp));
+  CHECK(VecDestroy(&Xm));
+  CHECK(VecDestroy(&Fp));
+  CHECK(VecDestroy(&Fm));
+  CHECK(PetscRandomDestroy(&rnd));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
+static void test_jacobians_match_finite_differences(void **state)
+{
+  for (size_t i = 0; i < sizeof(scheme_cases) / sizeof(scheme_cases[0]); i++) CheckJacobian(&scheme_cases[i]);
+}
+
+/* Allocated and used nonzeros and mallocs of this rank's storage: the matrix itself, or for MPIAIJ its
+   diagonal and off-diagonal SeqAIJ blocks. */
+static void LocalStorage(Mat J, PetscReal *allocated, PetscReal *used, PetscReal *mallocs)
+{
+  PetscBool mpi;
+  Mat       blocks[2] = {J, NULL};
+  MatInfo   info;
+
+  *allocated = *used = *mallocs = 0;
+  CHECK(PetscObjectTypeCompare((PetscObject)J, MATMPIAIJ, &mpi));
+  if (mpi) CHECK(MatMPIAIJGetSeqAIJ(J, &blocks[0], &blocks[1], NULL));
+  for (int b = 0; b < 2 && blocks[b]; b++) {
+    CHECK(MatGetInfo(blocks[b], MAT_LOCAL, &info));
+    *allocated += info.nz_allocated;
+    *used += info.nz_used;
+    *mallocs += info.mallocs;
+  }
+}
+
+/* Assemble the Jacobian of the every-element model twice at random states on comm; return this rank's
+   storage after each assembly and the global number of nonzeros. */
+static void AssembleTwice(MPI_Comm comm, const SchemeCase *sc, PetscReal alloc[2], PetscReal used[2], PetscReal mallocs[2], PetscReal *nz_global)
+{
+  MbsModel    model;
+  MbsStepper  st;
+  PetscRandom rnd;
+  MatInfo     info;
+
+  BuildEveryElementModel(comm, &model);
+  CHECK(MbsStepperCreate(model, &st));
+  SetScheme(st, sc);
+  CHECK(MbsStepperSetUp(st));
+  CHECK(PetscRandomCreate(comm, &rnd));
+  CHECK(PetscRandomSetSeed(rnd, 11));
+  CHECK(PetscRandomSeed(rnd));
+  for (int k = 0; k < 2; k++) {
+    Randomize(st, rnd, st->X);
+    CHECK(SNESComputeJacobian(st->snes, st->X, st->J, st->J));
+    LocalStorage(st->J, &alloc[k], &used[k], &mallocs[k]);
+  }
+  CHECK(MatGetInfo(st->J, MAT_GLOBAL_SUM, &info));
+  *nz_global = info.nz_used;
+  CHECK(PetscRandomDestroy(&rnd));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
+/* The pattern recorded at the first assembly preallocates the matrix exactly: no unused slots, no
+   mallocs, the same nonzeros at every assembly. On several ranks, where the blocks are built from the
+   COO arrays, the distributed matrix has exactly the nonzeros of a serial copy of the same model. */
+static void CheckPreallocation(const SchemeCase *sc)
+{
+  PetscReal   alloc[2], used[2], mallocs[2], nz, nz_serial;
+  PetscMPIInt size;
+
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  AssembleTwice(PETSC_COMM_SELF, sc, alloc, used, mallocs, &nz_serial);
+  if (mallocs[0] != 0 || mallocs[1] != 0) Fail("%s: Jacobian assembly allocated: %g then %g mallocs\n", sc->type, mallocs[0], mallocs[1]);
+  if (alloc[0] != used[0] || used[0] <= 0) Fail("%s: Jacobian preallocation not exact: %g allocated, %g used\n", sc->type, alloc[0], used[0]);
+  if (used[1] != used[0] || alloc[1] != alloc[0]) Fail("%s: Jacobian pattern changed between assemblies: %g -> %g nonzeros\n", sc->type, used[0], used[1]);
+  if (size > 1) {
+    AssembleTwice(PETSC_COMM_WORLD, sc, alloc, used, mallocs, &nz);
+    if (mallocs[0] != 0 || mallocs[1] != 0) Fail("%s: Distributed Jacobian assembly allocated: %g then %g mallocs\n", sc->type, mallocs[0], mallocs[1]);
+    if (used[1] != used[0]) Fail("%s: Distributed Jacobian pattern changed between assemblies: %g -> %g nonzeros\n", sc->type, used[0], used[1]);
+    if (nz != nz_serial) Fail("%s: Distributed Jacobian has %g nonzeros, the serial one %g\n", sc->type, nz, nz_serial);
+  }
+}
+
+static void test_jacobian_preallocation_exact(void **state)
+{
+  for (size_t i = 0; i < sizeof(scheme_cases) / sizeof(scheme_cases[0]); i++) CheckPreallocation(&scheme_cases[i]);
+}
+
+/* ---------------------------------------------------------------- running the paper's examples */
+
+typedef struct {
+  const char  *input; /* relative to the source tree */
+  const char  *scheme;
+  PetscReal    h, t_end; /* 0: the input's own */
+  MbsPredictor predictor;
+  PetscBool    adapt;
+} RunSpec;
+
+typedef struct {
+  PetscReal    E0, dE_rel;           /* max |E - E0| / |E0| */
+  PetscReal    dE_first, dE_second;  /* max |E - E0| over the first and the second half of the steps */
+  PetscReal    dJz, dJL;             /* max |Jz - Jz0|; max over all components of J and L */
+  PetscReal    g, gv, Gv;            /* max over the nodes of |g(q)|, |G(q) M^-1 p|, and of the scheme's own |G(q_theta) v| */
+  PetscReal    gv_tip, gv_body;      /* max |G(q) M^-1 p| over the rows of spherical joints and of rigid-body internal constraints */
+  PetscInt     steps, its, retries;
+  PetscInt     nq;
+  PetscScalar *q, *p;                /* final state, on every rank */
+} RunResult;
+
+static void FreeResult(RunResult *r)
+{
+  CHECK(PetscFree2(r->q, r->p));
+}
+
+/* max |G(q) M^-1 p| over the constraint rows of the elements of one kernel (collective) */
+static PetscReal KernelVelocityResidual(MbsStepper st, const char *kernel)
+{
+  MbsModel     model = st->model;
+  PetscScalar *q = st->work[0], *w = st->work[1], *gv;
+  PetscReal    max = 0;
+
+  CHECK(MbsModelCoordinatesToLocal(model, st->q, q));
+  CHECK(MbsModelCoordinatesToLocal(model, st->p, w));
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) w[i] *= model->minv[i];
+  CHECK(PetscCalloc1(model->ncon_local + 1, &gv));
+  CHECK(MbsOpGMultAdd(model, q, w, 1.0, gv));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    if (strcmp(el->kernel->name, kernel)) continue;
+    for (PetscInt r = 0; r < el->kernel->ncon; r++) max = PetscMax(max, PetscAbsScalar(gv[model->elem_c[k] + r]));
+  }
+  CHECK(PetscFree(gv));
+  CHECK(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPIU_REAL, MPI_MAX, model->comm));
+  return max;
+}
+
+static void GatherToAll(Vec x, PetscScalar **all)
+{
+  VecScatter         sc;
+  Vec                seq;
+  const PetscScalar *a;
+  PetscInt           n;
+
+  CHECK(VecScatterCreateToAll(x, &sc, &seq));
+  CHECK(VecScatterBegin(sc, x, seq, INSERT_VALUES, SCATTER_FORWARD));
+  CHECK(VecScatterEnd(sc, x, seq, INSERT_VALUES, SCATTER_FORWARD));
+  CHECK(VecGetSize(seq, &n));
+  CHECK(VecGetArrayRead(seq, &a));
+  CHECK(PetscArraycpy(*all, a, n));
+  CHECK(VecRestoreArrayRead(seq, &a));
+  CHECK(VecScatterDestroy(&sc));
+  CHECK(VecDestroy(&seq));
+}
+
+/* Runs an input with a scheme and collects the diagnostics of every node. One rank: KLU (fast on
+   these small systems); several: the default MUMPS. */
+static void RunOn(MPI_Comm comm, const RunSpec *spec, RunResult *res)
+{
+  char           path[PETSC_MAX_PATH_LEN];
+  const char    *src = getenv("GGLMBS_SOURCE_DIR");
+  MbsModel       model;
+  MbsStepper     st;
+  MbsRunConfig   cfg;
+  MbsDiagnostics d;
+  PetscMPIInt    size;
+  PetscReal      J0[3], L0[3];
+
+  assert_non_null(src);
+  memset(res, 0, sizeof(*res));
+  snprintf(path, sizeof(path), "%s/%s", src, spec->input);
+  CHECK(MPI_Comm_size(comm, &size));
+  CHECK(MbsModelCreate(comm, &model));
+  CHECK(MbsRunConfigSetDefaults(&cfg));
+  CHECK(MbsModelLoadYAML(model, path, &cfg));
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, spec->scheme ? spec->scheme : cfg.scheme));
+  CHECK(MbsStepperSetTimeStep(st, spec->h > 0 ? spec->h : cfg.dt));
+  CHECK(MbsStepperSetPredictor(st, spec->predictor));
+  CHECK(MbsStepperSetAdapt(st, spec->adapt, PETSC_DEFAULT));
+  if (size == 1) {
+    SNES snes;
+    KSP  ksp;
+    PC   pc;
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESGetKSP(snes, &ksp));
+    CHECK(KSPGetPC(ksp, &pc));
+    CHECK(PCFactorSetMatSolverType(pc, MATSOLVERKLU));
+  }
+  CHECK(MbsStepperComputeDiagnostics(st, &d));
+  res->E0 = d.E;
+  for (int i = 0; i < 3; i++) {
+    J0[i] = d.J[i];
+    L0[i] = d.L[i];
+  }
+  res->g  = d.g_max;
+  res->gv = d.gv_max;
+  res->steps = (PetscInt)PetscCeilReal((spec->t_end > 0 ? spec->t_end : cfg.t_end) / (spec->h > 0 ? spec->h : cfg.dt) - 1e-9);
+  for (PetscInt n = 1; n <= res->steps; n++) {
+    PetscReal dE;
+    CHECK(MbsStepperStep(st));
+    CHECK(MbsStepperComputeDiagnostics(st, &d));
+    dE          = PetscAbsReal(d.E - res->E0);
+    res->dE_rel = PetscMax(res->dE_rel, dE / PetscAbsReal(res->E0));
+    if (2 * n <= res->steps) res->dE_first = PetscMax(res->dE_first, dE);
+    else res->dE_second = PetscMax(res->dE_second, dE);
+    res->dJz = PetscMax(res->dJz, PetscAbsReal(d.J[2] - J0[2]));
+    for (int i = 0; i < 3; i++) res->dJL = PetscMax(res->dJL, PetscMax(PetscAbsReal(d.J[i] - J0[i]), PetscAbsReal(d.L[i] - L0[i])));
+    res->g  = PetscMax(res->g, d.g_max);
+    res->gv = PetscMax(res->gv, d.gv_max);
+    if (d.has_Gv) res->Gv = PetscMax(res->Gv, d.Gv_max);
+    res->gv_tip  = PetscMax(res->gv_tip, KernelVelocityResidual(st, "spherical"));
+    res->gv_body = PetscMax(res->gv_body, KernelVelocityResidual(st, "rigid_body"));
+  }
+  CHECK(MbsStepperGetNewtonIterations(st, NULL, &res->its));
+  CHECK(MbsStepperGetAdaptRetries(st, &res->retries));
+  CHECK(VecGetSize(st->q, &res->nq));
+  CHECK(PetscMalloc2(res->nq, &res->q, res->nq, &res->p));
+  GatherToAll(st->q, &res->q);
+  GatherToAll(st->p, &res->p);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
+static void Run(const RunSpec *spec, RunResult *res)
+{
+  RunOn(PETSC_COMM_WORLD, spec, res);
+}
+
+/* ---------------------------------------------------------------- seed 004 Sect. 6, scheme by scheme */
+
+typedef enum { PENDULUM, HEAVY_TOP, FOUR_PARTICLE } ExampleId;
+static const char *const example_input[] = {"inputs/pendulum3d.yaml", "inputs/heavy_top.yaml", "inputs/four_particle.yaml"};
+
+static PetscBool Is(const char *a, const char *b) { return strcmp(a, b) ? PETSC_FALSE : PETSC_TRUE; }
+
+/*
+  What each scheme must show on an example at the paper's h and T:
+  - EM, EM-G conserve energy to round-off. VI-S, VI-A, VI-B are symplectic, not energy-conserving: by
+    backward error analysis their energy error stays bounded (no drift) at O(h^p), p their order. We
+    assert that it is far above round-off (> 1e-8 relative), that it does not grow (its maximum over
+    the second half of the run is at most 1.2 times that over the first half), and that it is O(h^p):
+    halving h divides it by at least 2^p/1.2 (p = 1 for VI-S, VI-B; 2 for VI-A).
+  - All conserve the symmetric momentum maps (Jz under gravity; all of J and L for the free four
+    particles) to round-off.
+  - Position constraints hold at the nodes for all but VI-A, which violates them (> 1e-6).
+  - Velocity constraints: EM at the nodes; VI-A and VI-B in their own velocity unknown, not with the
+    nodal momentum; VI-S on the pendulum, and on the heavy top only in the three linear tip rows;
+    EM-G violates them on the four-particle system.
+*/
+static void CheckSection6(ExampleId ex, const char *scheme)
+{
+  const RunSpec spec = {example_input[ex], scheme, 0, 0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+  const char   *in   = example_input[ex];
+  RunResult     r;
+  PetscBool     em = Is(scheme, "em") || Is(scheme, "em-g");
+
+  Run(&spec, &r);
+  if (em) {
+    if (!(r.dE_rel <= 1e-10)) Fail("%s, %s: relative energy error %g > 1e-10\n", in, scheme, (double)r.dE_rel);
+  } else {
+    const PetscReal p = Is(scheme, "vi-a") ? 2 : 1;
+    RunSpec         half = spec;
+    RunResult       r2;
+
+    if (!(r.dE_rel > 1e-8)) Fail("%s, %s: relative energy error %g, expected a symplectic scheme's O(h^p) error far above round-off\n", in, scheme, (double)r.dE_rel);
+    if (!(r.dE_second <= 1.2 * r.dE_first)) Fail("%s, %s: energy error grows: max %g over the first half, %g over the second\n", in, scheme, (double)r.dE_first, (double)r.dE_second);
+    half.h = 0.5 * (ex == PENDULUM ? 0.05 : ex == HEAVY_TOP ? 0.002 : 0.01);
+    Run(&half, &r2);
+    if (!(r2.dE_rel <= 1.2 * PetscPowReal(0.5, p) * r.dE_rel)) Fail("%s, %s: energy error %g at h, %g at h/2: not O(h^%g)\n", in, scheme, (double)r.dE_rel, (double)r2.dE_rel, (double)p);
+    FreeResult(&r2);
+  }
+  if (!(r.dJz <= 1e-10)) Fail("%s, %s: Jz error %g > 1e-10\n", in, scheme, (double)r.dJz);
+  if (ex == FOUR_PARTICLE && !(r.dJL <= 1e-10)) Fail("%s, %s: angular/linear momentum error %g > 1e-10\n", in, scheme, (double)r.dJL);
+  if (Is(scheme, "vi-a")) {
+    if (!(r.g > 1e-6)) Fail("%s, vi-a: max |g(q_n)| = %g, expected the position constraints violated at the nodes (> 1e-6)\n", in, (double)r.g);
+  } else if (!(r.g <= 1e-10)) Fail("%s, %s: max |g(q_n)| = %g > 1e-10\n", in, scheme, (double)r.g);
+  if (Is(scheme, "em") && !(r.gv <= 1e-10)) Fail("%s, em: max |G(q_n) M^-1 p_n| = %g > 1e-10\n", in, (double)r.gv);
+  if (Is(scheme, "vi-a") || Is(scheme, "vi-b")) {
+    if (!(r.Gv <= 1e-10)) Fail("%s, %s: max |G(q_theta) v| = %g > 1e-10 in the scheme's own velocity unknown\n", in, scheme, (double)r.Gv);
+    if (!(r.gv > 1e-6)) Fail("%s, %s: max |G(q_n) M^-1 p_n| = %g: expected the nodal momentum to violate the velocity constraints (> 1e-6)\n", in, scheme, (double)r.gv);
+  } else if (r.Gv != 0) Fail("%s, %s: Gv_max reported for a scheme without a velocity unknown\n", in, scheme);
+  if (Is(scheme, "vi-s") && ex == PENDULUM && !(r.gv <= 1e-10)) Fail("%s, vi-s: max |G(q_n) M^-1 p_n| = %g > 1e-10\n", in, (double)r.gv);
+  if (Is(scheme, "vi-s") && ex == HEAVY_TOP) {
+    if (!(r.gv_tip <= 1e-10)) Fail("%s, vi-s: tip (linear) velocity constraints %g > 1e-10\n", in, (double)r.gv_tip);
+    if (!(r.gv_body > 1e-6)) Fail("%s, vi-s: internal velocity constraints %g, expected violated (> 1e-6)\n", in, (double)r.gv_body);
+  }
+  if (Is(scheme, "em-g") && ex == FOUR_PARTICLE && !(r.gv > 1e-6)) Fail("%s, em-g: max |G(q_n) M^-1 p_n| = %g, expected violated (> 1e-6)\n", in, (double)r.gv);
+  FreeResult(&r);
+}
+
+static const char *const all_schemes[] = {"em", "em-g", "vi-s", "vi-a", "vi-b"};
+
+static void test_pendulum(void **state)
+{
+  for (int s = 0; s < 5; s++) CheckSection6(PENDULUM, all_schemes[s]);
+}
+
+static void test_heavy_top(void **state)
+{
+  for (int s = 0; s < 5; s++) CheckSection6(HEAVY_TOP, all_schemes[s]);
+}
+
+static void test_four_particle(void **state)
+{
+  for (int s = 0; s < 5; s++) CheckSection6(FOUR_PARTICLE, all_schemes[s]);
+}
+
+/* EM on a large model: 1000 rods, 50 steps. */
+static void test_chain(void **state)
+{
+  const RunSpec spec = {"inputs/chain1000.yaml", "em", 0, 0.05, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+  RunResult     r;
+
+  Run(&spec, &r);
+  if (!(r.dE_rel <= 1e-10 && r.dJz <= 1e-10 && r.g <= 1e-10 && r.gv <= 1e-10)) Fail("chain1000, em: energy %g, Jz %g, g %g, gv %g (all must be <= 1e-10)\n", (double)r.dE_rel, (double)r.dJz, (double)r.g, (double)r.gv);
+  FreeResult(&r);
+}
+
+/* Distributed over the ranks, every scheme gives the serial trajectory (the same final state to
+   round-off; Newton iteration counts may differ by one where a step reaches the round-off floor) on the four particles (100 steps) and on chain1000 (10 steps). */
+static void test_parallel_matches_serial(void **state)
+{
+  static const struct {
+    const char *input;
+    PetscReal   t_end;
+  } cases[] = {
+    {"inputs/four_particle.yaml", 1.0 },
+    {"inputs/chain1000.yaml",     0.01},
+  };
+  PetscMPIInt size;
+
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size == 1) skip();
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    for (int s = 0; s < 5; s++) {
+      const RunSpec spec = {cases[c].input, all_schemes[s], 0, cases[c].t_end, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+      RunResult     par, ser;
+      PetscReal     diff = 0, norm = 0;
+
+      RunOn(PETSC_COMM_WORLD, &spec, &par);
+      RunOn(PETSC_COMM_SELF, &spec, &ser);
+      for (PetscInt i = 0; i < par.nq; i++) {
+        diff = PetscMax(diff, PetscMax(PetscAbsScalar(par.q[i] - ser.q[i]), PetscAbsScalar(par.p[i] - ser.p[i])));
+        norm = PetscMax(norm, PetscMax(PetscAbsScalar(ser.q[i]), PetscAbsScalar(ser.p[i])));
+      }
+      if (!(diff <= 1e-12 * norm)) Fail("%s, %s: %d ranks end %g from the serial run (state norm %g)\n", cases[c].input, all_schemes[s], (int)size, (double)diff, (double)norm);
+      FreeResult(&par);
+      FreeResult(&ser);
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- observed orders */
+
+/* Least-squares slope of log(e) against log(h). */
+static PetscReal ObservedOrder(int n, const PetscReal h[], const PetscReal e[])
+{
+  PetscReal sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < n; i++) {
+    const PetscReal x = PetscLogReal(h[i]), y = PetscLogReal(e[i]);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+static void ExpectOrder(const char *what, const char *scheme, int n, const PetscReal h[], const PetscReal e[], PetscReal nominal)
+{
+  const PetscReal p = ObservedOrder(n, h, e);
+  if (!(PetscAbsReal(p - nominal) <= 0.15)) Fail("%s, %s: observed order %.3f, expected %g +- 0.15 (errors %.3e %.3e %.3e %.3e)\n", what, scheme, (double)p, (double)nominal, (double)e[0], (double)e[1], (double)e[2], (double)e[3]);
+  if (getenv("GGLMBS_TEST_VERBOSE")) printf("%s, %s: observed order %.3f (errors %.3e %.3e %.3e %.3e)\n", what, scheme, (double)p, (double)e[0], (double)e[1], (double)e[2], (double)e[3]);
+}
+
+/* Heavy top (seed 004 eq. 113): relative error of the centre of mass height phi_3 at t = 0.001 against
+   the steady-precession height 0.0375. VI-S, VI-B order 1; VI-A, EM, EM-G order 2. */
+static void test_order_heavy_top(void **state)
+{
+  const PetscReal        h[4]      = {1e-4, 5e-5, 2.5e-5, 1.25e-5};
+  static const char *const sch[]   = {"vi-s", "vi-b", "vi-a", "em", "em-g"};
+  const PetscReal        nominal[] = {1, 1, 2, 2, 2};
+
+  for (int s = 0; s < 5; s++) {
+    PetscReal e[4];
+    for (int i = 0; i < 4; i++) {
+      const RunSpec spec = {"inputs/heavy_top.yaml", sch[s], h[i], 0.001, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+      RunResult     r;
+      Run(&spec, &r);
+      e[i] = PetscAbsReal(PetscRealPart(r.q[2]) - 0.0375) / 0.0375;
+      FreeResult(&r);
+    }
+    ExpectOrder("heavy top phi_3(0.001)", sch[s], 4, h, e, nominal[s]);
+  }
+}
+
+/* Four particles with v4 = (0, 3/1.7, 2/1.7) (seed 004 eq. 128): relative error of q4 and p4 at t = 0.1
+   against EM with h = 1e-5. EM and EM-G are of order 2 in both. */
+static void test_order_four_particle(void **state)
+{
+  const char     *in   = "inputs/four_particle_convergence.yaml";
+  const PetscReal h[4] = {1e-3, 5e-4, 2.5e-4, 1.25e-4};
+  const RunSpec   refspec = {in, "em", 1e-5, 0.1, MBS_PREDICTOR_ADVANCED, PETSC_FALSE};
+  RunResult       ref;
+
+  Run(&refspec, &ref);
+  for (int s = 0; s < 2; s++) {
+    PetscReal eq[4], ep[4];
+    for (int i = 0; i < 4; i++) {
+      const RunSpec spec = {in, all_schemes[s], h[i], 0.1, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+      RunResult     r;
+      PetscReal     dq = 0, nq = 0, dp = 0, np = 0;
+      Run(&spec, &r);
+      for (int k = 9; k < 12; k++) {
+        dq += PetscSqr(PetscRealPart(r.q[k] - ref.q[k]));
+        nq += PetscSqr(PetscRealPart(ref.q[k]));
+        dp += PetscSqr(PetscRealPart(r.p[k] - ref.p[k]));
+        np += PetscSqr(PetscRealPart(ref.p[k]));
+      }
+      eq[i] = PetscSqrtReal(dq / nq);
+      ep[i] = PetscSqrtReal(dp / np);
+      FreeResult(&r);
+    }
+    ExpectOrder("four particles q4(0.1)", all_schemes[s], 4, h, eq, 2);
+    ExpectOrder("four particles p4(0.1)", all_schemes[s], 4, h, ep, 2);
+  }
+  FreeResult(&ref);
+}
+
+/* ---------------------------------------------------------------- predictor and retries */
+
+/* The predictor changes the Newton iteration's start, not its solution: simple and advanced give the
+   same trajectory to round-off, for a scheme with and one without a velocity unknown. */
+static void test_predictor_same_solution(void **state)
+{
+  for (int s = 0; s < 2; s++) {
+    const char *scheme = s ? "vi-b" : "em";
+    RunSpec     spec   = {"inputs/four_particle.yaml", scheme, 0, 1.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+    RunResult   a, b;
+    PetscReal   diff = 0, norm = 0;
+
+    Run(&spec, &a);
+    spec.predictor = MBS_PREDICTOR_ADVANCED;
+    Run(&spec, &b);
+    for (PetscInt i = 0; i < a.nq; i++) {
+      diff = PetscMax(diff, PetscMax(PetscAbsScalar(a.q[i] - b.q[i]), PetscAbsScalar(a.p[i] - b.p[i])));
+      norm = PetscMax(norm, PetscMax(PetscAbsScalar(a.q[i]), PetscAbsScalar(a.p[i])));
+    }
+    if (!(diff <= 1e-11 * norm)) Fail("%s: simple and advanced predictors end %g apart (state norm %g)\n", scheme, (double)diff, (double)norm);
+    FreeResult(&a);
+    FreeResult(&b);
+  }
+}
+
+/* EM on the four particles at h = 0.675 (the paper's stability limit): from the previous state,
+   Newton fails on some step before t = 100. Without -mbs_adapt that is an error that leaves the state
+   at the step's start; with it the step is retried in halves and the run reaches t = 100 conserving
+   energy. */
+static void test_adapt(void **state)
+{
+  char           path[PETSC_MAX_PATH_LEN];
+  MbsModel       model;
+  MbsStepper     st;
+  MbsRunConfig   cfg;
+  MbsDiagnostics d0, d;
+  PetscErrorCode ierr = 0;
+  PetscInt       n, nsteps = (PetscInt)(100 / 0.675), retries;
+  PetscReal      t;
+  Vec            q, p, qs, ps;
+  PetscBool      same;
+
+  snprintf(path, sizeof(path), "%s/inputs/four_particle.yaml", getenv("GGLMBS_SOURCE_DIR"));
+  for (int adapt = 0; adapt < 2; adapt++) {
+    CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+    CHECK(MbsRunConfigSetDefaults(&cfg));
+    CHECK(MbsModelLoadYAML(model, path, &cfg));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetTimeStep(st, 0.675));
+    CHECK(MbsStepperSetAdapt(st, adapt ? PETSC_TRUE : PETSC_FALSE, 6));
+    CHECK(MbsStepperComputeDiagnostics(st, &d0));
+    CHECK(MbsStepperGetState(st, &q, &p));
+    CHECK(VecDuplicate(q, &qs));
+    CHECK(VecDuplicate(p, &ps));
+    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    for (n = 0; n < nsteps; n++) {
+      CHECK(VecCopy(q, qs));
+      CHECK(VecCopy(p, ps));
+      ierr = MbsStepperStep(st);
+      if (ierr) break;
+    }
+    CHECK(PetscPopErrorHandler());
+    CHECK(MbsStepperGetTime(st, &t));
+    CHECK(MbsStepperGetAdaptRetries(st, &retries));
+    if (!adapt) {
+      if (ierr != PETSC_ERR_NOT_CONVERGED) Fail("without -mbs_adapt: expected a step to fail with PETSC_ERR_NOT_CONVERGED before t = 100, got error %d after %d steps\n", (int)ierr, (int)n);
+      if (!(PetscAbsReal(t - n * 0.675) < 1e-9)) Fail("without -mbs_adapt: time %g after a failed step %d\n", (double)t, (int)n + 1);
+      CHECK(VecEqual(q, qs, &same));
+      if (!same) Fail("a failed step changed q\n");
+      CHECK(VecEqual(p, ps, &same));
+      if (!same) Fail("a failed step changed p\n");
+    } else {
+      if (ierr) Fail("with -mbs_adapt: step %d failed (error %d)\n", (int)n + 1, (int)ierr);
+      if (retries < 1) Fail("with -mbs_adapt: no retries, but the run without failed\n");
+      CHECK(MbsStepperComputeDiagnostics(st, &d));
+      if (!(PetscAbsReal(d.E - d0.E) <= 1e-10 * PetscAbsReal(d0.E))) Fail("with -mbs_adapt: energy %.17g, initially %.17g\n", (double)d.E, (double)d0.E);
+      if (!(PetscAbsReal(t - nsteps * 0.675) < 1e-9)) Fail("with -mbs_adapt: time %g, expected %g\n", (double)t, nsteps * 0.675);
+    }
+    CHECK(VecDestroy(&qs));
+    CHECK(VecDestroy(&ps));
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+}
+
+int main(int argc, char **argv)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_jacobians_match_finite_differences),
+    cmocka_unit_test(test_jacobian_preallocation_exact),
+    cmocka_unit_test(test_chain),
+    cmocka_unit_test(test_parallel_matches_serial),
+    /* With GGLMBS_TEST_PARALLEL (the MPI runs) only the tests above: the rest are serial numerics (the
+       one-body examples do not even distribute), which test_parallel_matches_serial ties to any number of ranks. */
+    cmocka_unit_test(test_pendulum),
+    cmocka_unit_test(test_heavy_top),
+    cmocka_unit_test(test_four_particle),
+    cmocka_unit_test(test_order_heavy_top),
+    cmocka_unit_test(test_order_four_particle),
+    cmocka_unit_test(test_predictor_same_solution),
+    cmocka_unit_test(test_adapt),
+  };
+  const char *filter = getenv("GGLMBS_TEST_FILTER");
+  size_t      ntests = getenv("GGLMBS_TEST_PARALLEL") ? 4 : sizeof(tests) / sizeof(tests[0]);
+  int         fails;
+
+  if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
+  if (filter) cmocka_set_test_filter(filter);
+  fails = _cmocka_run_group_tests("schemes", tests, ntests, NULL, NULL);
+  if (PetscFinalize()) return 1;
+  return fails;
+}
