@@ -462,6 +462,56 @@ static void TestNotConverged(void **state)
   FreeRun(&run);
 }
 
+/* A scheme with a velocity unknown (vi-a) chosen and parametrised from the command line: its own
+   velocity residual fills the last column (empty at step 0), while the nodes violate the position
+   constraints (seed 004 Sect. 6.1). */
+static void TestSchemeVIA(void **state)
+{
+  static const char *const summary[] = {"scheme vi-a", "11 unknowns", "10 steps", NULL};
+  char                     input[PATH_SIZE], dir[PATH_SIZE];
+  Csv                      d;
+  ProgramRun               run;
+  double                   gmax = 0;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  CaseDirectory(dir, "vi_a");
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-a", "-mbs_theta", "0.5", "-mbs_t_end", "0.5", "-mbs_output_dir", dir, NULL);
+  ExpectSuccess("vi-a", &run);
+  ExpectSummary(&run, summary);
+  ReadDiagnostics(dir, &d);
+  assert_int_equal(d.nrows, 11);
+  if (!isnan(d.v[0][COL_GVS])) fail_msg("step 0: Gv_max = %g, expected empty (no step taken)", d.v[0][COL_GVS]);
+  for (int i = 1; i < d.nrows; i++) {
+    if (!(d.v[i][COL_GVS] <= 1e-10)) fail_msg("step %d: Gv_max = %g, expected <= 1e-10", i, d.v[i][COL_GVS]);
+    gmax = fmax(gmax, d.v[i][COL_G]);
+  }
+  if (!(gmax > 1e-6)) fail_msg("vi-a: max g_max = %g, expected the nodes to violate the constraint", gmax);
+  FreeRun(&run);
+}
+
+/* EM on the four particles at h = 0.675: a step fails from the simple predictor before t = 80; with
+   -mbs_adapt it is retried in halves, each retry reported, and the run completes. */
+static void TestAdapt(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], line[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/four_particle.yaml");
+  CaseDirectory(dir, "adapt");
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir, NULL);
+  ExpectUserError("no adapt", &run);
+  ExpectContains("stderr", run.err, "did not converge");
+  ExpectContains("stderr", run.err, "-mbs_adapt");
+  FreeRun(&run);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir, "-mbs_adapt", NULL);
+  ExpectSuccess("adapt", &run);
+  ExpectContains("stdout", run.out, "retrying as 2 sub-steps of h = 0.3375");
+  if (LinesStarting(run.out, "gglmbs: inputs", line, sizeof(line)) > 1) fail_msg("more than one summary line:\n%s", run.out);
+  FreeRun(&run);
+}
+
 /* ---------------------------------------------------------------- 5. help */
 
 static void TestHelp(void **state)
@@ -474,7 +524,12 @@ static void TestHelp(void **state)
   run = RunProgram(dir, "-help", NULL);
   ExpectSuccess("-help", &run);
   ExpectContains("stdout", run.out, "Usage: gglmbs -i input.yaml");
-  if (!HasLine(run.out, "em")) fail_msg("-help does not list the scheme em:\n%s", run.out);
+  for (int i = 0; i < 5; i++) {
+    static const char *const schemes[] = {"em", "em-g", "vi-s", "vi-a", "vi-b"};
+    if (!HasLine(run.out, schemes[i])) fail_msg("-help does not list the scheme %s:\n%s", schemes[i], run.out);
+  }
+  ExpectContains("stdout", run.out, "-mbs_predictor");
+  ExpectContains("stdout", run.out, "-mbs_adapt");
   FreeRun(&run);
 }
 
@@ -491,7 +546,7 @@ static void PrintFile(FILE *to, const char *path)
 int main(void)
 {
   const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
-  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 6];
+  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 8];
   const char       *tmp  = getenv("TMPDIR");
   char              report[PATH_SIZE];
   size_t            n    = 0;
@@ -512,6 +567,8 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"pendulum", TestPendulum, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"overrides", TestOverrides, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"not converged", TestNotConverged, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"vi-a", TestSchemeVIA, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"adapt", TestAdapt, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"help", TestHelp, NULL, NULL, NULL};
   failed = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
 
