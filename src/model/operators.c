@@ -72,9 +72,10 @@ PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscSc
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, PetscScalar *f)
+PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale scale, PetscScalar *f)
 {
   PetscFunctionBegin;
+  PetscCheck(scale == MBS_SCALE_NONE || scale == MBS_SCALE_MINV_ROW, model->comm, PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
     PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
     PetscInt  idx[MBS_ELEM_MAX_NQ];
@@ -84,7 +85,7 @@ PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscS
     for (int i = 0; i < nq; i++) {
       PetscReal s = 0;
       for (int r = 0; r < nc; r++) s += G[r * nq + i] * PetscRealPart(y[c + r]);
-      f[idx[i]] += alpha * s;
+      f[idx[i]] += (scale == MBS_SCALE_MINV_ROW ? alpha * model->minv[idx[i]] : alpha) * s;
     }
   MBS_END_FOR
   PetscFunctionReturn(0);

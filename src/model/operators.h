@@ -10,7 +10,7 @@
   Operators, written on ghosted local arrays (q, w: coordinates; y, mu: constraint rows):
     MbsOpConstraintAdd          g  += alpha g(q)
     MbsOpGMultAdd               g  += alpha G(q) w
-    MbsOpGTMultAdd              f  += alpha G(q)^T y
+    MbsOpGTMultAdd              f  += alpha [M^-1] G(q)^T y   (M^-1 with MBS_SCALE_MINV_ROW)
     MbsOpHessianMultAdd         f  += alpha T(mu) w,  T(mu) = sum_k mu_k H_k
     MbsOpGradientAdd            f  += alpha DV(q)
     MbsOpDiscreteGradientAdd    f  += alpha DGV(q0, q1)
@@ -77,7 +77,7 @@ PETSC_INTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScal
 /* Residual operators (ghosted local arrays) */
 PETSC_INTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
 PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g);
-PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale, PetscScalar *f);
 PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f);
 PETSC_INTERN PetscErrorCode MbsOpGradientAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *f);
 PETSC_INTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha, PetscScalar *f);

@@ -44,7 +44,7 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
   const PetscReal    h     = st->hstep;
   const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM], *gam = x + sys->loff[EM_GAM];
   PetscScalar       *fq = f + sys->loff[EM_Q], *fp = f + sys->loff[EM_P], *flam = f + sys->loff[EM_LAM], *fgam = f + sys->loff[EM_GAM];
-  PetscScalar       *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2], *tmp = st->work[3];
+  PetscScalar       *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2];
 
   PetscFunctionBegin;
   MbsEMMidpoint(st, q1, p1, qm, vm, v1);
@@ -52,11 +52,9 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
     fq[i] = q1[i] - st->q0[i] - h * vm[i];
     fp[i] = p1[i] - st->p0[i];
   }
-  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
-  PetscCall(MbsOpGTMultAdd(model, qm, gam, -h, tmp));
-  for (PetscInt i = 0; i < model->nq_ghosted; i++) fq[i] += model->minv[i] * tmp[i];
+  PetscCall(MbsOpGTMultAdd(model, qm, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, qm, lam, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, qm, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, vm, h, fp));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscCall(MbsOpGMultAdd(model, q1, v1, 1.0, fgam));

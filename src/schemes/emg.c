@@ -39,7 +39,7 @@ static PetscErrorCode MbsSchemeResidual_EMG(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
   }
   PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, qm, lam, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, qm, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscFunctionReturn(0);
 }

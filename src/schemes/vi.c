@@ -15,9 +15,11 @@ void MbsVIInterpolate(MbsStepper st, PetscReal theta, const PetscScalar *q1, Pet
   for (PetscInt i = 0; i < st->model->nq_ghosted; i++) qt[i] = (1.0 - theta) * st->q0[i] + theta * q1[i];
 }
 
-PetscErrorCode MbsVIVelocityResidual(MbsStepper st, PetscReal theta, PetscReal *Gv)
+/* max |G(q_theta) v| of the last solved step (collective) */
+static PetscErrorCode MbsVIVelocityResidual(MbsStepper st, PetscReal *Gv)
 {
-  MbsSystem          sys = st->sys;
+  const PetscReal    theta = ((MbsVI *)st->data)->theta;
+  MbsSystem          sys   = st->sys;
   const PetscScalar *x;
   PetscReal          gmax;
   PetscScalar       *qt = st->work[2];
@@ -28,5 +30,24 @@ PetscErrorCode MbsVIVelocityResidual(MbsStepper st, PetscReal theta, PetscReal *
   MbsVIInterpolate(st, theta, x + sys->loff[VI_Q], qt);
   PetscCall(MbsOpConstraintMax(st->model, qt, x + sys->loff[VI_V], &gmax, Gv));
   PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsVIDestroy(MbsStepper st)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(st->data));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsVICreateParametrized(MbsStepper st)
+{
+  MbsVI *vi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&vi));
+  st->data                  = vi;
+  st->ops.velocity_residual = MbsVIVelocityResidual;
+  st->ops.destroy           = MbsVIDestroy;
   PetscFunctionReturn(0);
 }

@@ -9,11 +9,16 @@
 
 enum { VI_Q, VI_P, VI_V, VI_LAM, VI_GAM };
 
+/* Parameters of VI-A (theta) and VI-B (theta = Theta, vartheta), read from the stepper at set-up */
+typedef struct {
+  PetscReal theta, vartheta;
+} MbsVI;
+
 /* Fields q, p, v (coordinate-sized), lambda, gamma (constraint-sized) */
 PETSC_INTERN PetscErrorCode MbsVISetUp(MbsStepper);
+/* VI-A, VI-B: an MbsVI as st->data, the velocity residual at q_theta, and its destruction */
+PETSC_INTERN PetscErrorCode MbsVICreateParametrized(MbsStepper);
 /* qt = (1-theta) q0 + theta q1 on all ghosted coordinates */
 PETSC_INTERN void MbsVIInterpolate(MbsStepper, PetscReal theta, const PetscScalar *q1, PetscScalar *qt);
-/* max |G(q_theta) v| of the last solved step (collective) */
-PETSC_INTERN PetscErrorCode MbsVIVelocityResidual(MbsStepper, PetscReal theta, PetscReal *Gv);
 
 #endif

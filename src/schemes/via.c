@@ -14,16 +14,12 @@
 */
 #include "schemes/vi.h"
 
-typedef struct {
-  PetscReal theta;
-} MbsVIA;
-
 static PetscErrorCode MbsSchemeSetUp_VIA(MbsStepper st)
 {
-  MbsVIA *via = (MbsVIA *)st->data;
+  MbsVI *vi = (MbsVI *)st->data;
 
   PetscFunctionBegin;
-  PetscCall(MbsStepperGetParameter_Private(st, "theta", &via->theta));
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", &vi->theta));
   PetscCall(MbsVISetUp(st));
   PetscFunctionReturn(0);
 }
@@ -32,10 +28,10 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
 {
   const MbsModel     model = st->model;
   const MbsSystem    sys   = st->sys;
-  const PetscReal    h = st->hstep, theta = ((MbsVIA *)st->data)->theta, *minv = model->minv;
+  const PetscReal    h = st->hstep, theta = ((MbsVI *)st->data)->theta, *minv = model->minv;
   const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
   PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
-  PetscScalar       *qt = st->work[0], *tmp = st->work[1];
+  PetscScalar       *qt = st->work[0];
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, theta, q1, qt);
@@ -44,11 +40,9 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
     fv[i] = v[i] - minv[i] * (theta * st->p0[i] + (1.0 - theta) * p1[i]);
   }
-  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
-  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, tmp));
-  for (PetscInt i = 0; i < model->nq_ghosted; i++) fq[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, qt, lam, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, qt, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
   PetscCall(MbsOpConstraintAdd(model, qt, 1.0, flam));
   PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
@@ -58,7 +52,7 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
 static PetscErrorCode MbsSchemeJacobian_VIA(MbsStepper st, const PetscScalar *x)
 {
   const MbsSystem    sys = st->sys;
-  const PetscReal    h = st->hstep, theta = ((MbsVIA *)st->data)->theta;
+  const PetscReal    h = st->hstep, theta = ((MbsVI *)st->data)->theta;
   const PetscScalar *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
   PetscScalar       *qt = st->work[0];
 
@@ -86,13 +80,6 @@ static PetscErrorCode MbsSchemeJacobian_VIA(MbsStepper st, const PetscScalar *x)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsSchemeVelocityResidual_VIA(MbsStepper st, PetscReal *Gv)
-{
-  PetscFunctionBegin;
-  PetscCall(MbsVIVelocityResidual(st, ((MbsVIA *)st->data)->theta, Gv));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode MbsSchemeView_VIA(MbsStepper st, PetscViewer viewer)
 {
   PetscReal theta;
@@ -103,25 +90,13 @@ static PetscErrorCode MbsSchemeView_VIA(MbsStepper st, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsSchemeDestroy_VIA(MbsStepper st)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFree(st->data));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
 {
-  MbsVIA *via;
-
   PetscFunctionBegin;
-  PetscCall(PetscNew(&via));
-  st->data                   = via;
-  st->ops.setup              = MbsSchemeSetUp_VIA;
-  st->ops.residual           = MbsSchemeResidual_VIA;
-  st->ops.jacobian           = MbsSchemeJacobian_VIA;
-  st->ops.velocity_residual  = MbsSchemeVelocityResidual_VIA;
-  st->ops.view               = MbsSchemeView_VIA;
-  st->ops.destroy            = MbsSchemeDestroy_VIA;
+  PetscCall(MbsVICreateParametrized(st));
+  st->ops.setup    = MbsSchemeSetUp_VIA;
+  st->ops.residual = MbsSchemeResidual_VIA;
+  st->ops.jacobian = MbsSchemeJacobian_VIA;
+  st->ops.view     = MbsSchemeView_VIA;
   PetscFunctionReturn(0);
 }

@@ -15,17 +15,13 @@
 */
 #include "schemes/vi.h"
 
-typedef struct {
-  PetscReal Theta, vartheta;
-} MbsVIB;
-
 static PetscErrorCode MbsSchemeSetUp_VIB(MbsStepper st)
 {
-  MbsVIB *vib = (MbsVIB *)st->data;
+  MbsVI *vi = (MbsVI *)st->data;
 
   PetscFunctionBegin;
-  PetscCall(MbsStepperGetParameter_Private(st, "theta", &vib->Theta));
-  PetscCall(MbsStepperGetParameter_Private(st, "vartheta", &vib->vartheta));
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", &vi->theta));
+  PetscCall(MbsStepperGetParameter_Private(st, "vartheta", &vi->vartheta));
   PetscCall(MbsVISetUp(st));
   PetscFunctionReturn(0);
 }
@@ -34,11 +30,11 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
 {
   const MbsModel     model = st->model;
   const MbsSystem    sys   = st->sys;
-  const MbsVIB      *vib   = (MbsVIB *)st->data;
-  const PetscReal    h = st->hstep, Th = vib->Theta, vt = vib->vartheta, *minv = model->minv;
+  const MbsVI       *vi    = (MbsVI *)st->data;
+  const PetscReal    h = st->hstep, Th = vi->theta, vt = vi->vartheta, *minv = model->minv;
   const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
   PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
-  PetscScalar       *qt = st->work[0], *tmp = st->work[1];
+  PetscScalar       *qt = st->work[0];
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, Th, q1, qt);
@@ -47,17 +43,13 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
     fv[i] = v[i] - minv[i] * (Th * st->p0[i] + (1.0 - Th) * p1[i]);
   }
-  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
-  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, tmp));
-  for (PetscInt i = 0; i < model->nq_ghosted; i++) fq[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * (1.0 - vt), fp));
-  PetscCall(MbsOpGTMultAdd(model, q1, lam, h * vt, fp));
+  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * (1.0 - vt), MBS_SCALE_NONE, fp));
+  PetscCall(MbsOpGTMultAdd(model, q1, lam, h * vt, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
-  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
-  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * Th * (1.0 - vt), tmp));
-  PetscCall(MbsOpGTMultAdd(model, q1, lam, -h * vt * (1.0 - Th), tmp));
-  for (PetscInt i = 0; i < model->nq_ghosted; i++) fv[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW, fv));
+  PetscCall(MbsOpGTMultAdd(model, q1, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW, fv));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
   PetscFunctionReturn(0);
@@ -66,8 +58,8 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
 static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
 {
   const MbsSystem    sys = st->sys;
-  const MbsVIB      *vib = (MbsVIB *)st->data;
-  const PetscReal    h = st->hstep, Th = vib->Theta, vt = vib->vartheta;
+  const MbsVI       *vi  = (MbsVI *)st->data;
+  const PetscReal    h = st->hstep, Th = vi->theta, vt = vi->vartheta;
   const PetscScalar *q1 = x + sys->loff[VI_Q], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
   PetscScalar       *qt = st->work[0];
 
@@ -103,13 +95,6 @@ static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsSchemeVelocityResidual_VIB(MbsStepper st, PetscReal *Gv)
-{
-  PetscFunctionBegin;
-  PetscCall(MbsVIVelocityResidual(st, ((MbsVIB *)st->data)->Theta, Gv));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode MbsSchemeView_VIB(MbsStepper st, PetscViewer viewer)
 {
   PetscReal Th, vt;
@@ -121,25 +106,13 @@ static PetscErrorCode MbsSchemeView_VIB(MbsStepper st, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsSchemeDestroy_VIB(MbsStepper st)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFree(st->data));
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
 {
-  MbsVIB *vib;
-
   PetscFunctionBegin;
-  PetscCall(PetscNew(&vib));
-  st->data                  = vib;
-  st->ops.setup             = MbsSchemeSetUp_VIB;
-  st->ops.residual          = MbsSchemeResidual_VIB;
-  st->ops.jacobian          = MbsSchemeJacobian_VIB;
-  st->ops.velocity_residual = MbsSchemeVelocityResidual_VIB;
-  st->ops.view              = MbsSchemeView_VIB;
-  st->ops.destroy           = MbsSchemeDestroy_VIB;
+  PetscCall(MbsVICreateParametrized(st));
+  st->ops.setup    = MbsSchemeSetUp_VIB;
+  st->ops.residual = MbsSchemeResidual_VIB;
+  st->ops.jacobian = MbsSchemeJacobian_VIB;
+  st->ops.view     = MbsSchemeView_VIB;
   PetscFunctionReturn(0);
 }

@@ -32,11 +32,9 @@ static PetscErrorCode MbsSchemeResidual_VIS(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
     fv[i] = v[i] - w1[i];
   }
-  PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
-  PetscCall(MbsOpGTMultAdd(model, qb, gam, -h, tmp));
-  for (PetscInt i = 0; i < model->nq_ghosted; i++) fq[i] += minv[i] * tmp[i];
+  PetscCall(MbsOpGTMultAdd(model, qb, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, st->q0, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h, fp));
+  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
   PetscCall(MbsOpHessianMultAdd(model, gam, w1, h, tmp));
   for (PetscInt i = 0; i < model->nq_ghosted; i++) {
