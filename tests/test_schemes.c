@@ -281,20 +281,23 @@ static PetscReal KernelVelocityResidual(MbsStepper st, const char *kernel)
   return max;
 }
 
-static void GatherToAll(Vec x, PetscScalar **all)
+/* x gathered in input (body) order, whatever the partition, onto every rank. */
+static void GatherToAll(MbsModel model, Vec x, PetscScalar **all)
 {
   VecScatter         sc;
   Vec                seq;
   const PetscScalar *a;
-  PetscInt           n;
+  PetscInt           n, N;
 
-  CHECK(VecScatterCreateToAll(x, &sc, &seq));
+  CHECK(VecGetSize(x, &N));
+  CHECK(MbsModelCreateScatterToZero(model, x, &sc, &seq));
   CHECK(VecScatterBegin(sc, x, seq, INSERT_VALUES, SCATTER_FORWARD));
   CHECK(VecScatterEnd(sc, x, seq, INSERT_VALUES, SCATTER_FORWARD));
-  CHECK(VecGetSize(seq, &n));
+  CHECK(VecGetLocalSize(seq, &n));
   CHECK(VecGetArrayRead(seq, &a));
   CHECK(PetscArraycpy(*all, a, n));
   CHECK(VecRestoreArrayRead(seq, &a));
+  CHECK(MPI_Bcast(*all, (int)N, MPIU_SCALAR, 0, model->comm));
   CHECK(VecScatterDestroy(&sc));
   CHECK(VecDestroy(&seq));
 }
@@ -362,8 +365,8 @@ static void RunOn(MPI_Comm comm, const RunSpec *spec, RunResult *res)
   CHECK(MbsStepperGetAdaptRetries(st, &res->retries));
   CHECK(VecGetSize(st->q, &res->nq));
   CHECK(PetscMalloc2(res->nq, &res->q, res->nq, &res->p));
-  GatherToAll(st->q, &res->q);
-  GatherToAll(st->p, &res->p);
+  GatherToAll(model, st->q, &res->q);
+  GatherToAll(model, st->p, &res->p);
   CHECK(MbsStepperDestroy(&st));
   CHECK(MbsModelDestroy(&model));
 }

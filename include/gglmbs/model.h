@@ -45,6 +45,10 @@ PETSC_EXTERN PetscErrorCode MbsModelSetElementLabel(MbsModel, PetscInt elem, con
 PETSC_EXTERN PetscErrorCode MbsModelSetInitialTolerance(MbsModel, PetscReal);
 PETSC_EXTERN PetscErrorCode MbsModelSetUp(MbsModel);
 PETSC_EXTERN PetscErrorCode MbsModelView(MbsModel, PetscViewer);
+PETSC_EXTERN PetscErrorCode MbsModelSetPartitioner(MbsModel, const char type[]);
+PETSC_EXTERN PetscErrorCode MbsModelViewPartition(MbsModel, PetscViewer);
+/* Gather a coordinate-layout vector onto rank 0 in input (body) order */
+PETSC_EXTERN PetscErrorCode MbsModelCreateScatterToZero(MbsModel, Vec x, VecScatter *, Vec *x0);
 
 /* Sizes after MbsModelSetUp: coordinates and constraint rows, local (this rank) and global */
 PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local, PetscInt *ncon);

@@ -30,7 +30,7 @@ PetscErrorCode MbsStepperWriteState(MbsStepper st, const char filename[])
   PetscCall(MbsStepperGetModel(st, &model));
   PetscCall(MbsModelGetComm(model, &comm));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(VecScatterCreateToZero(q, &scatter, &q0));
+  PetscCall(MbsModelCreateScatterToZero(model, q, &scatter, &q0));
   PetscCall(VecDuplicate(q0, &p0));
   PetscCall(VecScatterBegin(scatter, q, q0, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(scatter, q, q0, INSERT_VALUES, SCATTER_FORWARD));

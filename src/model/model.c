@@ -1,4 +1,5 @@
 #include "model/modelimpl.h"
+#include <metis.h>
 #include "model/operators.h"
 
 static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
@@ -36,6 +37,7 @@ PetscErrorCode MbsModelCreate(MPI_Comm comm, MbsModel *model)
   PetscCall(PetscNew(&m));
   m->comm   = comm;
   m->ic_tol = 1e-8;
+  PetscCall(PetscStrncpy(m->partitioner, "metis", sizeof(m->partitioner)));
   PetscCallMPI(MPI_Comm_rank(comm, &m->rank));
   PetscCallMPI(MPI_Comm_size(comm, &m->size));
   *model = m;
@@ -68,6 +70,7 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   PetscCall(PetscFree(m->elems));
   PetscCall(PetscFree2(m->rank_qstart, m->rank_cstart));
   PetscCall(PetscFree2(m->body_rank, m->body_q));
+  PetscCall(PetscFree(m->owned_body));
   PetscCall(PetscFree2(m->elem_local, m->elem_c));
   PetscCall(PetscFree(m->ghost_body));
   PetscCall(PetscFree(m->body_lq));
@@ -600,41 +603,136 @@ static void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len
   else PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", e, el->kernel->name);
 }
 
+/* Owner of an element: the rank of its first non-ground body. */
+static inline PetscInt MbsElementOwnerBody(const MbsElement *el)
+{
+  return el->body[0] >= 0 ? el->body[0] : el->body[1];
+}
+
+/*
+  Partition the body graph with METIS: bodies are vertices weighted by their unknowns (coordinates and
+  the constraint rows of the elements they own), elements joining two bodies are edges weighted by their
+  constraint rows (springs count 1). Rank 0 partitions and broadcasts, so every rank has the same map.
+*/
+static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
+{
+  const PetscInt N = model->nbodies;
+  idx_t         *part;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(N, &part));
+  if (model->rank == 0) {
+    idx_t  *xadj, *adj, *adjw, *vwgt, *deg, nvtxs = (idx_t)N, ncon = 1, nparts = (idx_t)model->size, objval = 0, options[METIS_NOPTIONS];
+    PetscInt nedges = 0;
+    int      status;
+
+    PetscCheck(N < (PetscInt)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "METIS partitioning: too many bodies (%" PetscInt_FMT ")", N);
+    PetscCall(PetscCalloc3(N + 1, &xadj, N, &vwgt, N + 1, &deg));
+    for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->bodies[b].type);
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElement *el = &model->elems[e];
+      vwgt[MbsElementOwnerBody(el)] += el->kernel->ncon;
+      if (el->body[0] >= 0 && el->body[1] >= 0) {
+        deg[el->body[0]]++;
+        deg[el->body[1]]++;
+        nedges++;
+      }
+    }
+    for (PetscInt b = 0; b < N; b++) xadj[b + 1] = xadj[b] + deg[b];
+    PetscCall(PetscMalloc2(2 * nedges, &adj, 2 * nedges, &adjw));
+    for (PetscInt b = 0; b < N; b++) deg[b] = xadj[b];
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElement *el = &model->elems[e];
+      const idx_t       w  = (idx_t)PetscMax(el->kernel->ncon, 1);
+      if (el->body[0] < 0 || el->body[1] < 0) continue;
+      adj[deg[el->body[0]]]    = (idx_t)el->body[1];
+      adjw[deg[el->body[0]]++] = w;
+      adj[deg[el->body[1]]]    = (idx_t)el->body[0];
+      adjw[deg[el->body[1]]++] = w;
+    }
+    /* METIS wants no repeated edges: merge parallel elements (e.g. a rod and a spring on the same pair). */
+    {
+      idx_t k = 0;
+      for (PetscInt b = 0; b < N; b++) {
+        const idx_t s = xadj[b], t = xadj[b + 1], first = k;
+        for (idx_t i = s; i < t; i++) {
+          idx_t j;
+          for (j = first; j < k; j++)
+            if (adj[j] == adj[i]) break;
+          if (j < k) adjw[j] += adjw[i];
+          else {
+            adj[k]    = adj[i];
+            adjw[k++] = adjw[i];
+          }
+        }
+        xadj[b] = first;
+      }
+      xadj[N] = k;
+    }
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_SEED]    = 7;
+    options[METIS_OPTION_NUMBERING] = 0;
+    if (model->size <= 8) status = METIS_PartGraphRecursive(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options, &objval, part);
+    else status = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options, &objval, part);
+    PetscCheck(status == METIS_OK, PETSC_COMM_SELF, PETSC_ERR_LIB, "METIS failed to partition the body graph (%" PetscInt_FMT " bodies, %" PetscInt_FMT " edges): status %d", N, nedges, status);
+    PetscCall(PetscFree2(adj, adjw));
+    PetscCall(PetscFree3(xadj, vwgt, deg));
+  }
+  PetscCallMPI(MPI_Bcast(part, (PetscMPIInt)N, sizeof(idx_t) == 8 ? MPI_INT64_T : MPI_INT32_T, 0, model->comm));
+  for (PetscInt b = 0; b < N; b++) model->body_rank[b] = (PetscInt)part[b];
+  PetscCall(PetscFree(part));
+  PetscFunctionReturn(0);
+}
+
+/* Contiguous body ranges in input order, balanced by coordinate count. */
+static void MbsModelPartitionContiguous(MbsModel model)
+{
+  PetscInt total = 0, acc = 0;
+  for (PetscInt b = 0; b < model->nbodies; b++) total += 3 * model->bodies[b].type;
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    PetscInt r = (PetscInt)((acc * (PetscInt64)model->size) / PetscMax(total, 1));
+    model->body_rank[b] = PetscMin(r, model->size - 1);
+    acc += 3 * model->bodies[b].type;
+  }
+}
+
 static PetscErrorCode MbsModelLayout(MbsModel model)
 {
   const PetscInt N = model->nbodies, size = model->size;
   PetscInt      *nq_rank, *nc_rank, *seen, nghost = 0;
+  PetscBool      metis;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc2(size + 1, &model->rank_qstart, size + 1, &model->rank_cstart));
   PetscCall(PetscMalloc2(N, &model->body_rank, N, &model->body_q));
   PetscCall(PetscCalloc2(size, &nq_rank, size, &nc_rank));
-  /* Contiguous body ranges per rank balanced by coordinate count; graph partitioning comes with METIS. */
-  {
-    PetscInt total = 0, acc = 0;
-    for (PetscInt b = 0; b < N; b++) total += 3 * model->bodies[b].type;
-    for (PetscInt b = 0; b < N; b++) {
-      PetscInt r = (PetscInt)((acc * (PetscInt64)size) / PetscMax(total, 1));
-      model->body_rank[b] = PetscMin(r, size - 1);
-      acc += 3 * model->bodies[b].type;
-    }
-  }
-  model->body_start = N;
-  model->body_end   = 0;
+  PetscCall(PetscStrcmp(model->partitioner, "metis", &metis));
+  if (size == 1) {
+    for (PetscInt b = 0; b < N; b++) model->body_rank[b] = 0;
+  } else if (metis) PetscCall(MbsModelPartitionMetis(model));
+  else MbsModelPartitionContiguous(model);
+  model->nowned = 0;
   for (PetscInt b = 0; b < N; b++) {
     const PetscInt r = model->body_rank[b];
     model->body_q[b] = nq_rank[r]; /* rank-local for now, globalized below */
     nq_rank[r] += 3 * model->bodies[b].type;
-    if (r == model->rank) {
-      model->body_start = PetscMin(model->body_start, b);
-      model->body_end   = b + 1;
-    }
+    if (r == model->rank) model->nowned++;
   }
-  if (model->body_start > model->body_end) model->body_start = model->body_end = 0;
+  PetscCall(PetscMalloc1(model->nowned, &model->owned_body));
+  {
+    PetscInt k = 0;
+    for (PetscInt b = 0; b < N; b++)
+      if (model->body_rank[b] == model->rank) model->owned_body[k++] = b;
+  }
+  model->ncut = 0;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    if (el->body[0] >= 0 && el->body[1] >= 0 && model->body_rank[el->body[0]] != model->body_rank[el->body[1]]) model->ncut++;
+  }
   model->nelem_local = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
     const MbsElement *el = &model->elems[e];
-    const PetscInt    r  = model->body_rank[el->body[0] >= 0 ? el->body[0] : el->body[1]];
+    const PetscInt    r  = model->body_rank[MbsElementOwnerBody(el)];
     nc_rank[r] += el->kernel->ncon;
     if (r == model->rank) model->nelem_local++;
   }
@@ -657,7 +755,7 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
     PetscInt k = 0, c = 0;
     for (PetscInt e = 0; e < model->nelems; e++) {
       const MbsElement *el = &model->elems[e];
-      if (model->body_rank[el->body[0] >= 0 ? el->body[0] : el->body[1]] != model->rank) continue;
+      if (model->body_rank[MbsElementOwnerBody(el)] != model->rank) continue;
       model->elem_local[k] = e;
       model->elem_c[k++]   = c;
       c += el->kernel->ncon;
@@ -674,7 +772,8 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
   PetscCall(PetscMalloc1(nghost, &model->ghost_body));
   {
     PetscInt k = 0, lq = 0;
-    for (PetscInt b = model->body_start; b < model->body_end; b++) {
+    for (PetscInt k = 0; k < model->nowned; k++) {
+      const PetscInt b  = model->owned_body[k];
       model->body_lq[b] = lq;
       lq += 3 * model->bodies[b].type;
     }
@@ -765,6 +864,16 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscCheck(model->nbodies > 0, model->comm, PETSC_ERR_USER_INPUT, "The model has no bodies");
   PetscOptionsBegin(model->comm, NULL, "Multibody model", "MbsModel");
   PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation", "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
+  {
+    const char *const parts[] = {"metis", "contiguous"};
+    PetscInt          which   = 0;
+    PetscBool         set;
+    PetscCall(PetscStrcmp(model->partitioner, "contiguous", &set));
+    if (set) which = 1;
+    PetscCall(PetscOptionsEList("-mbs_partition", "How bodies are distributed over MPI ranks", "MbsModelSetPartitioner", parts, 2, parts[which], &which, &set));
+    if (set) PetscCall(PetscStrncpy(model->partitioner, parts[which], sizeof(model->partitioner)));
+  }
+  PetscCall(PetscOptionsBool("-mbs_view_partition", "Report bodies, unknowns, ghosts and cut elements per rank after set-up", "MbsModelViewPartition", model->view_partition, &model->view_partition, NULL));
   PetscOptionsEnd();
   if (model->gravity[0] != 0 || model->gravity[1] != 0 || model->gravity[2] != 0) {
     for (PetscInt b = 0; b < model->nbodies; b++) {
@@ -778,6 +887,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   }
   PetscCall(MbsModelLayout(model));
   model->setup = PETSC_TRUE;
+  if (model->view_partition) PetscCall(MbsModelViewPartition(model, NULL));
   PetscCall(MbsModelCheckInitialState(model));
   PetscFunctionReturn(0);
 }
@@ -817,9 +927,9 @@ PetscErrorCode MbsModelCreateInitialState(MbsModel model, Vec *q, Vec *p)
   PetscCall(VecDuplicate(*q, p));
   PetscCall(VecGetArray(*q, &qa));
   PetscCall(VecGetArray(*p, &pa));
-  for (PetscInt b = model->body_start; b < model->body_end; b++) {
-    const MbsBody *body = &model->bodies[b];
-    const PetscInt off  = model->body_lq[b];
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const MbsBody *body = &model->bodies[model->owned_body[k]];
+    const PetscInt off  = model->body_lq[model->owned_body[k]];
     for (PetscInt i = 0; i < 3 * (PetscInt)body->type; i++) {
       qa[off + i] = body->q0[i];
       pa[off + i] = body->mblock[i / 3] * body->v0[i];
@@ -827,6 +937,99 @@ PetscErrorCode MbsModelCreateInitialState(MbsModel model, Vec *q, Vec *p)
   }
   PetscCall(VecRestoreArray(*q, &qa));
   PetscCall(VecRestoreArray(*p, &pa));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelCreateScatterToZero - Creates a scatter that gathers a coordinate-layout vector (such as the
+  state q or p) onto rank 0 in input order: bodies as they were added, particle x, y, z, rigid body
+  phi, d1, d2, d3. The global layout follows the partition, so this is the way to read a state by body.
+
+  Collective
+
+  Input Parameters:
++ model - the set-up model
+- x - a vector in coordinate layout
+
+  Output Parameters:
++ scatter - the scatter, to be used with SCATTER_FORWARD (and SCATTER_REVERSE to distribute)
+- x0 - a sequential vector holding all coordinates on rank 0 and none elsewhere
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsModelCreateScatterToZero(MbsModel model, Vec x, VecScatter *scatter, Vec *x0)
+{
+  PetscInt *idx, n = model->rank == 0 ? model->nq : 0, k = 0;
+  IS        is;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCall(PetscMalloc1(n, &idx));
+  if (model->rank == 0)
+    for (PetscInt b = 0; b < model->nbodies; b++)
+      for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) idx[k++] = model->body_q[b] + i;
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, n, idx, PETSC_OWN_POINTER, &is));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, n, x0));
+  PetscCall(VecScatterCreate(x, is, *x0, NULL, scatter));
+  PetscCall(ISDestroy(&is));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetPartitioner - Chooses how MbsModelSetUp() distributes the bodies over the ranks.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+- type - "metis" (default: METIS on the body graph, vertices weighted by unknowns, elements as edges,
+         minimizing the constraint rows that couple ranks) or "contiguous" (ranges of bodies in input order)
+
+  Options Database Key:
+. -mbs_partition <metis,contiguous> - the partitioner
+
+  Level: intermediate
+
+.seealso: `MbsModelViewPartition()`
+@*/
+PetscErrorCode MbsModelSetPartitioner(MbsModel model, const char type[])
+{
+  PetscBool metis, contiguous;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
+  PetscCall(PetscStrcmp(type, "metis", &metis));
+  PetscCall(PetscStrcmp(type, "contiguous", &contiguous));
+  PetscCheck(metis || contiguous, model->comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown partitioner '%s': expected metis or contiguous", type);
+  PetscCall(PetscStrncpy(model->partitioner, type, sizeof(model->partitioner)));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelViewPartition - Prints, per rank, the owned bodies, coordinates, constraint rows, elements and
+  ghost bodies, and the number of cut elements (elements joining bodies owned by different ranks).
+
+  Collective
+
+  Options Database Key:
+. -mbs_view_partition - print it at the end of MbsModelSetUp()
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsModelViewPartition(MbsModel model, PetscViewer viewer)
+{
+  PetscInt nconn = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(model->comm, &viewer));
+  for (PetscInt e = 0; e < model->nelems; e++)
+    if (model->elems[e].body[0] >= 0 && model->elems[e].body[1] >= 0) nconn++;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "MbsModel partition (%s) on %d ranks: %" PetscInt_FMT " of %" PetscInt_FMT " two-body elements cut\n", model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, nconn));
+  PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+  PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraint rows, %" PetscInt_FMT " elements, %" PetscInt_FMT " ghost bodies\n", model->rank, model->nowned, model->nq_local, model->ncon_local, model->nelem_local, model->nghost));
+  PetscCall(PetscViewerFlush(viewer));
+  PetscCall(PetscViewerASCIIPopSynchronized(viewer));
   PetscFunctionReturn(0);
 }
 
@@ -849,10 +1052,7 @@ PetscErrorCode MbsModelView(MbsModel model, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  gravity (%g, %g, %g)\n", (double)model->gravity[0], (double)model->gravity[1], (double)model->gravity[2]));
   if (model->setup) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints on %d ranks\n", model->nq, model->ncon, model->size));
-    PetscCall(PetscViewerASCIIPushSynchronized(viewer));
-    PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] bodies %" PetscInt_FMT "..%" PetscInt_FMT ", %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " elements, %" PetscInt_FMT " ghost bodies\n", model->rank, model->body_start, model->body_end, model->nq_local, model->ncon_local, model->nelem_local, model->nghost));
-    PetscCall(PetscViewerFlush(viewer));
-    PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+    PetscCall(MbsModelViewPartition(model, viewer));
   }
   PetscFunctionReturn(0);
 }

@@ -35,14 +35,19 @@ struct _p_MbsModel {
   MbsElement *elems;
   PetscInt    ngravity; /* gravity elements appended by SetUp */
 
-  /* Layout after SetUp. Each rank owns a contiguous range of bodies, and each element is owned by
-     the rank of its first non-ground body; the constraint rows of an element live with it. */
+  /* Layout after SetUp. Bodies are partitioned over the ranks (METIS on the body graph, or contiguous
+     ranges), each element is owned by the rank of its first non-ground body and its constraint rows live
+     with it. A rank numbers its coordinates and rows in increasing body and element index. */
+  char      partitioner[16];          /* "metis" or "contiguous" */
+  PetscBool view_partition;
+  PetscInt  ncut;                     /* elements joining bodies on different ranks */
   PetscInt  nq, ncon;                 /* global numbers of coordinates and constraint rows */
   PetscInt  nq_local, ncon_local;     /* owned by this rank */
   PetscInt *rank_qstart, *rank_cstart; /* size+1 prefix sums over ranks */
   PetscInt *body_rank;                /* owner of each body */
   PetscInt *body_q;                   /* global coordinate offset of each body */
-  PetscInt  body_start, body_end;     /* owned bodies */
+  PetscInt  nowned;
+  PetscInt *owned_body;               /* owned bodies, increasing */
   PetscInt  nelem_local;
   PetscInt *elem_local;               /* owned elements */
   PetscInt *elem_c;                   /* local constraint-row offset of each owned element (by position in elem_local) */

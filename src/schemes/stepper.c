@@ -873,8 +873,8 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   w = st->work[1];
   PetscCall(MbsModelCoordinatesToLocal(model, st->q, q));
   PetscCall(MbsModelCoordinatesToLocal(model, st->p, w));
-  for (PetscInt b = model->body_start; b < model->body_end; b++) {
-    const PetscInt off = model->body_lq[b];
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k], off = model->body_lq[b];
     for (PetscInt j = 0; j < (PetscInt)model->bodies[b].type; j++) {
       const PetscScalar *x = q + off + 3 * j, *pp = w + off + 3 * j;
       loc[1] += PetscRealPart(x[1] * pp[2] - x[2] * pp[1]);
