@@ -232,6 +232,9 @@ static PetscErrorCode MbsStepperConverged(SNES snes, PetscInt it, PetscReal xnor
     PetscCall(PetscInfo(snes, "Residual norm %g stagnates at the round-off floor (previous %g): converged\n", (double)fnorm, (double)st->fnorm_prev));
     *reason = SNES_CONVERGED_FNORM_ABS;
   }
+  /* Modified Newton: a reused Jacobian that no longer contracts the residual fast enough is refreshed
+     at the next iteration (lag -2: compute once, then keep). */
+  if (st->reuse && *reason == SNES_CONVERGED_ITERATING && it > 0 && fnorm > st->reuse_rate * st->fnorm_prev) PetscCall(SNESSetLagJacobian(snes, -2));
   st->fnorm_prev = fnorm;
   PetscFunctionReturn(0);
 }
@@ -271,6 +274,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->field_q = st->field_p = st->field_v = -1;
   st->predictor = MBS_PREDICTOR_SIMPLE;
   st->adapt_max = 5;
+  st->reuse_rate = 0.25;
   PetscCall(PetscStrncpy(st->output_dir, "output", sizeof(st->output_dir)));
   PetscCall(SNESCreate(st->comm, &st->snes));
   /* Conservation to round-off needs Newton converged to round-off: tight absolute tolerance, and a
@@ -285,7 +289,13 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCLU));
-  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  {
+    /* KLU on one rank: on these sparse saddle-point systems its factorization costs half of MUMPS's,
+       whose per-call overhead dominates below ~1e5 unknowns (benchmarks/RESULTS.md). MUMPS in parallel. */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(st->comm, &size));
+    PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERKLU : MATSOLVERMUMPS));
+  }
   PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
   *stepper = st;
   PetscFunctionReturn(0);
@@ -547,6 +557,43 @@ PetscErrorCode MbsStepperSetAdapt(MbsStepper st, PetscBool adapt, PetscInt max_h
 }
 
 /*@C
+  MbsStepperSetJacobianReuse - Modified Newton: the Jacobian (and its LU factors) is kept across Newton
+  iterations and time steps while each iteration still cuts the residual norm by at least the factor
+  rate; it is refreshed at the next iteration when one does not, whenever the step size changes, and a
+  step that fails from a kept Jacobian is retried once with a fresh one before it counts as failed.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+. reuse - PETSC_TRUE to reuse
+- rate - contraction factor in (0, 1) below which the kept Jacobian is good enough (PETSC_DEFAULT: 0.25)
+
+  Options Database Keys:
++ -mbs_jacobian_reuse - turn it on
+- -mbs_jacobian_reuse_rate <rate> - the factor
+
+  Notes:
+  The residual is exact, so a converged step solves the same equations to the same tolerance: the
+  scheme's conservation properties are unchanged, only the iteration count and cost differ. With reuse
+  on, the stepper owns SNES's Jacobian lag (-snes_lag_jacobian is overridden).
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetPredictor()`, `SNESSetLagJacobian()`
+@*/
+PetscErrorCode MbsStepperSetJacobianReuse(MbsStepper st, PetscBool reuse, PetscReal rate)
+{
+  PetscFunctionBegin;
+  if (rate == (PetscReal)PETSC_DEFAULT) rate = 0.25;
+  PetscCheck(rate > 0 && rate < 1, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Jacobian reuse rate must be in (0, 1), got %g", (double)rate);
+  if (st->reuse && !reuse) PetscCall(SNESSetLagJacobian(st->snes, 1));
+  st->reuse      = reuse;
+  st->reuse_rate = rate;
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsStepperGetAdaptRetries - How many times a failed (sub-)step was retried with halved sub-steps.
 
   Not Collective
@@ -613,6 +660,13 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
     PetscCall(PetscOptionsInt("-mbs_adapt_max_halvings", "At most this many halvings of a step", "MbsStepperSetAdapt", maxh, &maxh, NULL));
     PetscCall(MbsStepperSetAdapt(st, adapt, maxh));
   }
+  {
+    PetscBool reuse = st->reuse;
+    PetscReal rate  = st->reuse_rate;
+    PetscCall(PetscOptionsBool("-mbs_jacobian_reuse", "Modified Newton: keep the factored Jacobian across iterations and steps while it contracts the residual", "MbsStepperSetJacobianReuse", reuse, &reuse, NULL));
+    PetscCall(PetscOptionsReal("-mbs_jacobian_reuse_rate", "Refresh a reused Jacobian when an iteration cuts the residual norm by less than this factor", "MbsStepperSetJacobianReuse", rate, &rate, NULL));
+    PetscCall(MbsStepperSetJacobianReuse(st, reuse, rate));
+  }
   PetscCall(PetscOptionsReal("-mbs_stagnation_tol", "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)", "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
   if (st->ops.setfromoptions) PetscCall(st->ops.setfromoptions(st, PetscOptionsObject));
   PetscOptionsEnd();
@@ -668,6 +722,9 @@ static PetscErrorCode MbsStepperFormJacobian(SNES snes, Vec X, Mat J, Mat P, voi
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(MBS_Jacobian, 0, 0, 0, 0));
+  st->jac_valid = PETSC_TRUE;
+  st->jac_h     = st->hstep;
+  st->jac_evals++;
   PetscCall(MbsSystemGlobalToLocal(sys, X, sys->Xloc));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(MbsSystemAssemblyBegin(sys));
@@ -782,17 +839,32 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   SNESConvergedReason reason;
   PetscInt            its;
   PetscReal           fnorm;
+  PetscBool           stale = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
   PetscCall(MbsStepperPredict(st));
   PetscCall(VecCopy(st->X, st->Xsave));
+  if (st->reuse) {
+    stale = (PetscBool)(st->jac_valid && st->jac_h == st->hstep);
+    PetscCall(SNESSetLagJacobian(st->snes, stale ? -1 : -2));
+  }
   PetscCall(SNESSolve(st->snes, NULL, st->X));
   PetscCall(SNESGetConvergedReason(st->snes, &reason));
   PetscCall(SNESGetIterationNumber(st->snes, &its));
   st->last_its += its;
   st->total_its += its;
+  if (reason <= 0 && stale) { /* a failure that started from an old Jacobian: retry once with a fresh one */
+    PetscCall(PetscInfo(st->snes, "Step failed from a reused Jacobian (%s): retrying with a fresh one\n", SNESConvergedReasons[reason]));
+    PetscCall(VecCopy(st->Xsave, st->X));
+    PetscCall(SNESSetLagJacobian(st->snes, -2));
+    PetscCall(SNESSolve(st->snes, NULL, st->X));
+    PetscCall(SNESGetConvergedReason(st->snes, &reason));
+    PetscCall(SNESGetIterationNumber(st->snes, &its));
+    st->last_its += its;
+    st->total_its += its;
+  }
   if (reason > 0) {
     PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
     PetscFunctionReturn(0);

@@ -60,6 +60,14 @@ struct _p_MbsStepper {
   PetscBool started;
   PetscInt  last_its, total_its;
   PetscReal stagnation_tol, fnorm_prev; /* round-off floor test of MbsStepperConverged() */
+  /* Jacobian reuse (modified Newton): keep the factored Jacobian across iterations and steps while
+     each iteration still cuts the residual by reuse_rate; refresh when it does not, when the step size
+     changes, and before giving up on a step. */
+  PetscBool reuse;
+  PetscReal reuse_rate;
+  PetscBool jac_valid;                  /* st->J holds an assembled Jacobian */
+  PetscReal jac_h;                      /* the step size it was assembled for */
+  PetscInt  jac_evals;                  /* Jacobian assemblies since set-up */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
