@@ -350,6 +350,22 @@ static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, con
       for (int j = 0; j < nq; j++) ExpectClose(ctx, "H symmetry", k * nq + i, j, H[(k * nq + i) * nq + j], H[(k * nq + j) * nq + i], 0.0);
     }
   }
+  /* an element that says it is affine must have H = 0; a closed-form T(mu) w must match the dense H */
+  if (kernel->linear) {
+    for (int i = 0; i < ncon * nq * nq; i++) ExpectClose(ctx, "H of an affine constraint", i, 0, H[i], 0.0, 0.0);
+  }
+  if (kernel->constraint_hessian_mult) {
+    double mu[MBS_ELEM_MAX_CON], w[MBS_ELEM_MAX_NQ], out[MBS_ELEM_MAX_NQ], dense[MBS_ELEM_MAX_NQ];
+    for (int k = 0; k < ncon; k++) mu[k] = 0.7 - 0.3 * k;
+    for (int i = 0; i < nq; i++) w[i] = 0.1 * (i % 5) - 0.25 + 0.03 * i;
+    kernel->constraint_hessian_mult(e, mu, w, out);
+    for (int i = 0; i < nq; i++) {
+      dense[i] = 0;
+      for (int k = 0; k < ncon; k++)
+        for (int j = 0; j < nq; j++) dense[i] += mu[k] * H[(k * nq + i) * nq + j] * w[j];
+    }
+    ExpectArrayClose(ctx, "T(mu) w closed form vs dense H", 1, nq, out, dense, 1e-14);
+  }
 }
 
 /* Discrete gradient at (q0, q1): its derivative in q1 against finite differences, directionality, and

@@ -21,7 +21,7 @@ run() {
   steps=$(python3 -c "import math; print(math.ceil($T/$h - 1e-9))")
   every=1; [ "$steps" -gt 25000 ] && every=5
   local cmd=("$build/gglmbs" -i "$input" -mbs_scheme "$scheme" -mbs_dt "$h" -mbs_t_end "$T"
-             -mbs_output_dir "$out/$tag" -mbs_output_every "$every" -pc_factor_mat_solver_type klu "$@")
+             -mbs_output_dir "$out/$tag" -mbs_output_every "$every" -pc_factor_mat_solver_type klu -mbs_jacobian_reuse 0 "$@")
   local t0 t1 rc=0
   t0=$(date +%s.%N)
   "${cmd[@]}" > "$out/$tag.stdout" 2> "$out/$tag.stderr" || rc=$?

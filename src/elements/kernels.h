@@ -42,6 +42,9 @@ typedef struct {
   /* constraint elements (ncon > 0) */
   void (*constraint)(const MbsElemData *e, const double *q, double *g, double *G); /* G may be NULL */
   void (*constraint_hessian)(const MbsElemData *e, double *H);                     /* constant, ncon x nq x nq */
+  /* optional: out = sum_k mu_k H_k w without forming H (the residual's T(mu) w) */
+  void (*constraint_hessian_mult)(const MbsElemData *e, const double *mu, const double *w, double *out);
+  int linear; /* the constraint is affine in q: G constant, H = 0 (operators skip the Hessian terms) */
   /* potential elements (ncon == 0) */
   double (*energy)(const MbsElemData *e, const double *q);
   void (*gradient)(const MbsElemData *e, const double *q, double *dV);

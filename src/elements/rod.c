@@ -34,9 +34,26 @@ static void RodConstraintHessian(const MbsElemData *e, double *H)
   }
 }
 
+/* sum_k mu_k H_k w = mu P^T (P w) / L^2: block i of the result is w_i mu (sum_j w_j w_block_j) / L^2 */
+static void RodConstraintHessianMult(const MbsElemData *e, const double *mu, const double *wq, double *out)
+{
+  const int    nblocks = e->nblocks_a + e->nblocks_b;
+  const double s       = mu[0] / (e->length * e->length);
+  double       w[MBS_ELEM_MAX_BLOCKS], c[3], Pw[3] = {0, 0, 0};
+
+  MbsElemPointDifference(e, w, c);
+  for (int j = 0; j < nblocks; j++) {
+    for (int k = 0; k < 3; k++) Pw[k] += w[j] * wq[3 * j + k];
+  }
+  for (int i = 0; i < nblocks; i++) {
+    for (int k = 0; k < 3; k++) out[3 * i + k] = s * w[i] * Pw[k];
+  }
+}
+
 const MbsElemKernel MbsElemKernelRod = {
   .name               = "rod",
   .ncon               = 1,
   .constraint         = RodConstraint,
   .constraint_hessian = RodConstraintHessian,
+  .constraint_hessian_mult = RodConstraintHessianMult,
 };

@@ -29,4 +29,5 @@ const MbsElemKernel MbsElemKernelSpherical = {
   .ncon               = 3,
   .constraint         = SphericalConstraint,
   .constraint_hessian = SphericalConstraintHessian,
+  .linear             = 1,
 };

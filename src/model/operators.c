@@ -72,10 +72,30 @@ PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscSc
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale scale, PetscScalar *f)
+PetscErrorCode MbsOpConstraintGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw)
 {
   PetscFunctionBegin;
-  PetscCheck(scale == MBS_SCALE_NONE || scale == MBS_SCALE_MINV_ROW, model->comm, PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
+  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    MbsElementGather(model, el, q, qe);
+    MbsElementGather(model, el, w, we);
+    el->kernel->constraint(&el->data, qe, ge, G);
+    for (int r = 0; r < nc; r++) {
+      PetscReal s = 0;
+      for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
+      g[c + r] += alpha * ge[r];
+      gw[c + r] += beta * s;
+    }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpGTMultAdd2(MbsModel model, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1, MbsScale scale1, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2, MbsScale scale2, PetscScalar *f2)
+{
+  const PetscReal *minv = model->minv;
+
+  PetscFunctionBegin;
+  PetscCheck((scale1 == MBS_SCALE_NONE || scale1 == MBS_SCALE_MINV_ROW) && (scale2 == MBS_SCALE_NONE || scale2 == MBS_SCALE_MINV_ROW), model->comm, PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
     PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
     PetscInt  idx[MBS_ELEM_MAX_NQ];
@@ -83,11 +103,21 @@ PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscS
     MbsElementLocalIndices(model, el, idx);
     el->kernel->constraint(&el->data, qe, ge, G);
     for (int i = 0; i < nq; i++) {
-      PetscReal s = 0;
-      for (int r = 0; r < nc; r++) s += G[r * nq + i] * PetscRealPart(y[c + r]);
-      f[idx[i]] += (scale == MBS_SCALE_MINV_ROW ? alpha * model->minv[idx[i]] : alpha) * s;
+      PetscReal s1 = 0, s2 = 0;
+      for (int r = 0; r < nc; r++) s1 += G[r * nq + i] * PetscRealPart(y1[c + r]);
+      f1[idx[i]] += (scale1 == MBS_SCALE_MINV_ROW ? alpha1 * minv[idx[i]] : alpha1) * s1;
+      if (!f2) continue;
+      for (int r = 0; r < nc; r++) s2 += G[r * nq + i] * PetscRealPart(y2[c + r]);
+      f2[idx[i]] += (scale2 == MBS_SCALE_MINV_ROW ? alpha2 * minv[idx[i]] : alpha2) * s2;
     }
   MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale scale, PetscScalar *f)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsOpGTMultAdd2(model, q, y, alpha, scale, f, NULL, 0, MBS_SCALE_NONE, NULL));
   PetscFunctionReturn(0);
 }
 
@@ -97,20 +127,25 @@ PetscErrorCode MbsOpHessianMultAdd(MbsModel model, const PetscScalar *mu, const 
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal we[MBS_ELEM_MAX_NQ];
+    PetscReal we[MBS_ELEM_MAX_NQ], me[MBS_ELEM_MAX_CON], out[MBS_ELEM_MAX_NQ];
     PetscInt  idx[MBS_ELEM_MAX_NQ];
+    if (el->kernel->linear) continue;
     MbsElementGather(model, el, w, we);
     MbsElementLocalIndices(model, el, idx);
-    el->kernel->constraint_hessian(&el->data, H);
-    for (int i = 0; i < nq; i++) {
-      PetscReal s = 0;
-      for (int r = 0; r < nc; r++) {
-        const PetscReal *Hr = H + (size_t)(r * nq + i) * nq, m = PetscRealPart(mu[c + r]);
-        if (m == 0) continue;
-        for (int j = 0; j < nq; j++) s += m * Hr[j] * we[j];
+    for (int r = 0; r < nc; r++) me[r] = PetscRealPart(mu[c + r]);
+    if (el->kernel->constraint_hessian_mult) el->kernel->constraint_hessian_mult(&el->data, me, we, out);
+    else {
+      el->kernel->constraint_hessian(&el->data, H);
+      for (int i = 0; i < nq; i++) {
+        out[i] = 0;
+        for (int r = 0; r < nc; r++) {
+          const PetscReal *Hr = H + (size_t)(r * nq + i) * nq;
+          if (me[r] == 0) continue;
+          for (int j = 0; j < nq; j++) out[i] += me[r] * Hr[j] * we[j];
+        }
       }
-      f[idx[i]] += alpha * s;
     }
+    for (int i = 0; i < nq; i++) f[idx[i]] += alpha * out[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -460,6 +495,7 @@ PetscErrorCode MbsJacAddT(MbsSystem sys, PetscInt row, PetscInt col, const Petsc
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    if (el->kernel->linear) continue;
     PetscInt idx[MBS_ELEM_MAX_NQ];
     MbsElementLocalIndices(model, el, idx);
     el->kernel->constraint_hessian(&el->data, H);
@@ -492,6 +528,7 @@ PetscErrorCode MbsJacAddHw(MbsSystem sys, PetscInt row, PetscInt col, const Pets
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    if (el->kernel->linear) continue;
     PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
     PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
     MbsElementGather(model, el, w, we);
@@ -511,6 +548,7 @@ PetscErrorCode MbsJacAddHwT(MbsSystem sys, PetscInt row, PetscInt col, const Pet
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
+    if (el->kernel->linear) continue;
     PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], HwT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
     PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
     MbsElementGather(model, el, w, we);

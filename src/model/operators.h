@@ -11,7 +11,7 @@
     MbsOpConstraintAdd          g  += alpha g(q)
     MbsOpGMultAdd               g  += alpha G(q) w
     MbsOpGTMultAdd              f  += alpha [M^-1] G(q)^T y   (M^-1 with MBS_SCALE_MINV_ROW)
-    MbsOpHessianMultAdd         f  += alpha T(mu) w,  T(mu) = sum_k mu_k H_k
+    MbsOpHessianMultAdd         f  += alpha T(mu) w,  T(mu) = sum_k mu_k H_k  (skips affine elements)
     MbsOpGradientAdd            f  += alpha DV(q)
     MbsOpDiscreteGradientAdd    f  += alpha DGV(q0, q1)
   Element contributions to ghost coordinates are added into the ghost part of f and reach their owner
@@ -78,6 +78,10 @@ PETSC_INTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScal
 PETSC_INTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
 PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g);
 PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale, PetscScalar *f);
+/* Fused passes (one constraint evaluation per element): f1 += a1 [M^-1] G(q)^T y1 and f2 += a2 [M^-1] G(q)^T y2
+   (y2, f2 may be NULL); g += alpha g(q) and gw += beta G(q) w */
+PETSC_INTERN PetscErrorCode MbsOpGTMultAdd2(MbsModel, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1, MbsScale, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2, MbsScale, PetscScalar *f2);
+PETSC_INTERN PetscErrorCode MbsOpConstraintGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw);
 PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f);
 PETSC_INTERN PetscErrorCode MbsOpGradientAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *f);
 PETSC_INTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha, PetscScalar *f);

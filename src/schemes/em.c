@@ -52,12 +52,10 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
     fq[i] = q1[i] - st->q0[i] - h * vm[i];
     fp[i] = p1[i] - st->p0[i];
   }
-  PetscCall(MbsOpGTMultAdd(model, qm, gam, -h, MBS_SCALE_MINV_ROW, fq));
+  PetscCall(MbsOpGTMultAdd2(model, qm, gam, -h, MBS_SCALE_MINV_ROW, fq, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, qm, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, vm, h, fp));
-  PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
-  PetscCall(MbsOpGMultAdd(model, q1, v1, 1.0, fgam));
+  PetscCall(MbsOpConstraintGMultAdd(model, q1, v1, 1.0, flam, 1.0, fgam));
   PetscFunctionReturn(0);
 }
 

@@ -26,6 +26,7 @@ typedef struct {
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      4
+#define MBS_REUSE_MAX_USES     10 /* iterations of one solve on one kept Jacobian before it is refreshed */
 #define MBS_STEPPER_MAX_PARAMS 4
 
 struct _p_MbsStepper {
@@ -68,6 +69,8 @@ struct _p_MbsStepper {
   PetscBool jac_valid;                  /* st->J holds an assembled Jacobian */
   PetscReal jac_h;                      /* the step size it was assembled for */
   PetscInt  jac_evals;                  /* Jacobian assemblies since set-up */
+  PetscBool jac_fresh;                  /* assembled since the last convergence test */
+  PetscInt  jac_uses;                   /* iterations of the current solve on the current Jacobian */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;

@@ -40,12 +40,10 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
     fv[i] = v[i] - minv[i] * (theta * st->p0[i] + (1.0 - theta) * p1[i]);
   }
-  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
+  PetscCall(MbsOpGTMultAdd2(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, qt, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
-  PetscCall(MbsOpConstraintAdd(model, qt, 1.0, flam));
-  PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
+  PetscCall(MbsOpConstraintGMultAdd(model, qt, v, 1.0, flam, 1.0, fgam));
   PetscFunctionReturn(0);
 }
 

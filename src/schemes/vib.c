@@ -45,11 +45,9 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
   }
   PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * (1.0 - vt), MBS_SCALE_NONE, fp));
-  PetscCall(MbsOpGTMultAdd(model, q1, lam, h * vt, MBS_SCALE_NONE, fp));
+  PetscCall(MbsOpGTMultAdd2(model, st->q0, lam, h * (1.0 - vt), MBS_SCALE_NONE, fp, lam, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW, fv));
+  PetscCall(MbsOpGTMultAdd2(model, q1, lam, h * vt, MBS_SCALE_NONE, fp, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW, fv));
   PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
-  PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW, fv));
-  PetscCall(MbsOpGTMultAdd(model, q1, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW, fv));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
   PetscFunctionReturn(0);
