@@ -304,6 +304,14 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
     PetscCallMPI(MPI_Comm_size(st->comm, &size));
     PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERKLU : MATSOLVERMUMPS));
   }
+  {
+    /* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
+       systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
+       Unless the user chose a margin, allow 100%. */
+    PetscBool set;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_mumps_icntl_14", &set));
+    if (!set) PetscCall(PetscOptionsSetValue(NULL, "-mat_mumps_icntl_14", "100"));
+  }
   PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
   *stepper = st;
   PetscFunctionReturn(0);
