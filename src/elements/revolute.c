@@ -77,9 +77,33 @@ static void RevoluteConstraintHessian(const MbsElemData *e, double *H)
   }
 }
 
+/* sum_k mu_k H_k w: only the rows n_a . b_k between two rigid bodies have a Hessian; block d_i^a gets
+   axis_a[i] sum_j perp_b[k][j] w(d_j^b), block d_j^b gets perp_b[k][j] sum_i axis_a[i] w(d_i^a). */
+static void RevoluteConstraintHessianMult(const MbsElemData *e, const double *mu, const double *w, double *out)
+{
+  const int nq = MbsElemNq(e), offset_b = 3 * e->nblocks_a;
+  double    Nw[3];
+
+  memset(out, 0, sizeof(double) * nq);
+  if (!IsRigid(e->nblocks_a) || !IsRigid(e->nblocks_b)) return;
+  DirectorVector(1, e->axis_a, w, Nw);
+  for (int k = 0; k < 2; k++) {
+    double Bw[3];
+
+    DirectorVector(1, e->perp_b[k], w + offset_b, Bw);
+    for (int i = 0; i < 3; i++) {
+      for (int l = 0; l < 3; l++) {
+        out[3 * (1 + i) + l] += mu[3 + k] * e->axis_a[i] * Bw[l];
+        out[offset_b + 3 * (1 + i) + l] += mu[3 + k] * e->perp_b[k][i] * Nw[l];
+      }
+    }
+  }
+}
+
 const MbsElemKernel MbsElemKernelRevolute = {
   .name               = "revolute",
   .ncon               = REVOLUTE_NCON,
   .constraint         = RevoluteConstraint,
   .constraint_hessian = RevoluteConstraintHessian,
+  .constraint_hessian_mult = RevoluteConstraintHessianMult,
 };

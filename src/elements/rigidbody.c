@@ -53,9 +53,25 @@ static void RigidBodyConstraintHessian(const MbsElemData *e, double *H)
   }
 }
 
+/* sum_k mu_k H_k w: row (i, j) pairs block d_i with w_dj and d_j with w_di; (i, i) gives w_di once */
+static void RigidBodyConstraintHessianMult(const MbsElemData *e, const double *mu, const double *w, double *out)
+{
+  (void)e;
+  memset(out, 0, sizeof(double) * RIGID_NQ);
+  for (int k = 0; k < RIGID_NCON; k++) {
+    const int i = rigid_pair[k][0], j = rigid_pair[k][1];
+
+    for (int l = 0; l < 3; l++) {
+      out[3 * i + l] += mu[k] * w[3 * j + l];
+      if (i != j) out[3 * j + l] += mu[k] * w[3 * i + l];
+    }
+  }
+}
+
 const MbsElemKernel MbsElemKernelRigidBody = {
   .name               = "rigid_body",
   .ncon               = RIGID_NCON,
   .constraint         = RigidBodyConstraint,
   .constraint_hessian = RigidBodyConstraintHessian,
+  .constraint_hessian_mult = RigidBodyConstraintHessianMult,
 };
