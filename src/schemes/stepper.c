@@ -298,11 +298,13 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PCSetType(pc, PCLU));
   {
-    /* KLU on one rank: on these sparse saddle-point systems its factorization costs half of MUMPS's,
-       whose per-call overhead dominates below ~1e5 unknowns (benchmarks/RESULTS.md). MUMPS in parallel. */
+    /* UMFPACK on one rank, MUMPS in parallel (docs/solvers.md). On chains UMFPACK's triangular solves, which
+       dominate under the kept Jacobian, cost a quarter of MUMPS's (whose per-front overhead dominates on
+       thousands of tiny fronts); on nets its factorization stays within a few times MUMPS's, where KLU's
+       (no supernodes) is 40 times slower. */
     PetscMPIInt size;
     PetscCallMPI(MPI_Comm_size(st->comm, &size));
-    PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERKLU : MATSOLVERMUMPS));
+    PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERUMFPACK : MATSOLVERMUMPS));
   }
   {
     /* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
@@ -782,12 +784,46 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction, st));
   PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian, st));
   {
-    KSP ksp;
-    PC  pc;
+    KSP               ksp;
+    PC                pc;
+    const char *const splits[] = {"fields", "primal_dual"};
+    PetscInt          split    = 0;
     PetscCall(SNESGetKSP(st->snes, &ksp));
     PetscCall(KSPGetPC(ksp, &pc));
-    /* Named fields for -pc_type fieldsplit (-fieldsplit_q_..., -fieldsplit_lambda_...); a no-op for other PCs. */
-    for (PetscInt f = 0; f < st->sys->nfields; f++) PetscCall(PCFieldSplitSetIS(pc, st->sys->name[f], st->sys->is[f]));
+    /* Named splits for -pc_type fieldsplit (a no-op for other PCs): one per field (-fieldsplit_q_...,
+       -fieldsplit_lambda_...), or two, "primal" (q, p, v) and "dual" (lambda, gamma), for a Schur
+       complement on the multipliers (-pc_fieldsplit_type schur; docs/solvers.md). */
+    PetscOptionsBegin(st->comm, NULL, "Multibody stepper: field splits", "MbsStepper");
+    PetscCall(PetscOptionsEList("-mbs_fieldsplit_split", "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)", "MbsStepperSetUp", splits, 2, splits[0], &split, NULL));
+    PetscOptionsEnd();
+    if (split == 0) {
+      for (PetscInt f = 0; f < st->sys->nfields; f++) PetscCall(PCFieldSplitSetIS(pc, st->sys->name[f], st->sys->is[f]));
+    } else {
+      for (int k = 0; k < 2; k++) {
+        IS       list[MBS_MAX_FIELDS], is;
+        PetscInt n = 0;
+        for (PetscInt f = 0; f < st->sys->nfields; f++)
+          if (st->sys->kind[f] == (k ? MBS_FIELD_CONSTRAINT : MBS_FIELD_COORDINATE)) list[n++] = st->sys->is[f];
+        PetscCall(ISConcatenate(st->comm, n, list, &is));
+        PetscCall(PCFieldSplitSetIS(pc, k ? "dual" : "primal", is));
+        PetscCall(ISDestroy(&is));
+      }
+    }
+  }
+  {
+    PetscBool view = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-mbs_view_partition", &view, NULL));
+    if (view) { /* the model printed its part at its set-up; the unknowns per rank depend on the scheme */
+      PetscViewer viewer;
+      PetscMPIInt rank;
+      PetscCallMPI(MPI_Comm_rank(st->comm, &rank));
+      PetscCall(PetscViewerASCIIGetStdout(st->comm, &viewer));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "MbsStepper %s: %" PetscInt_FMT " unknowns in %" PetscInt_FMT " fields\n", st->type, st->sys->nglobal, st->sys->nfields));
+      PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+      PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] %" PetscInt_FMT " unknowns\n", rank, st->sys->nlocal));
+      PetscCall(PetscViewerFlush(viewer));
+      PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+    }
   }
   st->setup = PETSC_TRUE;
   if (!MbsCited) PetscCall(PetscCitationsRegister(MbsCitation, &MbsCited));
