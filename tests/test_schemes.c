@@ -252,11 +252,29 @@ typedef struct {
   PetscInt     steps, its, retries;
   PetscInt     nq;
   PetscScalar *q, *p;                /* final state, on every rank */
+  PetscReal   *diag;                 /* per node n = 0..steps: E, T, V, J, L, g_max, gv_max (MBS_NDIAG values) */
 } RunResult;
+
+#define MBS_NDIAG 11
 
 static void FreeResult(RunResult *r)
 {
   CHECK(PetscFree2(r->q, r->p));
+  CHECK(PetscFree(r->diag));
+}
+
+static void StoreDiagnostics(RunResult *r, PetscInt n, const MbsDiagnostics *d)
+{
+  PetscReal *x = r->diag + n * MBS_NDIAG;
+  x[0] = d->E;
+  x[1] = d->T;
+  x[2] = d->V;
+  for (int i = 0; i < 3; i++) {
+    x[3 + i] = d->J[i];
+    x[6 + i] = d->L[i];
+  }
+  x[9]  = d->g_max;
+  x[10] = d->gv_max;
 }
 
 /* max |G(q) M^-1 p| over the constraint rows of the elements of one kernel (collective) */
@@ -345,10 +363,13 @@ static void RunOn(MPI_Comm comm, const RunSpec *spec, RunResult *res)
   res->g  = d.g_max;
   res->gv = d.gv_max;
   res->steps = (PetscInt)PetscCeilReal((spec->t_end > 0 ? spec->t_end : cfg.t_end) / (spec->h > 0 ? spec->h : cfg.dt) - 1e-9);
+  CHECK(PetscMalloc1((res->steps + 1) * MBS_NDIAG, &res->diag));
+  StoreDiagnostics(res, 0, &d);
   for (PetscInt n = 1; n <= res->steps; n++) {
     PetscReal dE;
     CHECK(MbsStepperStep(st));
     CHECK(MbsStepperComputeDiagnostics(st, &d));
+    StoreDiagnostics(res, n, &d);
     dE          = PetscAbsReal(d.E - res->E0);
     res->dE_rel = PetscMax(res->dE_rel, dE / PetscAbsReal(res->E0));
     if (2 * n <= res->steps) res->dE_first = PetscMax(res->dE_first, dE);
@@ -466,17 +487,24 @@ static void test_chain(void **state)
   FreeResult(&r);
 }
 
-/* Distributed over the ranks, every scheme gives the serial trajectory (the same final state to
-   round-off; Newton iteration counts may differ by one where a step reaches the round-off floor) on the four particles (100 steps) and on chain1000 (10 steps). */
+/* Distributed over the ranks (METIS), every scheme gives the serial run's diagnostics at every node to
+   <= 1e-10 relative (energies, momentum maps; the constraint residuals to <= 1e-10 absolute) and the same
+   final state to round-off, on particles, a particle chain, rigid chains with spherical and revolute
+   joints, a generated net and a net read from a Gmsh mesh. */
 static void test_parallel_matches_serial(void **state)
 {
   static const struct {
     const char *input;
     PetscReal   t_end;
   } cases[] = {
-    {"inputs/four_particle.yaml", 1.0 },
-    {"inputs/chain1000.yaml",     0.01},
+    {"inputs/four_particle.yaml",                         1.0 },
+    {"inputs/chain1000.yaml",                             0.01},
+    {"tests/inputs/parallel/rigid_chain_spherical.yaml", 0    },
+    {"tests/inputs/parallel/rigid_chain_revolute.yaml",  0    },
+    {"tests/inputs/parallel/net.yaml",                   0    },
+    {"inputs/mesh_net.yaml",                             0.01 },
   };
+  static const char *const names[MBS_NDIAG] = {"E", "T", "V", "Jx", "Jy", "Jz", "Lx", "Ly", "Lz", "g_max", "gv_max"};
   PetscMPIInt size;
 
   CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -485,15 +513,28 @@ static void test_parallel_matches_serial(void **state)
     for (int s = 0; s < 5; s++) {
       const RunSpec spec = {cases[c].input, all_schemes[s], 0, cases[c].t_end, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
       RunResult     par, ser;
-      PetscReal     diff = 0, norm = 0;
+      PetscReal     diff = 0, norm = 0, scale[MBS_NDIAG] = {0};
 
       RunOn(PETSC_COMM_WORLD, &spec, &par);
       RunOn(PETSC_COMM_SELF, &spec, &ser);
+      assert_int_equal(par.steps, ser.steps);
       for (PetscInt i = 0; i < par.nq; i++) {
         diff = PetscMax(diff, PetscMax(PetscAbsScalar(par.q[i] - ser.q[i]), PetscAbsScalar(par.p[i] - ser.p[i])));
         norm = PetscMax(norm, PetscMax(PetscAbsScalar(ser.q[i]), PetscAbsScalar(ser.p[i])));
       }
       if (!(diff <= 1e-12 * norm)) Fail("%s, %s: %d ranks end %g from the serial run (state norm %g)\n", cases[c].input, all_schemes[s], (int)size, (double)diff, (double)norm);
+      /* scales: the energies by max(|E|, T, |V|), the momentum maps by their largest component */
+      for (PetscInt n = 0; n <= ser.steps; n++) {
+        const PetscReal *x = ser.diag + n * MBS_NDIAG;
+        for (int k = 0; k < 3; k++) scale[0] = PetscMax(scale[0], PetscAbsReal(x[k]));
+        for (int k = 3; k < 9; k++) scale[3] = PetscMax(scale[3], PetscAbsReal(x[k]));
+      }
+      for (int k = 0; k < MBS_NDIAG; k++) scale[k] = k < 3 ? scale[0] : k < 9 ? scale[3] : 1.0;
+      for (PetscInt n = 0; n <= ser.steps; n++)
+        for (int k = 0; k < MBS_NDIAG; k++) {
+          const PetscReal a = par.diag[n * MBS_NDIAG + k], b = ser.diag[n * MBS_NDIAG + k];
+          if (!(PetscAbsReal(a - b) <= 1e-10 * scale[k])) Fail("%s, %s: %s at step %d is %.17g on %d ranks, %.17g on one (tolerance %.2g)\n", cases[c].input, all_schemes[s], names[k], (int)n, (double)a, (int)size, (double)b, (double)(1e-10 * scale[k]));
+        }
       FreeResult(&par);
       FreeResult(&ser);
     }

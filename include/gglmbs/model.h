@@ -55,4 +55,14 @@ PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, Petsc
 /* Initial state (q0, p0 = M v0) as new vectors in coordinate layout */
 PETSC_EXTERN PetscErrorCode MbsModelCreateInitialState(MbsModel, Vec *q, Vec *p);
 
+/* Generators of large models (src/model/generators.c) */
+typedef enum {
+  MBS_CHAIN_JOINT_SPHERICAL, /* links joined by spherical joints */
+  MBS_CHAIN_JOINT_REVOLUTE   /* links joined by revolute joints with a common hinge axis */
+} MbsChainJointType;
+
+PETSC_EXTERN PetscErrorCode MbsModelAddRigidChain(MbsModel, const char name[], PetscInt count, PetscReal mass, const PetscReal inertia[3], PetscReal length, const PetscReal start[3], const PetscReal direction[3], MbsChainJointType joint, const PetscReal axis[3], PetscInt *first_body);
+PETSC_EXTERN PetscErrorCode MbsModelAddNet(MbsModel, const char name[], PetscInt nx, PetscInt ny, PetscReal mass, const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body);
+PETSC_EXTERN PetscErrorCode MbsModelAddRodNetwork(MbsModel, const char name[], PetscInt nnodes, const PetscReal x[], const PetscInt node_id[], PetscInt nedges, const PetscInt edge[], PetscReal line_density, PetscReal node_mass, PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body);
+
 #endif

@@ -15,6 +15,8 @@
 #include <gglmbs/io.h>
 #include <gglmbs/stepper.h>
 
+#include "io/gmsh.h"
+
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
 #define MBS_YAML_ROTATION_TOL 1e-9
@@ -33,21 +35,35 @@ typedef struct {
   yaml_mark_t mark; /* of the name's value */
 } MbsYAMLBody;
 
+/* A generator's members are named "<name>.<i>" (chains, rigid chains), "<name>.<i>.<j>" (nets) or
+   "<name>.<node tag>" (meshes); a reference is resolved by parsing the indices, not by a search. */
+typedef enum {
+  MBS_YAML_CHAIN,
+  MBS_YAML_RIGID_CHAIN,
+  MBS_YAML_NET,
+  MBS_YAML_MESH
+} MbsYAMLGroupKind;
+
 typedef struct {
-  const char *name;
-  size_t      len;
-  PetscInt    count, first_body;
-} MbsYAMLChain;
+  MbsYAMLGroupKind kind;
+  const char      *name; /* points into the document */
+  size_t           len;
+  const char      *section; /* "chains", ..., and the item index there, for messages */
+  PetscInt         item;
+  PetscInt         count, ny;      /* members (chain links; net nodes along i and j; mesh nodes) */
+  PetscInt         first_body;     /* member k is body first_body + k (net node (i, j): k = i ny + j) */
+  PetscInt        *tags, *tag_node; /* mesh: node tags in increasing order and the node index of each */
+} MbsYAMLGroup;
 
 typedef struct {
   MPI_Comm         comm;
   const char      *file;
   yaml_document_t *doc;
   MbsModel         model;
-  PetscInt         nbodies, nchains;
+  PetscInt         nbodies, ngroups;
   MbsYAMLBody     *bodies; /* in list order */
   MbsYAMLBody    **sorted; /* by name, for lookup */
-  MbsYAMLChain    *chains;
+  MbsYAMLGroup    *groups; /* chains, rigid chains, nets and meshes, in this order */
 } MbsYAMLReader;
 
 /* A resolved body reference: MBS_GROUND, a listed body or a chain member. */
@@ -57,13 +73,17 @@ typedef struct {
   PetscBool   ground;
 } MbsYAMLBodyRef;
 
-static const char *const top_keys[]        = {"time", "scheme", "gravity", "bodies", "chains", "joints", "springs", "output", NULL};
+static const char *const top_keys[]        = {"time", "scheme", "gravity", "bodies", "chains", "rigid_chains", "nets", "meshes", "joints", "springs", "output", NULL};
 static const char *const time_keys[]       = {"step", "end", NULL};
 static const char *const output_keys[]     = {"directory", "every", NULL};
 static const char *const particle_keys[]   = {"name", "type", "mass", "position", "velocity", NULL};
 static const char *const rigid_keys[]      = {"name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
 static const char *const orientation_keys[] = {"matrix", "axis", "angle", NULL};
 static const char *const chain_keys[]      = {"name", "count", "mass", "length", "start", "direction", NULL};
+static const char *const rigid_chain_keys[] = {"name", "count", "mass", "inertia", "length", "start", "direction", "joint", "axis", NULL};
+static const char *const net_keys[]        = {"name", "count", "mass", "spacing", "origin", "directions", "fixed", NULL};
+static const char *const net_fixed_keys[]  = {"i", "j", NULL};
+static const char *const mesh_keys[]       = {"name", "file", "line_density", "node_mass", "fixed", "scale", "orientation", "translation", NULL};
 static const char *const fixed_point_keys[] = {"type", "body", "point", "position", NULL};
 static const char *const spherical_keys[]  = {"type", "bodies", "points", NULL};
 static const char *const rod_keys[]        = {"type", "bodies", "points", "length", NULL};
@@ -423,6 +443,30 @@ static PetscErrorCode ParseOrientation(MbsYAMLReader *r, yaml_node_t *node, cons
   PetscFunctionReturn(0);
 }
 
+/* Principal moments [J1, J2, J3], each positive and smaller than the sum of the other two. */
+static PetscErrorCode ParseInertia(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscReal J[3])
+{
+  char jpath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3) PetscCall(FailNode(r, node, path, "a 3-vector [J1, J2, J3] (principal moments of inertia in kg m^2)"));
+  for (PetscInt k = 0; k < 3; k++) {
+    PathIndex(jpath, path, k);
+    PetscCall(ParseReal(r, SequenceItem(r, node, k), jpath, MBS_YAML_POSITIVE, "principal moment of inertia in kg m^2", &J[k]));
+  }
+  for (PetscInt k = 0; k < 3; k++) {
+    PetscInt j = (k + 1) % 3, l = (k + 2) % 3;
+
+    if (!(J[k] < J[j] + J[l])) {
+      char got[MBS_YAML_GOT_LEN + 32];
+
+      snprintf(got, sizeof(got), "J%d = %g >= J%d + J%d = %g", (int)k + 1, (double)J[k], (int)j + 1, (int)l + 1, (double)(J[j] + J[l]));
+      PetscCall(Fail(r, node->start_mark, path, "principal moments with J_i < J_j + J_k for each i (so that E_i = (J_j + J_k - J_i)/2 > 0)", got));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 static int CompareBodies(const void *a, const void *b)
 {
   const MbsYAMLBody *x = *(const MbsYAMLBody *const *)a, *y = *(const MbsYAMLBody *const *)b;
@@ -447,25 +491,76 @@ static MbsYAMLBody *FindListedBody(MbsYAMLReader *r, const char name[])
   return NULL;
 }
 
-/* "<chain>.<i>" with i a decimal index without sign or leading zeros; *chain = NULL if name is none. */
-static void FindChainBody(MbsYAMLReader *r, const char name[], MbsYAMLChain **chain, PetscInt *index)
+/* The decimal index after the last '.' of name[0..len), without sign or leading zeros. */
+static PetscBool SplitIndex(const char name[], size_t len, size_t *prefix_len, PetscInt *index)
 {
-  const char *dot = strrchr(name, '.');
-  long long   i   = 0;
+  size_t    dot = len;
+  long long i   = 0;
 
-  *chain = NULL;
-  *index = -1;
-  if (!dot || !dot[1] || (dot[1] == '0' && dot[2])) return;
-  for (const char *c = dot + 1; *c; c++) {
-    if (*c < '0' || *c > '9' || i > (long long)PETSC_MAX_INT) return;
-    i = 10 * i + (*c - '0');
+  while (dot > 0 && name[dot - 1] != '.') dot--;
+  if (!dot || dot == len || (name[dot] == '0' && dot + 1 < len)) return PETSC_FALSE;
+  for (size_t k = dot; k < len; k++) {
+    if (name[k] < '0' || name[k] > '9' || i > (long long)PETSC_MAX_INT) return PETSC_FALSE;
+    i = 10 * i + (name[k] - '0');
   }
-  for (PetscInt k = 0; k < r->nchains; k++) {
-    MbsYAMLChain *ch = &r->chains[k];
+  if (i > (long long)PETSC_MAX_INT) return PETSC_FALSE;
+  *prefix_len = dot - 1;
+  *index      = (PetscInt)i;
+  return PETSC_TRUE;
+}
 
-    if (ch->len == (size_t)(dot - name) && !strncmp(ch->name, name, ch->len) && i < ch->count) {
-      *chain = ch;
-      *index = (PetscInt)i;
+static PetscBool GroupNamed(const MbsYAMLGroup *g, const char name[], size_t len)
+{
+  return (PetscBool)(g->len == len && !strncmp(g->name, name, len));
+}
+
+static const char *GroupMemberPattern(MbsYAMLGroupKind kind)
+{
+  switch (kind) {
+  case MBS_YAML_NET:
+    return "'<name>.<i>.<j>'";
+  case MBS_YAML_MESH:
+    return "'<name>.<node tag>'";
+  default:
+    return "'<name>.<i>'";
+  }
+}
+
+/* A generator member by name: *group and *body, or *group = NULL. *near is a generator whose name
+   matches but which has no such member (for the message), or NULL. */
+static void FindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **group, PetscInt *body, MbsYAMLGroup **near)
+{
+  size_t   len = strlen(name), len1, len2;
+  PetscInt k1, k2;
+
+  *group = NULL;
+  *body  = -1;
+  if (near) *near = NULL;
+  if (!SplitIndex(name, len, &len1, &k1)) return;
+  for (PetscInt g = 0; g < r->ngroups; g++) {
+    MbsYAMLGroup *gr = &r->groups[g];
+
+    if (gr->kind == MBS_YAML_NET || !GroupNamed(gr, name, len1)) continue;
+    if (near) *near = gr;
+    if (gr->kind == MBS_YAML_MESH) {
+      PetscInt loc;
+
+      if (PetscFindInt(k1, gr->count, gr->tags, &loc) || loc < 0) continue;
+      *body = gr->first_body + gr->tag_node[loc];
+    } else if (k1 < gr->count) *body = gr->first_body + k1;
+    else continue;
+    *group = gr;
+    return;
+  }
+  if (!SplitIndex(name, len1, &len2, &k2)) return;
+  for (PetscInt g = 0; g < r->ngroups; g++) {
+    MbsYAMLGroup *gr = &r->groups[g];
+
+    if (gr->kind != MBS_YAML_NET || !GroupNamed(gr, name, len2)) continue;
+    if (near) *near = gr;
+    if (k2 < gr->count && k1 < gr->ny) {
+      *group = gr;
+      *body  = gr->first_body + k2 * gr->ny + k1;
       return;
     }
   }
@@ -473,11 +568,11 @@ static void FindChainBody(MbsYAMLReader *r, const char name[], MbsYAMLChain **ch
 
 static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscBool allow_ground, MbsYAMLBodyRef *ref)
 {
-  const char   *expected = allow_ground ? "the name of a body in 'bodies' or 'chains', or 'ground'" : "the name of a body in 'bodies' or 'chains' (not 'ground')";
+  const char   *expected = allow_ground ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'" : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), not 'ground'";
   const char   *name = NULL;
   MbsYAMLBody  *listed;
-  MbsYAMLChain *chain;
-  PetscInt      index;
+  MbsYAMLGroup *group, *near;
+  PetscInt      body;
 
   PetscFunctionBegin;
   PetscCall(ParseString(r, node, path, expected, &name));
@@ -495,16 +590,28 @@ static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const cha
     ref->type = listed->type;
     PetscFunctionReturn(0);
   }
-  FindChainBody(r, name, &chain, &index);
-  if (chain) {
-    ref->body = chain->first_body + index;
-    ref->type = MBS_BODY_PARTICLE;
+  FindGroupMember(r, name, &group, &body, &near);
+  if (group) {
+    ref->body = body;
+    ref->type = group->kind == MBS_YAML_RIGID_CHAIN ? MBS_BODY_RIGID : MBS_BODY_PARTICLE;
     PetscFunctionReturn(0);
   }
   {
-    char got[MBS_YAML_GOT_LEN];
+    char got[MBS_YAML_GOT_LEN + 160], hint[160] = "";
 
-    snprintf(got, sizeof(got), "'%.60s', which is not defined", name);
+    if (near) {
+      switch (near->kind) {
+      case MBS_YAML_NET:
+        snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has the nodes <i>.<j> with i < %" PetscInt_FMT ", j < %" PetscInt_FMT ")", near->section, near->item, near->name, near->count, near->ny);
+        break;
+      case MBS_YAML_MESH:
+        snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has no node with this tag)", near->section, near->item, near->name);
+        break;
+      default:
+        snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has the members 0..%" PetscInt_FMT ")", near->section, near->item, near->name, near->count - 1);
+      }
+    }
+    snprintf(got, sizeof(got), "'%.60s', which is not defined%s", name, hint);
     PetscCall(Fail(r, node->start_mark, path, expected, got));
   }
   PetscFunctionReturn(0);
@@ -669,24 +776,9 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
       PetscCall(MbsModelAddParticle(r->model, b->name, mass, x, v, &b->body));
     } else {
       PetscReal J[3] = {0, 0, 0}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, omega[3] = {0, 0, 0};
-      char      jpath[MBS_YAML_PATH_LEN];
 
       PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia about the centre of mass in kg m^2)", kpath, &node));
-      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3) PetscCall(FailNode(r, node, kpath, "a 3-vector [J1, J2, J3] (principal moments of inertia in kg m^2)"));
-      for (PetscInt k = 0; k < 3; k++) {
-        PathIndex(jpath, kpath, k);
-        PetscCall(ParseReal(r, SequenceItem(r, node, k), jpath, MBS_YAML_POSITIVE, "principal moment of inertia in kg m^2", &J[k]));
-      }
-      for (PetscInt k = 0; k < 3; k++) {
-        PetscInt j = (k + 1) % 3, l = (k + 2) % 3;
-
-        if (!(J[k] < J[j] + J[l])) {
-          char got[MBS_YAML_GOT_LEN + 32];
-
-          snprintf(got, sizeof(got), "J%d = %g >= J%d + J%d = %g", (int)k + 1, (double)J[k], (int)j + 1, (int)l + 1, (double)(J[j] + J[l]));
-          PetscCall(Fail(r, node->start_mark, kpath, "principal moments with J_i < J_j + J_k for each i (so that E_i = (J_j + J_k - J_i)/2 > 0)", got));
-        }
-      }
+      PetscCall(ParseInertia(r, node, kpath, J));
       PetscCall(Lookup(r, item, ipath, "orientation", NULL, kpath, &node));
       if (node) PetscCall(ParseOrientation(r, node, kpath, R));
       PetscCall(Lookup(r, item, ipath, "angular_velocity", NULL, kpath, &node));
@@ -699,38 +791,118 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+static const char *GroupKindName(MbsYAMLGroupKind kind)
 {
-  PetscInt n = SequenceLength(list);
+  switch (kind) {
+  case MBS_YAML_CHAIN:
+    return "chain";
+  case MBS_YAML_RIGID_CHAIN:
+    return "rigid chain";
+  case MBS_YAML_NET:
+    return "net";
+  default:
+    return "mesh";
+  }
+}
+
+/* The name of a generator: not 'ground', not a body's, not another generator's. The group is filled in
+   but not registered (r->ngroups) until RegisterGroup(), when its members are known. */
+static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const char section[], PetscInt i, yaml_node_t *item, const char ipath[], MbsYAMLGroup **group, yaml_node_t **name, char npath[MBS_YAML_PATH_LEN])
+{
+  MbsYAMLGroup *g = &r->groups[r->ngroups];
+  MbsYAMLBody  *listed;
+  char          expected[128], got[MBS_YAML_GOT_LEN + 64];
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc1(n, &r->chains));
-  for (PetscInt i = 0; i < n; i++) {
-    MbsYAMLChain *ch   = &r->chains[i];
+  PetscCall(PetscMemzero(g, sizeof(*g)));
+  g->kind    = kind;
+  g->section = section;
+  g->item    = i;
+  snprintf(expected, sizeof(expected), "a %s name", GroupKindName(kind));
+  PetscCall(Lookup(r, item, ipath, "name", expected, npath, name));
+  PetscCall(ParseString(r, *name, npath, expected, &g->name));
+  g->len = strlen(g->name);
+  if (!strcmp(g->name, "ground")) {
+    snprintf(expected, sizeof(expected), "a %s name other than 'ground' (reserved for the fixed ground)", GroupKindName(kind));
+    PetscCall(FailNode(r, *name, npath, expected));
+  }
+  snprintf(expected, sizeof(expected), "a %s name not used by a body or another chain, rigid chain, net or mesh", GroupKindName(kind));
+  listed = FindListedBody(r, g->name);
+  if (listed) {
+    snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", g->name, listed->item);
+    PetscCall(Fail(r, (*name)->start_mark, npath, expected, got));
+  }
+  for (PetscInt k = 0; k < r->ngroups; k++) {
+    if (!strcmp(r->groups[k].name, g->name)) {
+      snprintf(got, sizeof(got), "'%.60s', already the name of %s[%" PetscInt_FMT "]", g->name, r->groups[k].section, r->groups[k].item);
+      PetscCall(Fail(r, (*name)->start_mark, npath, expected, got));
+    }
+  }
+  *group = g;
+  PetscFunctionReturn(0);
+}
+
+/* Registers a group whose members are known; none of them may be a name in 'bodies' or a member of an
+   earlier generator. Only a net and a group named "<net>.<i>" can share members. */
+static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node_t *name, const char npath[])
+{
+  char expected[160], got[MBS_YAML_GOT_LEN + 160];
+
+  PetscFunctionBegin;
+  r->ngroups++;
+  for (PetscInt k = 0; k < r->nbodies; k++) {
+    MbsYAMLGroup *clash;
+    PetscInt      body;
+
+    FindGroupMember(r, r->bodies[k].name, &clash, &body, NULL);
+    if (clash == g) {
+      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not names in 'bodies'", GroupKindName(g->kind), GroupMemberPattern(g->kind));
+      snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", g->name, r->bodies[k].name, r->bodies[k].item);
+      PetscCall(Fail(r, name->start_mark, npath, expected, got));
+    }
+  }
+  for (PetscInt k = 0; k + 1 < r->ngroups; k++) {
+    const MbsYAMLGroup *other = &r->groups[k], *net = NULL, *single = NULL;
+    size_t              len;
+    PetscInt            i;
+
+    if (g->kind == MBS_YAML_NET && other->kind != MBS_YAML_NET) {
+      net    = g;
+      single = other;
+    } else if (g->kind != MBS_YAML_NET && other->kind == MBS_YAML_NET) {
+      net    = other;
+      single = g;
+    } else continue;
+    if (SplitIndex(single->name, single->len, &len, &i) && GroupNamed(net, single->name, len) && i < net->count) {
+      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not those of another generator", GroupKindName(g->kind), GroupMemberPattern(g->kind));
+      if (g == net) snprintf(got, sizeof(got), "'%.60s', whose nodes '%.60s.<j>' are already the bodies of %s[%" PetscInt_FMT "] '%.60s'", g->name, single->name, other->section, other->item, other->name);
+      else snprintf(got, sizeof(got), "'%.60s', whose bodies '%.60s.<%s>' are already nodes of %s[%" PetscInt_FMT "] '%.60s'", g->name, g->name, g->kind == MBS_YAML_MESH ? "node tag" : "i", other->section, other->item, other->name);
+      PetscCall(Fail(r, name->start_mark, npath, expected, got));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Labels of a generator's bodies and elements start with its place in the file. */
+static void GroupLabelPrefix(MbsYAMLReader *r, const MbsYAMLGroup *g, yaml_node_t *item, char prefix[], size_t size)
+{
+  snprintf(prefix, size, "%s:%zu:%zu: %s[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1, item->start_mark.column + 1, g->section, g->item, g->name);
+}
+
+static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
+    MbsYAMLGroup *ch;
     yaml_node_t  *item = SequenceItem(r, list, i), *name, *node;
-    char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], got[MBS_YAML_GOT_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
     PetscReal     mass = 0, length = 0, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0};
     PetscInt      first_elem, end_elem;
-    MbsYAMLBody  *listed;
 
     PathIndex(ipath, path, i);
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., length: ..., start: [..], direction: [..]}"));
     PetscCall(CheckKeys(r, item, ipath, chain_keys, ""));
-    PetscCall(Lookup(r, item, ipath, "name", "a chain name", npath, &name));
-    PetscCall(ParseString(r, name, npath, "a chain name", &ch->name));
-    ch->len = strlen(ch->name);
-    if (!strcmp(ch->name, "ground")) PetscCall(FailNode(r, name, npath, "a chain name other than 'ground' (reserved for the fixed ground)"));
-    listed = FindListedBody(r, ch->name);
-    if (listed) {
-      snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", ch->name, listed->item);
-      PetscCall(Fail(r, name->start_mark, npath, "a chain name not used by a body or another chain", got));
-    }
-    for (PetscInt k = 0; k < i; k++) {
-      if (!strcmp(r->chains[k].name, ch->name)) {
-        snprintf(got, sizeof(got), "'%.60s', already the name of chains[%" PetscInt_FMT "]", ch->name, k);
-        PetscCall(Fail(r, name->start_mark, npath, "a chain name not used by a body or another chain", got));
-      }
-    }
+    PetscCall(NewGroup(r, MBS_YAML_CHAIN, "chains", i, item, ipath, &ch, &name, npath));
     PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of particles)", kpath, &node));
     PetscCall(ParseInt(r, node, kpath, "number of particles", &ch->count));
     PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each particle in kg)", kpath, &node));
@@ -741,29 +913,461 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
     if (node) PetscCall(ParseVec3(r, node, kpath, "start point in m", start));
     PetscCall(Lookup(r, item, ipath, "direction", "a non-zero 3-vector (direction of the chain)", kpath, &node));
     PetscCall(ParseNonzeroVec3(r, node, kpath, "direction of the chain", direction));
+    PetscCall(RegisterGroup(r, ch, name, npath));
 
-    r->nchains = i + 1;
-    for (PetscInt k = 0; k < r->nbodies; k++) {
-      MbsYAMLChain *clash;
-      PetscInt      index;
-
-      FindChainBody(r, r->bodies[k].name, &clash, &index);
-      if (clash == ch) {
-        snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", ch->name, r->bodies[k].name, r->bodies[k].item);
-        PetscCall(Fail(r, name->start_mark, npath, "a chain name whose bodies '<name>.<i>' are not names in 'bodies'", got));
-      }
-    }
     PetscCall(MbsModelGetNumElements(r->model, &first_elem));
     PetscCall(MbsModelAddChain(r->model, ch->name, ch->count, mass, length, start, direction, &ch->first_body));
     PetscCall(MbsModelGetNumElements(r->model, &end_elem));
     /* MbsModelAddChain appends particle k and then rod k, from the fixed point to particle 0 and on */
     PetscCheck(end_elem - first_elem == ch->count, r->comm, PETSC_ERR_PLIB, "MbsModelAddChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT " particles; the labels assume one rod per particle", end_elem - first_elem, ch->count);
+    GroupLabelPrefix(r, ch, item, prefix, sizeof(prefix));
     for (PetscInt k = 0; k < ch->count; k++) {
-      snprintf(label, sizeof(label), "%s:%zu:%zu: chains[%" PetscInt_FMT "] '%s' particle %" PetscInt_FMT, r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, ch->name, k);
+      snprintf(label, sizeof(label), "%s particle %" PetscInt_FMT, prefix, k);
       PetscCall(MbsModelSetBodyLabel(r->model, ch->first_body + k, label));
-      snprintf(label, sizeof(label), "%s:%zu:%zu: chains[%" PetscInt_FMT "] '%s' rod %" PetscInt_FMT " (to particle %" PetscInt_FMT ")", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, ch->name, k, k);
+      snprintf(label, sizeof(label), "%s rod %" PetscInt_FMT " (to particle %" PetscInt_FMT ")", prefix, k, k);
       PetscCall(MbsModelSetElementLabel(r->model, first_elem + k, label));
     }
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
+    MbsYAMLGroup     *ch;
+    yaml_node_t      *item = SequenceItem(r, list, i), *name, *node, *axis_node;
+    char              ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal         mass = 0, length = 0, J[3] = {0, 0, 0}, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0}, axis[3] = {0, 0, 0};
+    PetscInt          first_elem, end_elem;
+    MbsChainJointType joint = MBS_CHAIN_JOINT_SPHERICAL;
+    const char       *jname = "spherical";
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., inertia: [..], length: ..., direction: [..], ...}"));
+    PetscCall(CheckKeys(r, item, ipath, rigid_chain_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_RIGID_CHAIN, "rigid_chains", i, item, ipath, &ch, &name, npath));
+    PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of links)", kpath, &node));
+    PetscCall(ParseInt(r, node, kpath, "number of links", &ch->count));
+    PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each link in kg)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each link in kg", &mass));
+    PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia of each link about its centre of mass in kg m^2, J3 about the link axis)", kpath, &node));
+    PetscCall(ParseInertia(r, node, kpath, J));
+    PetscCall(Lookup(r, item, ipath, "length", "a positive number (length of each link in m)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "length of each link in m", &length));
+    PetscCall(Lookup(r, item, ipath, "start", NULL, kpath, &node));
+    if (node) PetscCall(ParseVec3(r, node, kpath, "start point in m", start));
+    PetscCall(Lookup(r, item, ipath, "direction", "a non-zero 3-vector (direction of the chain)", kpath, &node));
+    PetscCall(ParseNonzeroVec3(r, node, kpath, "direction of the chain", direction));
+    PetscCall(Lookup(r, item, ipath, "joint", NULL, kpath, &node));
+    if (node) {
+      PetscCall(ParseString(r, node, kpath, "a joint type (spherical or revolute)", &jname));
+      if (!strcmp(jname, "revolute")) joint = MBS_CHAIN_JOINT_REVOLUTE;
+      else if (strcmp(jname, "spherical")) PetscCall(FailNode(r, node, kpath, "a joint type (spherical or revolute)"));
+    }
+    PetscCall(Lookup(r, item, ipath, "axis", joint == MBS_CHAIN_JOINT_REVOLUTE ? "a non-zero 3-vector (hinge axis of the revolute joints, world frame)" : NULL, apath, &axis_node));
+    if (axis_node && joint != MBS_CHAIN_JOINT_REVOLUTE) PetscCall(Fail(r, axis_node->start_mark, apath, "no 'axis' (only the revolute joints of 'joint: revolute' have a hinge axis)", "an axis for spherical joints"));
+    if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
+      PetscReal c[3], nc, na, nd;
+
+      PetscCall(ParseNonzeroVec3(r, axis_node, apath, "hinge axis of the revolute joints, world frame", axis));
+      c[0] = axis[1] * direction[2] - axis[2] * direction[1];
+      c[1] = axis[2] * direction[0] - axis[0] * direction[2];
+      c[2] = axis[0] * direction[1] - axis[1] * direction[0];
+      nc   = PetscSqrtReal(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+      na   = PetscSqrtReal(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+      nd   = PetscSqrtReal(direction[0] * direction[0] + direction[1] * direction[1] + direction[2] * direction[2]);
+      if (!(nc > 1e-8 * na * nd)) {
+        char got[MBS_YAML_GOT_LEN + 64];
+
+        snprintf(got, sizeof(got), "[%g, %g, %g], parallel to the direction [%g, %g, %g]", (double)axis[0], (double)axis[1], (double)axis[2], (double)direction[0], (double)direction[1], (double)direction[2]);
+        PetscCall(Fail(r, axis_node->start_mark, apath, "a hinge axis not parallel to 'direction' (the chain could not bend)", got));
+      }
+    }
+    PetscCall(RegisterGroup(r, ch, name, npath));
+
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    PetscCall(MbsModelAddRigidChain(r->model, ch->name, ch->count, mass, J, length, start, direction, joint, joint == MBS_CHAIN_JOINT_REVOLUTE ? axis : NULL, &ch->first_body));
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    /* MbsModelAddRigidChain appends, per link, the body with its internal element and then the joint */
+    PetscCheck(end_elem - first_elem == 2 * ch->count, r->comm, PETSC_ERR_PLIB, "MbsModelAddRigidChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT " links; the labels assume two per link", end_elem - first_elem, ch->count);
+    GroupLabelPrefix(r, ch, item, prefix, sizeof(prefix));
+    for (PetscInt k = 0; k < ch->count; k++) {
+      snprintf(label, sizeof(label), "%s link %" PetscInt_FMT, prefix, k);
+      PetscCall(MbsModelSetBodyLabel(r->model, ch->first_body + k, label));
+      if (k) snprintf(label, sizeof(label), "%s %s joint %" PetscInt_FMT " (link %" PetscInt_FMT " to link %" PetscInt_FMT ")", prefix, jname, k, k - 1, k);
+      else snprintf(label, sizeof(label), "%s %s joint 0 (ground to link 0)", prefix, jname);
+      PetscCall(MbsModelSetElementLabel(r->model, first_elem + 2 * k + 1, label));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* An integer index in [lo, hi]; negative indices count from the end. */
+static PetscErrorCode ParseIndex(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt lo, PetscInt hi, const char quantity[], PetscInt *value)
+{
+  char      expected[192];
+  long long v   = 0;
+  char     *end = NULL;
+
+  PetscFunctionBegin;
+  snprintf(expected, sizeof(expected), "an integer from %" PetscInt_FMT " to %" PetscInt_FMT " (%s)", lo, hi, quantity);
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  errno = 0;
+  v     = strtoll(ScalarText(node), &end, 10);
+  if (end == ScalarText(node) || *end || errno == ERANGE || v < lo || v > hi) PetscCall(FailNode(r, node, path, expected));
+  *value = (PetscInt)v;
+  PetscFunctionReturn(0);
+}
+
+/* 'fixed' of a net: a sequence of {i: n, j: m} (one node), {i: n} (all nodes with that i) or {j: m};
+   negative indices count from the end (-1 is the last). Nodes selected twice are fixed once. */
+static PetscErrorCode ParseNetFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt nx, PetscInt ny, PetscInt *nfixed, PetscInt **fixed)
+{
+  const char *expected = "a sequence of node sets {i: n, j: m}, {i: n} or {j: m} (negative indices count from the end)";
+  PetscBool  *marked   = NULL;
+  PetscInt    n = 0, cap = 0, *list = NULL;
+
+  PetscFunctionBegin;
+  *nfixed = 0;
+  *fixed  = NULL;
+  PetscCall(ExpectSequence(r, node, path, expected));
+  PetscCall(PetscCalloc1(nx * ny, &marked));
+  for (PetscInt k = 0; k < SequenceLength(node); k++) {
+    yaml_node_t   *set = SequenceItem(r, node, k), *vi, *vj;
+    char           spath[MBS_YAML_PATH_LEN], ipath[MBS_YAML_PATH_LEN], jpath[MBS_YAML_PATH_LEN];
+    PetscInt       i = -1, j = -1, i0, i1, j0, j1;
+    PetscErrorCode ierr;
+
+    PathIndex(spath, path, k);
+    ierr = ExpectMapping(r, set, spath, "a node set {i: n, j: m}, {i: n} or {j: m}");
+    if (!ierr) ierr = CheckKeys(r, set, spath, net_fixed_keys, " (node indices)");
+    if (!ierr) ierr = Lookup(r, set, spath, "i", NULL, ipath, &vi);
+    if (!ierr) ierr = Lookup(r, set, spath, "j", NULL, jpath, &vj);
+    if (!ierr && !vi && !vj) ierr = Fail(r, set->start_mark, spath, "a node set {i: n, j: m}, {i: n} or {j: m}", "neither 'i' nor 'j'");
+    if (!ierr && vi) ierr = ParseIndex(r, vi, ipath, -nx, nx - 1, "node index i along the first direction; negative counts from the end", &i);
+    if (!ierr && vj) ierr = ParseIndex(r, vj, jpath, -ny, ny - 1, "node index j along the second direction; negative counts from the end", &j);
+    if (ierr) {
+      PetscCall(PetscFree(marked));
+      PetscCall(PetscFree(list));
+      PetscCall(ierr);
+    }
+    i0 = vi ? (i < 0 ? i + nx : i) : 0;
+    i1 = vi ? i0 + 1 : nx;
+    j0 = vj ? (j < 0 ? j + ny : j) : 0;
+    j1 = vj ? j0 + 1 : ny;
+    for (PetscInt a = i0; a < i1; a++)
+      for (PetscInt b = j0; b < j1; b++) {
+        if (marked[a * ny + b]) continue;
+        marked[a * ny + b] = PETSC_TRUE;
+        if (n == cap) {
+          cap = PetscMax(2 * cap, 64);
+          PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &list));
+        }
+        list[n++] = a * ny + b;
+      }
+  }
+  PetscCall(PetscFree(marked));
+  *nfixed = n;
+  *fixed  = list;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
+    MbsYAMLGroup  *net;
+    yaml_node_t   *item = SequenceItem(r, list, i), *name, *node;
+    char           ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal      mass = 0, spacing[2] = {0, 0}, origin[3] = {0, 0, 0}, dir[2][3] = {{1, 0, 0}, {0, 1, 0}}, step[2][3], c[3], norm[2];
+    PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
+    PetscBool     *is_fixed;
+    PetscErrorCode ierr;
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: [nx, ny], mass: ..., spacing: ..., ...}"));
+    PetscCall(CheckKeys(r, item, ipath, net_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_NET, "nets", i, item, ipath, &net, &name, npath));
+    PetscCall(Lookup(r, item, ipath, "count", "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)", kpath, &node));
+    if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)"));
+    PathIndex(epath, kpath, 0);
+    PetscCall(ParseInt(r, SequenceItem(r, node, 0), epath, "number of nodes along the first direction", &net->count));
+    PathIndex(epath, kpath, 1);
+    PetscCall(ParseInt(r, SequenceItem(r, node, 1), epath, "number of nodes along the second direction", &net->ny));
+    if (net->count > PETSC_MAX_INT / net->ny) {
+      char got[MBS_YAML_GOT_LEN];
+
+      snprintf(got, sizeof(got), "%" PetscInt_FMT " x %" PetscInt_FMT " nodes", net->count, net->ny);
+      PetscCall(Fail(r, node->start_mark, kpath, "at most 2^31 - 1 nodes (PETSc is configured with 32-bit indices)", got));
+    }
+    PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each node in kg)", kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each node in kg", &mass));
+    PetscCall(Lookup(r, item, ipath, "spacing", "a positive number or two [da, db] (rod lengths along the two directions in m)", kpath, &node));
+    if (node->type == YAML_SEQUENCE_NODE) {
+      if (SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, "a positive number or two [da, db] (rod lengths along the two directions in m)"));
+      for (PetscInt k = 0; k < 2; k++) {
+        PathIndex(epath, kpath, k);
+        PetscCall(ParseReal(r, SequenceItem(r, node, k), epath, MBS_YAML_POSITIVE, "rod length in m", &spacing[k]));
+      }
+    } else {
+      PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m, or two [da, db]", &spacing[0]));
+      spacing[1] = spacing[0];
+    }
+    PetscCall(Lookup(r, item, ipath, "origin", NULL, kpath, &node));
+    if (node) PetscCall(ParseVec3(r, node, kpath, "position of node (0, 0) in m", origin));
+    PetscCall(Lookup(r, item, ipath, "directions", NULL, kpath, &node));
+    if (node) {
+      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)"));
+      for (PetscInt k = 0; k < 2; k++) {
+        PathIndex(epath, kpath, k);
+        PetscCall(ParseNonzeroVec3(r, SequenceItem(r, node, k), epath, "grid direction", dir[k]));
+      }
+    }
+    for (PetscInt k = 0; k < 2; k++) {
+      norm[k] = PetscSqrtReal(dir[k][0] * dir[k][0] + dir[k][1] * dir[k][1] + dir[k][2] * dir[k][2]);
+      for (PetscInt l = 0; l < 3; l++) step[k][l] = spacing[k] * dir[k][l] / norm[k];
+    }
+    c[0] = dir[0][1] * dir[1][2] - dir[0][2] * dir[1][1];
+    c[1] = dir[0][2] * dir[1][0] - dir[0][0] * dir[1][2];
+    c[2] = dir[0][0] * dir[1][1] - dir[0][1] * dir[1][0];
+    if (!(PetscSqrtReal(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) > 1e-10 * norm[0] * norm[1])) {
+      char got[MBS_YAML_GOT_LEN + 64];
+
+      snprintf(got, sizeof(got), "the parallel vectors [%g, %g, %g] and [%g, %g, %g]", (double)dir[0][0], (double)dir[0][1], (double)dir[0][2], (double)dir[1][0], (double)dir[1][1], (double)dir[1][2]);
+      PetscCall(Fail(r, node->start_mark, kpath, "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)", got));
+    }
+    PetscCall(RegisterGroup(r, net, name, npath));
+    PetscCall(Lookup(r, item, ipath, "fixed", NULL, kpath, &node));
+    if (node) PetscCall(ParseNetFixed(r, node, kpath, net->count, net->ny, &nfixed, &fixed));
+
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    ierr = MbsModelAddNet(r->model, net->name, net->count, net->ny, mass, origin, step[0], step[1], nfixed, fixed, &net->first_body);
+    if (ierr) PetscCall(PetscFree(fixed));
+    PetscCall(ierr);
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    /* label the elements in the order MbsModelAddNet documents */
+    GroupLabelPrefix(r, net, item, prefix, sizeof(prefix));
+    PetscCall(PetscCalloc1(net->count * net->ny, &is_fixed));
+    for (PetscInt k = 0; k < nfixed; k++) is_fixed[fixed[k]] = PETSC_TRUE;
+    e = first_elem;
+    for (PetscInt a = 0; a < net->count; a++)
+      for (PetscInt b = 0; b < net->ny; b++) {
+        snprintf(label, sizeof(label), "%s node (%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, a, b);
+        PetscCall(MbsModelSetBodyLabel(r->model, net->first_body + a * net->ny + b, label));
+      }
+    for (PetscInt dirk = 0; dirk < 2; dirk++)
+      for (PetscInt a = 0; a + (dirk ? 0 : 1) < net->count; a++)
+        for (PetscInt b = 0; b + (dirk ? 1 : 0) < net->ny; b++) {
+          const PetscInt a2 = a + (dirk ? 0 : 1), b2 = b + (dirk ? 1 : 0);
+
+          if (is_fixed[a * net->ny + b] && is_fixed[a2 * net->ny + b2]) continue;
+          snprintf(label, sizeof(label), "%s rod (%" PetscInt_FMT ", %" PetscInt_FMT ")-(%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, a, b, a2, b2);
+          if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+          e++;
+        }
+    for (PetscInt k = 0; k < nfixed; k++) {
+      snprintf(label, sizeof(label), "%s fixed node (%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, fixed[k] / net->ny, fixed[k] % net->ny);
+      if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+      e++;
+    }
+    PetscCall(PetscFree(is_fixed));
+    PetscCall(PetscFree(fixed));
+    PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB, "MbsModelAddNet() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT, end_elem - first_elem, e - first_elem);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* An error in a mesh file, after the YAML place that named it: "model.yaml:7:11: key 'meshes[0].file': mesh.msh:45: expected ..., got ...". */
+static PetscErrorCode FailMesh(MbsYAMLReader *r, const char context[], const MbsGmshMesh *mesh, PetscInt line, const char expected[], const char got[])
+{
+  PetscFunctionBegin;
+  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s: %s:%" PetscInt_FMT ": expected %s, got %s", context, mesh->file, line, expected, got);
+}
+
+/* The mesh file path: relative paths are relative to the directory of the YAML file. */
+static void MeshPath(MbsYAMLReader *r, const char file[], char out[], size_t size)
+{
+  const char *slash = strrchr(r->file, '/');
+
+  if (file[0] == '/' || !slash) snprintf(out, size, "%s", file);
+  else snprintf(out, size, "%.*s/%s", (int)(slash - r->file), r->file, file);
+}
+
+/* 'fixed' of a mesh: names of physical groups; their nodes, each once. */
+static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsGmshMesh *mesh, PetscInt *nfixed, PetscInt **fixed)
+{
+  PetscBool *marked;
+  PetscInt   n = 0, *list;
+  char       names[256] = "";
+  size_t     used       = 0;
+
+  PetscFunctionBegin;
+  *nfixed = 0;
+  *fixed  = NULL;
+  PetscCall(ExpectSequence(r, node, path, "a sequence of physical group names [name, ...]"));
+  for (PetscInt g = 0; g < mesh->ngroups && used < sizeof(names); g++) {
+    int w;
+
+    if (!mesh->groups[g].name) continue;
+    w = snprintf(names + used, sizeof(names) - used, "%s'%s'", used ? ", " : "", mesh->groups[g].name);
+    if (w > 0) used += (size_t)w;
+  }
+  for (PetscInt k = 0; k < SequenceLength(node); k++) {
+    yaml_node_t *item = SequenceItem(r, node, k);
+    const char  *gname;
+    char         kpath[MBS_YAML_PATH_LEN], expected[400], got[MBS_YAML_GOT_LEN + 64];
+    PetscInt     found = 0, nnodes = 0;
+
+    PathIndex(kpath, path, k);
+    snprintf(expected, sizeof(expected), "the name of a physical group of %s (%s%s)", mesh->file, used ? "its named groups: " : "it has no named physical groups", names);
+    PetscCall(ParseString(r, item, kpath, expected, &gname));
+    for (PetscInt g = 0; g < mesh->ngroups; g++)
+      if (mesh->groups[g].name && !strcmp(mesh->groups[g].name, gname)) {
+        found++;
+        nnodes += mesh->groups[g].nnodes;
+      }
+    if (!found) {
+      snprintf(got, sizeof(got), "'%.60s', which it does not have", gname);
+      PetscCall(Fail(r, item->start_mark, kpath, expected, got));
+    }
+    if (!nnodes) {
+      snprintf(got, sizeof(got), "'%.60s', which has no elements in the file", gname);
+      PetscCall(Fail(r, item->start_mark, kpath, "a physical group with nodes (Gmsh saves the elements of physical groups)", got));
+    }
+  }
+  PetscCall(PetscCalloc1(mesh->nnodes, &marked));
+  PetscCall(PetscMalloc1(mesh->nnodes, &list));
+  for (PetscInt k = 0; k < SequenceLength(node); k++) {
+    const char *gname = ScalarText(SequenceItem(r, node, k));
+
+    for (PetscInt g = 0; g < mesh->ngroups; g++) {
+      const MbsGmshGroup *grp = &mesh->groups[g];
+
+      if (!grp->name || strcmp(grp->name, gname)) continue;
+      for (PetscInt l = 0; l < grp->nnodes; l++)
+        if (!marked[grp->nodes[l]]) {
+          marked[grp->nodes[l]] = PETSC_TRUE;
+          list[n++]             = grp->nodes[l];
+        }
+    }
+  }
+  PetscCall(PetscFree(marked));
+  *nfixed = n;
+  *fixed  = list;
+  PetscFunctionReturn(0);
+}
+
+/* One item of 'meshes' with its mesh read; the caller frees the mesh. */
+static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLGroup *g, yaml_node_t *name, const char npath[], MbsGmshMesh *mesh, const char context[])
+{
+  yaml_node_t *node;
+  char         kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[2 * PETSC_MAX_PATH_LEN + 128], got[MBS_YAML_GOT_LEN + 64];
+  PetscReal    line_density = 0, node_mass = 0, scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0}, *x = NULL;
+  PetscInt     nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
+  PetscBool   *is_fixed = NULL, has_density, has_node_mass;
+
+  PetscFunctionBegin;
+  /* every node carries a rod: a node on no line, triangle or quadrangle would be a free particle */
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    if (mesh->node_edges[k]) continue;
+    snprintf(got, sizeof(got), "node %" PetscInt_FMT " on none", mesh->node_tag[k]);
+    PetscCall(FailMesh(r, context, mesh, mesh->node_line[k], "every node on a line, triangle or quadrangle element (a node on none would be a free particle; Gmsh saves only the elements of physical groups unless Mesh.SaveAll = 1)", got));
+  }
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+
+    if (mesh->x[3 * a] != mesh->x[3 * b] || mesh->x[3 * a + 1] != mesh->x[3 * b + 1] || mesh->x[3 * a + 2] != mesh->x[3 * b + 2]) continue;
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position", mesh->node_tag[a], mesh->node_tag[b]);
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k], "an element whose nodes are at distinct positions (each edge becomes a rod of positive length)", got));
+  }
+  PetscCall(Lookup(r, item, ipath, "line_density", NULL, kpath, &node));
+  has_density = (PetscBool)!!node;
+  if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass per length of the rods in kg/m", &line_density));
+  PetscCall(Lookup(r, item, ipath, "node_mass", NULL, kpath, &node));
+  has_node_mass = (PetscBool)!!node;
+  if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each node in kg", &node_mass));
+  if (!has_density && !has_node_mass) PetscCall(Fail(r, item->start_mark, ipath, "a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both", "neither"));
+  PetscCall(Lookup(r, item, ipath, "scale", NULL, kpath, &node));
+  if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
+  PetscCall(Lookup(r, item, ipath, "orientation", NULL, kpath, &node));
+  if (node) PetscCall(ParseOrientation(r, node, kpath, R));
+  PetscCall(Lookup(r, item, ipath, "translation", NULL, kpath, &node));
+  if (node) PetscCall(ParseVec3(r, node, kpath, "translation in m", translation));
+  g->count = mesh->nnodes;
+  PetscCall(PetscMalloc2(mesh->nnodes, &g->tags, mesh->nnodes, &g->tag_node));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    g->tags[k]     = mesh->node_tag[k];
+    g->tag_node[k] = k;
+  }
+  PetscCall(PetscSortIntWithArray(mesh->nnodes, g->tags, g->tag_node));
+  PetscCall(RegisterGroup(r, g, name, npath));
+  PetscCall(Lookup(r, item, ipath, "fixed", NULL, kpath, &node));
+  if (node) PetscCall(ParseMeshFixed(r, node, kpath, mesh, &nfixed, &fixed));
+
+  PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
+  for (PetscInt k = 0; k < mesh->nnodes; k++)
+    for (PetscInt l = 0; l < 3; l++) x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] + R[3 * l + 2] * mesh->x[3 * k + 2]);
+  PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+  {
+    PetscErrorCode ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge, line_density, node_mass, nfixed, fixed, &g->first_body);
+
+    PetscCall(PetscFree(x));
+    if (ierr) PetscCall(PetscFree(fixed));
+    PetscCall(ierr);
+  }
+  PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+  /* label the elements in the order MbsModelAddRodNetwork documents */
+  GroupLabelPrefix(r, g, item, prefix, sizeof(prefix));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    snprintf(label, sizeof(label), "%s node %" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[k], mesh->file, mesh->node_line[k]);
+    PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
+  }
+  PetscCall(PetscCalloc1(mesh->nnodes, &is_fixed));
+  for (PetscInt k = 0; k < nfixed; k++) is_fixed[fixed[k]] = PETSC_TRUE;
+  e = first_elem;
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+
+    if (is_fixed[a] && is_fixed[b]) continue;
+    snprintf(label, sizeof(label), "%s rod %" PetscInt_FMT "-%" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[a], mesh->node_tag[b], mesh->file, mesh->edge_line[k]);
+    if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+    e++;
+  }
+  for (PetscInt k = 0; k < nfixed; k++) {
+    snprintf(label, sizeof(label), "%s fixed node %" PetscInt_FMT, prefix, mesh->node_tag[fixed[k]]);
+    if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+    e++;
+  }
+  PetscCall(PetscFree(is_fixed));
+  PetscCall(PetscFree(fixed));
+  PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB, "MbsModelAddRodNetwork() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT, end_elem - first_elem, e - first_elem);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
+    MbsYAMLGroup  *g;
+    MbsGmshMesh    mesh;
+    yaml_node_t   *item = SequenceItem(r, list, i), *name, *node;
+    char           ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], fpath[MBS_YAML_PATH_LEN], file[PETSC_MAX_PATH_LEN], context[PETSC_MAX_PATH_LEN + MBS_YAML_PATH_LEN + 64];
+    const char    *fname;
+    PetscErrorCode ierr;
+
+    PathIndex(ipath, path, i);
+    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., file: mesh.msh, line_density: ..., ...}"));
+    PetscCall(CheckKeys(r, item, ipath, mesh_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_MESH, "meshes", i, item, ipath, &g, &name, npath));
+    PetscCall(Lookup(r, item, ipath, "file", "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)", fpath, &node));
+    PetscCall(ParseString(r, node, fpath, "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)", &fname));
+    MeshPath(r, fname, file, sizeof(file));
+    snprintf(context, sizeof(context), "%s:%zu:%zu: key '%s'", r->file, node->start_mark.line + 1, node->start_mark.column + 1, fpath);
+    PetscCall(MbsGmshRead(r->comm, file, context, &mesh));
+    ierr = AddMesh(r, item, ipath, g, name, npath, &mesh, context);
+    PetscCall(MbsGmshMeshDestroy(&mesh));
+    PetscCall(ierr);
   }
   PetscFunctionReturn(0);
 }
@@ -952,8 +1556,18 @@ static PetscErrorCode AddSprings(MbsYAMLReader *r, yaml_node_t *list, const char
 
 static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
 {
-  yaml_node_t *root = yaml_document_get_root_node(r->doc), *node, *bodies, *chains;
-  char         path[MBS_YAML_PATH_LEN], bpath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN];
+  static const struct {
+    const char *key, *expected;
+    PetscErrorCode (*add)(MbsYAMLReader *, yaml_node_t *, const char[]);
+  } generators[4] = {
+    {"chains",       "a sequence of chains",                     AddChains     },
+    {"rigid_chains", "a sequence of rigid chains",               AddRigidChains},
+    {"nets",         "a sequence of nets",                       AddNets       },
+    {"meshes",       "a sequence of meshes (Gmsh .msh files)",   AddMeshes     },
+  };
+  yaml_node_t *root = yaml_document_get_root_node(r->doc), *node, *bodies, *gen[4];
+  char         path[MBS_YAML_PATH_LEN], bpath[MBS_YAML_PATH_LEN], gpath[4][MBS_YAML_PATH_LEN];
+  PetscInt     ngen = 0;
 
   PetscFunctionBegin;
   if (!root) {
@@ -976,18 +1590,24 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   }
 
   PetscCall(Lookup(r, root, "", "bodies", NULL, bpath, &bodies));
-  PetscCall(Lookup(r, root, "", "chains", NULL, cpath, &chains));
   if (bodies) {
     PetscCall(ExpectSequence(r, bodies, bpath, "a sequence of bodies"));
     PetscCall(CollectBodies(r, bodies, bpath));
   }
-  if (chains) PetscCall(ExpectSequence(r, chains, cpath, "a sequence of chains"));
-  if (!r->nbodies && !(chains && SequenceLength(chains))) {
-    if (bodies) PetscCall(FailNode(r, bodies, bpath, "at least one body (in 'bodies' or 'chains')"));
-    PetscCall(Fail(r, root->start_mark, "bodies", "at least one body (in 'bodies' or 'chains')", "nothing (the key is missing)"));
+  for (PetscInt k = 0; k < 4; k++) {
+    PetscCall(Lookup(r, root, "", generators[k].key, NULL, gpath[k], &gen[k]));
+    if (!gen[k]) continue;
+    PetscCall(ExpectSequence(r, gen[k], gpath[k], generators[k].expected));
+    ngen += SequenceLength(gen[k]);
+  }
+  if (!r->nbodies && !ngen) {
+    if (bodies) PetscCall(FailNode(r, bodies, bpath, "at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')"));
+    PetscCall(Fail(r, root->start_mark, "bodies", "at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')", "nothing (the key is missing)"));
   }
   if (bodies) PetscCall(AddBodies(r, bodies, bpath));
-  if (chains) PetscCall(AddChains(r, chains, cpath));
+  PetscCall(PetscCalloc1(ngen, &r->groups));
+  for (PetscInt k = 0; k < 4; k++)
+    if (gen[k]) PetscCall(generators[k].add(r, gen[k], gpath[k]));
 
   PetscCall(Lookup(r, root, "", "joints", NULL, path, &node));
   if (node) {
@@ -1033,7 +1653,7 @@ static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *
 }
 
 /*@C
-  MbsModelLoadYAML - Adds the bodies, joints, springs and gravity of a YAML input file to a model and reads its run parameters
+  MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes), joints, springs and gravity of a YAML input file to a model and reads its run parameters
 
   Collective on the model's communicator
 
@@ -1050,9 +1670,13 @@ static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *
   partially built and should be destroyed. Bodies and elements are labelled with their place in the file
   (`MbsModelSetBodyLabel()`, `MbsModelSetElementLabel()`) so that `MbsModelSetUp()` can point at them.
 
+  Gmsh mesh files named in 'meshes' are read relative to the directory of the input file (rank 0 reads,
+  the contents are broadcast); an error in one is reported after the place in the YAML file that names
+  it, with the mesh file's line. A mesh file that cannot be read is `PETSC_ERR_FILE_OPEN`.
+
   Level: beginner
 
-.seealso: `MbsRunConfigSetDefaults()`, `MbsModelCreate()`, `MbsModelSetUp()`
+.seealso: `MbsRunConfigSetDefaults()`, `MbsModelCreate()`, `MbsModelSetUp()`, `MbsModelAddChain()`, `MbsModelAddRigidChain()`, `MbsModelAddNet()`, `MbsModelAddRodNetwork()`
 @*/
 PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunConfig *cfg)
 {
@@ -1145,7 +1769,8 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   yaml_document_delete(&doc);
   PetscCall(PetscFree(r.bodies));
   PetscCall(PetscFree(r.sorted));
-  PetscCall(PetscFree(r.chains));
+  for (PetscInt k = 0; k < r.ngroups; k++) PetscCall(PetscFree2(r.groups[k].tags, r.groups[k].tag_node));
+  PetscCall(PetscFree(r.groups));
   PetscCall(ierr);
   if (cfg) *cfg = local;
   PetscFunctionReturn(0);

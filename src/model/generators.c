@@ -1,0 +1,402 @@
+/*
+  Generators of large models through the public model API: chains of rigid links, rectangular nets of
+  particles and rods, and rod networks from node and edge lists (meshes). Each adds its bodies and
+  elements in one pass, O(count), with no name lookups.
+*/
+#include <gglmbs/model.h>
+
+#define MBS_GEN_NAME_LEN 256
+
+static PetscBool IsFinite3(const PetscReal x[3])
+{
+  for (int i = 0; i < 3; i++)
+    if (!(PetscIsNormalReal(x[i]) || x[i] == 0.0)) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+static PetscReal Norm3(const PetscReal x[3])
+{
+  return PetscSqrtReal(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+}
+
+static PetscReal Dot3(const PetscReal x[3], const PetscReal y[3])
+{
+  return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+}
+
+static void Cross3(const PetscReal x[3], const PetscReal y[3], PetscReal z[3])
+{
+  z[0] = x[1] * y[2] - x[2] * y[1];
+  z[1] = x[2] * y[0] - x[0] * y[2];
+  z[2] = x[0] * y[1] - x[1] * y[0];
+}
+
+/* Member names "<name>.<suffix>" must fit the name buffer, with room for the indices. */
+static PetscErrorCode CheckGroupName(MbsModel model, const char what[], const char name[])
+{
+  MPI_Comm  comm;
+  size_t    len;
+  PetscBool isground;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCheck(name && name[0], comm, PETSC_ERR_ARG_WRONG, "%s: a name is required (members are named after it)", what);
+  PetscCall(PetscStrlen(name, &len));
+  PetscCheck(len + 48 < MBS_GEN_NAME_LEN, comm, PETSC_ERR_ARG_OUTOFRANGE, "%s '%.40s...': the name is longer than %d characters", what, name, MBS_GEN_NAME_LEN - 48);
+  PetscCall(PetscStrcmp(name, "ground", &isground));
+  PetscCheck(!isground, comm, PETSC_ERR_ARG_WRONG, "%s: the name 'ground' is reserved for the fixed ground", what);
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddRigidChain - Adds a chain of rigid links (director rigid bodies) joined end to end by
+  spherical or revolute joints, its first link joined to the ground.
+
+  Logically Collective (every rank adds the same bodies)
+
+  Input Parameters:
++ model - the model
+. name - chain name; link i is named "<name>.<i>", i = 0 .. count-1
+. count - number of links, positive
+. mass - mass of each link
+. inertia - principal moments of inertia [J1, J2, J3] of each link about its centre of mass; J3 is the
+            moment about the link's own axis (each J_i < J_j + J_k, see `MbsModelAddRigidBody()`)
+. length - length of each link (distance between its two joint points)
+. start - world position of the joint of link 0 to the ground
+. direction - direction of the straight initial chain (normalized here)
+. joint - `MBS_CHAIN_JOINT_SPHERICAL` or `MBS_CHAIN_JOINT_REVOLUTE`
+- axis - revolute only: hinge axis in the world frame, not parallel to `direction` (ignored, may be NULL, for spherical joints)
+
+  Output Parameter:
+. first_body - index of link 0 (may be NULL); link i is body first_body + i
+
+  Notes:
+  Every link starts with the same orientation: d3 = direction (the link axis); for revolute joints d1 is
+  the component of `axis` orthogonal to `direction`, otherwise d1 is orthogonal to d3 along the coordinate
+  axis least aligned with it; d2 = d3 x d1. Link i has its centre of mass at start + (i + 1/2) length d3,
+  its start point at X = (0, 0, -length/2) and its end point at X = (0, 0, length/2) (body frame), and
+  starts at rest. Joint 0 joins the world point `start` to link 0's start point (a spherical joint to
+  the ground, or a revolute joint to the ground about `axis`); joint i joins link i-1's end point to link
+  i's start point. The initial state satisfies every constraint to round-off.
+
+  For each link the generator adds the body (with its internal-constraint element) and then its joint,
+  so link i's internal element and joint are elements e0 + 2i and e0 + 2i + 1, e0 the number of elements
+  before the call.
+
+  Level: intermediate
+
+.seealso: `MbsModelAddChain()`, `MbsModelAddRigidBody()`, `MbsModelAddSpherical()`, `MbsModelAddRevolute()`
+@*/
+PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, const PetscReal inertia[3], PetscReal length, const PetscReal start[3], const PetscReal direction[3], MbsChainJointType joint, const PetscReal axis[3], PetscInt *first_body)
+{
+  MPI_Comm  comm;
+  PetscReal u[3], d1[3], d2[3], R[9], n, axis_body[3] = {0, 0, 0}, axis_world[3] = {0, 0, 0};
+  PetscReal Xs[3] = {0, 0, -0.5 * length}, Xe[3] = {0, 0, 0.5 * length};
+  PetscInt  prev = MBS_GROUND, body;
+  char      bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCall(CheckGroupName(model, "Rigid chain", name));
+  PetscCheck(count > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': count must be positive, got %" PetscInt_FMT, name, count);
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': mass must be positive and finite, got %g", name, (double)mass);
+  PetscCheck(length > 0 && PetscIsNormalReal(length), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': length must be positive and finite, got %g", name, (double)length);
+  PetscCheck(inertia && IsFinite3(inertia), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': the moments of inertia must be finite", name);
+  for (int i = 0; i < 3; i++) PetscCheck(inertia[i] > 0 && inertia[i] < inertia[(i + 1) % 3] + inertia[(i + 2) % 3], comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)", name, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
+  PetscCheck(start && IsFinite3(start), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': start must be a finite vector", name);
+  PetscCheck(direction && IsFinite3(direction), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': direction must be a finite vector", name);
+  n = Norm3(direction);
+  PetscCheck(n > 0 && PetscIsNormalReal(n), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': direction must be a non-zero vector", name);
+  for (int i = 0; i < 3; i++) u[i] = direction[i] / n;
+  if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
+    PetscReal an, along, perp;
+
+    PetscCheck(axis && IsFinite3(axis), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': a revolute chain needs a finite hinge axis", name);
+    an = Norm3(axis);
+    PetscCheck(an > 0 && PetscIsNormalReal(an), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': the hinge axis must be a non-zero vector", name);
+    for (int i = 0; i < 3; i++) axis_world[i] = axis[i] / an;
+    along = Dot3(axis_world, u);
+    for (int i = 0; i < 3; i++) d1[i] = axis_world[i] - along * u[i];
+    perp = Norm3(d1);
+    /* a hinge along the links would let the straight chain only spin about itself */
+    PetscCheck(perp > 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': the hinge axis (%g, %g, %g) is parallel to the chain direction; the chain could not bend", name, (double)axis[0], (double)axis[1], (double)axis[2]);
+    for (int i = 0; i < 3; i++) d1[i] /= perp;
+  } else {
+    PetscReal t[3] = {0, 0, 0}, along, perp;
+    int       k = 0;
+
+    PetscCheck(joint == MBS_CHAIN_JOINT_SPHERICAL, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': unknown joint type %d", name, (int)joint);
+    for (int i = 1; i < 3; i++)
+      if (PetscAbsReal(u[i]) < PetscAbsReal(u[k])) k = i;
+    t[k]  = 1.0;
+    along = Dot3(t, u);
+    for (int i = 0; i < 3; i++) d1[i] = t[i] - along * u[i];
+    perp = Norm3(d1);
+    for (int i = 0; i < 3; i++) d1[i] /= perp;
+  }
+  Cross3(u, d1, d2);
+  for (int i = 0; i < 3; i++) {
+    R[3 * i + 0] = d1[i];
+    R[3 * i + 1] = d2[i];
+    R[3 * i + 2] = u[i];
+  }
+  /* the hinge axis in the common body frame of the links: its components along d1, d2, d3 */
+  axis_body[0] = Dot3(axis_world, d1);
+  axis_body[1] = Dot3(axis_world, d2);
+  axis_body[2] = Dot3(axis_world, u);
+  for (PetscInt i = 0; i < count; i++) {
+    const PetscReal s      = ((PetscReal)i + 0.5) * length;
+    const PetscReal phi[3] = {start[0] + s * u[0], start[1] + s * u[1], start[2] + s * u[2]};
+
+    PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, i));
+    PetscCall(MbsModelAddRigidBody(model, bname, mass, inertia, phi, R, NULL, NULL, &body));
+    if (i == 0 && first_body) *first_body = body;
+    if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
+      if (prev == MBS_GROUND) PetscCall(MbsModelAddRevolute(model, MBS_GROUND, start, axis_world, body, Xs, axis_body, NULL));
+      else PetscCall(MbsModelAddRevolute(model, prev, Xe, axis_body, body, Xs, axis_body, NULL));
+    } else PetscCall(MbsModelAddSpherical(model, prev, prev == MBS_GROUND ? start : Xe, body, Xs, NULL));
+    prev = body;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* fixed[] as flags per node; a node listed twice or out of range is the caller's error. */
+static PetscErrorCode MarkFixed(MbsModel model, const char what[], const char name[], PetscInt nnodes, PetscInt nfixed, const PetscInt fixed[], PetscBool **is_fixed)
+{
+  MPI_Comm comm;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCheck(nfixed >= 0 && (nfixed == 0 || fixed), comm, PETSC_ERR_ARG_OUTOFRANGE, "%s '%s': %" PetscInt_FMT " fixed nodes without a list", what, name, nfixed);
+  PetscCall(PetscCalloc1(nnodes, is_fixed));
+  for (PetscInt k = 0; k < nfixed; k++) {
+    const PetscInt node = fixed[k];
+
+    if (node < 0 || node >= nnodes || (*is_fixed)[node]) {
+      PetscCall(PetscFree(*is_fixed));
+      PetscCheck(node >= 0 && node < nnodes, comm, PETSC_ERR_ARG_OUTOFRANGE, "%s '%s': fixed node %" PetscInt_FMT " does not exist (nodes 0..%" PetscInt_FMT ")", what, name, node, nnodes - 1);
+      SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s '%s': node %" PetscInt_FMT " is listed twice as fixed", what, name, node);
+    }
+    (*is_fixed)[node] = PETSC_TRUE;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Node (i, j) of a net at origin + i step_i + j step_j, computed the same way wherever it is needed. */
+static void NetPosition(const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt i, PetscInt j, PetscReal x[3])
+{
+  for (int l = 0; l < 3; l++) x[l] = origin[l] + (PetscReal)i * step_i[l] + (PetscReal)j * step_j[l];
+}
+
+static PetscErrorCode AddNetMembers(MbsModel model, const char name[], PetscInt nx, PetscInt ny, PetscReal mass, const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscReal len_i, PetscReal len_j, PetscInt nfixed, const PetscInt fixed[], const PetscBool is_fixed[], PetscInt *first_body)
+{
+  PetscInt  first = -1, body;
+  PetscReal x[3];
+  char      bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < nx; i++) {
+    for (PetscInt j = 0; j < ny; j++) {
+      NetPosition(origin, step_i, step_j, i, j, x);
+      PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT ".%" PetscInt_FMT, name, i, j));
+      PetscCall(MbsModelAddParticle(model, bname, mass, x, NULL, &body));
+      if (i == 0 && j == 0) first = body;
+    }
+  }
+  for (PetscInt i = 0; i + 1 < nx; i++)
+    for (PetscInt j = 0; j < ny; j++) {
+      const PetscInt a = i * ny + j, b = a + ny;
+
+      if (!(is_fixed[a] && is_fixed[b])) PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, len_i, NULL));
+    }
+  for (PetscInt i = 0; i < nx; i++)
+    for (PetscInt j = 0; j + 1 < ny; j++) {
+      const PetscInt a = i * ny + j, b = a + 1;
+
+      if (!(is_fixed[a] && is_fixed[b])) PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, len_j, NULL));
+    }
+  for (PetscInt k = 0; k < nfixed; k++) {
+    NetPosition(origin, step_i, step_j, fixed[k] / ny, fixed[k] % ny, x);
+    PetscCall(MbsModelAddFixedPoint(model, first + fixed[k], NULL, x, NULL));
+  }
+  if (first_body) *first_body = first;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddNet - Adds a rectangular net of particles joined by rods along the grid lines, with
+  chosen nodes fixed at their initial positions.
+
+  Logically Collective (every rank adds the same bodies)
+
+  Input Parameters:
++ model - the model
+. name - net name; node (i, j) is the particle "<name>.<i>.<j>"
+. nx, ny - numbers of nodes along the two grid directions, positive
+. mass - mass of each node
+. origin - initial position of node (0, 0)
+. step_i, step_j - the grid's edge vectors: node (i, j) starts at origin + i step_i + j step_j, at rest;
+                   non-zero and not parallel
+. nfixed - number of fixed nodes
+- fixed - the fixed nodes, each as i ny + j (each at most once; may be NULL if nfixed is 0)
+
+  Output Parameter:
+. first_body - index of node (0, 0) (may be NULL); node (i, j) is body first_body + i ny + j
+
+  Notes:
+  The rods have the lengths |step_i| and |step_j|. A rod between two fixed nodes is left out: it could
+  not move, and its constraint would repeat those of the fixed points (a singular Jacobian). For the same
+  reason no shear diagonals are added: a flat net of triangles has more rods than in-plane degrees of
+  freedom. Note that a straight grid line between two fixed nodes with free nodes in between is taut and
+  also makes the constraints redundant: fix whole edges, single corners, or corners not on a common grid
+  line.
+
+  Elements are added in this order after the bodies: the rods (i, j)-(i+1, j) for i = 0..nx-2, j =
+  0..ny-1 (i outer), then the rods (i, j)-(i, j+1) for i = 0..nx-1, j = 0..ny-2 (i outer), each left out
+  when both of its nodes are fixed, then one fixed point (`MbsModelAddFixedPoint()`) per fixed node in
+  the order of `fixed`.
+
+  Level: intermediate
+
+.seealso: `MbsModelAddChain()`, `MbsModelAddRodNetwork()`, `MbsModelAddFixedPoint()`
+@*/
+PetscErrorCode MbsModelAddNet(MbsModel model, const char name[], PetscInt nx, PetscInt ny, PetscReal mass, const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body)
+{
+  MPI_Comm       comm;
+  PetscReal      len_i, len_j, normal[3];
+  PetscBool     *is_fixed;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCall(CheckGroupName(model, "Net", name));
+  PetscCheck(nx > 0 && ny > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the node counts must be positive, got %" PetscInt_FMT " x %" PetscInt_FMT, name, nx, ny);
+  PetscCheck(nx <= PETSC_MAX_INT / ny, comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': %" PetscInt_FMT " x %" PetscInt_FMT " nodes overflow PetscInt (configure PETSc with 64-bit indices)", name, nx, ny);
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': mass must be positive and finite, got %g", name, (double)mass);
+  PetscCheck(origin && IsFinite3(origin) && step_i && IsFinite3(step_i) && step_j && IsFinite3(step_j), comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': origin and edge vectors must be finite", name);
+  len_i = Norm3(step_i);
+  len_j = Norm3(step_j);
+  PetscCheck(len_i > 0 && len_j > 0 && PetscIsNormalReal(len_i) && PetscIsNormalReal(len_j), comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the edge vectors must be non-zero", name);
+  Cross3(step_i, step_j, normal);
+  PetscCheck(Norm3(normal) > 1e-10 * len_i * len_j, comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the edge vectors (%g, %g, %g) and (%g, %g, %g) are parallel", name, (double)step_i[0], (double)step_i[1], (double)step_i[2], (double)step_j[0], (double)step_j[1], (double)step_j[2]);
+  PetscCall(MarkFixed(model, "Net", name, nx * ny, nfixed, fixed, &is_fixed));
+  ierr = AddNetMembers(model, name, nx, ny, mass, origin, step_i, step_j, len_i, len_j, nfixed, fixed, is_fixed, first_body);
+  PetscCall(PetscFree(is_fixed));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode AddNetworkMembers(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[], const PetscInt node_id[], PetscInt nedges, const PetscInt edge[], const PetscReal mass[], const PetscReal length[], PetscInt nfixed, const PetscInt fixed[], const PetscBool is_fixed[], PetscInt *first_body)
+{
+  PetscInt first = -1, body;
+  char     bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < nnodes; k++) {
+    PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node_id ? node_id[k] : k));
+    PetscCall(MbsModelAddParticle(model, bname, mass[k], &x[3 * k], NULL, &body));
+    if (k == 0) first = body;
+  }
+  for (PetscInt e = 0; e < nedges; e++) {
+    const PetscInt a = edge[2 * e], b = edge[2 * e + 1];
+
+    if (!(is_fixed[a] && is_fixed[b])) PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, length[e], NULL));
+  }
+  for (PetscInt k = 0; k < nfixed; k++) PetscCall(MbsModelAddFixedPoint(model, first + fixed[k], NULL, &x[3 * fixed[k]], NULL));
+  if (first_body) *first_body = first;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddRodNetwork - Adds particles at given nodes joined by rods along given edges, with masses
+  lumped from a line density and chosen nodes fixed: the model of a mesh of lines, triangles or
+  quadrangles.
+
+  Logically Collective (every rank adds the same bodies)
+
+  Input Parameters:
++ model - the model
+. name - network name; node k is the particle "<name>.<node_id[k]>" ("<name>.<k>" without node_id)
+. nnodes - number of nodes, positive
+. x - initial node positions, 3 per node (at rest)
+. node_id - the number used in each node's name, e.g. its mesh tag (unique; may be NULL)
+. nedges - number of edges
+. edge - the edges, two node indices (0..nnodes-1) each; each pair at most once, on distinct positions
+. line_density - mass per length of the rods, >= 0 (kg/m); each rod's mass goes half to each end node
+. node_mass - mass added to every node, >= 0 (kg)
+. nfixed - number of fixed nodes
+- fixed - the node indices fixed at their initial positions (each at most once; may be NULL if nfixed is 0)
+
+  Output Parameter:
+. first_body - index of node 0 (may be NULL); node k is body first_body + k
+
+  Notes:
+  Node k gets the mass node_mass + line_density/2 times the sum of the lengths of its edges, which must
+  be positive (a node on no edge needs node_mass > 0); the total mass is nnodes node_mass plus
+  line_density times the total edge length. Each rod has its initial length. A rod between two fixed
+  nodes is left out (it could not move, and its constraint would be redundant), but its mass is still
+  lumped onto its nodes.
+
+  Elements are added after the bodies: one rod per edge in the order of `edge` (skipping edges between
+  two fixed nodes), then one fixed point (`MbsModelAddFixedPoint()`) per fixed node in the order of `fixed`.
+
+  A flat sheet of triangles has more rods than in-plane degrees of freedom, so its constraint Jacobian
+  is singular; use quadrangles or lines, or a curved surface.
+
+  Level: intermediate
+
+.seealso: `MbsModelAddNet()`, `MbsModelAddChain()`, `MbsModelAddFixedPoint()`
+@*/
+PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[], const PetscInt node_id[], PetscInt nedges, const PetscInt edge[], PetscReal line_density, PetscReal node_mass, PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body)
+{
+  MPI_Comm       comm;
+  PetscReal     *mass, *length;
+  PetscBool     *is_fixed = NULL;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCall(CheckGroupName(model, "Rod network", name));
+  PetscCheck(nnodes > 0 && x, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': needs at least one node", name);
+  PetscCheck(nedges >= 0 && (nedges == 0 || edge), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': %" PetscInt_FMT " edges without a list", name, nedges);
+  PetscCheck(line_density >= 0 && (line_density == 0 || PetscIsNormalReal(line_density)), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': line density must be non-negative and finite, got %g", name, (double)line_density);
+  PetscCheck(node_mass >= 0 && (node_mass == 0 || PetscIsNormalReal(node_mass)), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': node mass must be non-negative and finite, got %g", name, (double)node_mass);
+  for (PetscInt k = 0; k < nnodes; k++) PetscCheck(IsFinite3(&x[3 * k]), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': node %" PetscInt_FMT " has a non-finite position", name, node_id ? node_id[k] : k);
+  PetscCall(PetscMalloc2(nnodes, &mass, nedges, &length));
+  for (PetscInt k = 0; k < nnodes; k++) mass[k] = node_mass;
+  for (PetscInt e = 0; e < nedges; e++) {
+    const PetscInt a = edge[2 * e], b = edge[2 * e + 1];
+
+    if (a < 0 || a >= nnodes || b < 0 || b >= nnodes || a == b) {
+      PetscCall(PetscFree2(mass, length));
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': edge %" PetscInt_FMT " joins nodes %" PetscInt_FMT " and %" PetscInt_FMT "; it needs two distinct nodes of 0..%" PetscInt_FMT, name, e, a, b, nnodes - 1);
+    }
+    {
+      const PetscReal d[3] = {x[3 * b] - x[3 * a], x[3 * b + 1] - x[3 * a + 1], x[3 * b + 2] - x[3 * a + 2]};
+
+      length[e] = Norm3(d);
+    }
+    if (!(length[e] > 0 && PetscIsNormalReal(length[e]))) {
+      PetscCall(PetscFree2(mass, length));
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': edge %" PetscInt_FMT " joins nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position; a rod needs a positive length", name, e, node_id ? node_id[a] : a, node_id ? node_id[b] : b);
+    }
+    mass[a] += 0.5 * line_density * length[e];
+    mass[b] += 0.5 * line_density * length[e];
+  }
+  for (PetscInt k = 0; k < nnodes; k++) {
+    if (!(mass[k] > 0 && PetscIsNormalReal(mass[k]))) {
+      const PetscInt id = node_id ? node_id[k] : k;
+
+      PetscCall(PetscFree2(mass, length));
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': node %" PetscInt_FMT " gets no mass (it is on no edge and the node mass is 0)", name, id);
+    }
+  }
+  ierr = MarkFixed(model, "Rod network", name, nnodes, nfixed, fixed, &is_fixed);
+  if (!ierr) {
+    ierr = AddNetworkMembers(model, name, nnodes, x, node_id, nedges, edge, mass, length, nfixed, fixed, is_fixed, first_body);
+    PetscCall(PetscFree(is_fixed));
+  }
+  PetscCall(PetscFree2(mass, length));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
