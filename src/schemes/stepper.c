@@ -796,6 +796,12 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
     PetscOptionsBegin(st->comm, NULL, "Multibody stepper: field splits", "MbsStepper");
     PetscCall(PetscOptionsEList("-mbs_fieldsplit_split", "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)", "MbsStepperSetUp", splits, 2, splits[0], &split, NULL));
     PetscOptionsEnd();
+    {
+      /* A set-up again (after a scheme parameter changed the layout) must replace the splits, not append to them. */
+      PetscBool isfs;
+      PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCFIELDSPLIT, &isfs));
+      if (isfs) PetscCall(PCReset(pc));
+    }
     if (split == 0) {
       for (PetscInt f = 0; f < st->sys->nfields; f++) PetscCall(PCFieldSplitSetIS(pc, st->sys->name[f], st->sys->is[f]));
     } else {

@@ -1,0 +1,366 @@
+/* Linear solvers (docs/solvers.md): the named field splits of every scheme are addressable from the
+   options database (-fieldsplit_<field>_..., and -mbs_fieldsplit_split primal_dual), the documented
+   block preconditioner (Schur complement on the multipliers, selfp) gives the LU trajectory on a net,
+   and keeps working when a scheme parameter changes the layout after set-up.
+
+   GGLMBS_TEST_SOLVERS_EXTRA="options" appends options to the block-preconditioned runs (to see the
+   test fail, e.g. "-snes_atol 1e-8 -snes_stol 1e-6 -mbs_stagnation_tol 1e-6": Newton stopped short). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <gglmbs/gglmbs.h>
+#include "schemes/stepperimpl.h"
+
+static void Fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fail();
+}
+
+#define CHECK(call) assert_int_equal((int)(call), 0)
+
+/* The documented block preconditioner (docs/solvers.md), one rank and several. */
+static const char *const block_serial = "-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 "
+                                        "-pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower "
+                                        "-pc_fieldsplit_schur_precondition selfp "
+                                        "-fieldsplit_primal_ksp_type preonly -fieldsplit_primal_pc_type ilu "
+                                        "-fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu -fieldsplit_dual_pc_factor_mat_solver_type klu";
+static const char *const block_parallel = "-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 "
+                                          "-pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower "
+                                          "-pc_fieldsplit_schur_precondition selfp "
+                                          "-fieldsplit_primal_ksp_type preonly -fieldsplit_primal_pc_type bjacobi -fieldsplit_primal_sub_pc_type ilu "
+                                          "-fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu -fieldsplit_dual_pc_factor_mat_solver_type mumps "
+                                          "-fieldsplit_dual_mat_mumps_icntl_14 200";
+/* The reference: the default LU (UMFPACK on one rank, MUMPS on several) */
+static const char *const lu_serial   = "-ksp_type preonly -pc_type lu -pc_factor_mat_solver_type umfpack";
+static const char *const lu_parallel = "-ksp_type preonly -pc_type lu -pc_factor_mat_solver_type mumps";
+
+/* A net of nx x ny particles (0.1 g, 1 cm meshes) joined by rods along its grid lines, its row j = 0
+   fixed, hanging at about 11 degrees from the vertical under gravity (inputs/net100x100.yaml, smaller).
+   Built through the C API so that the test does not depend on the input generators. */
+static void BuildNet(PetscInt nx, PetscInt ny, MbsModel *model)
+{
+  const PetscReal g[3] = {0, 0, -9.81}, s = 0.01, n = PetscSqrtReal(0.2 * 0.2 + 1.0);
+  const PetscReal u[3] = {1, 0, 0}, w[3] = {0, 0.2 / n, -1.0 / n};
+  PetscInt       *body;
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  CHECK(MbsModelSetGravity(*model, g));
+  CHECK(PetscMalloc1(nx * ny, &body));
+  for (PetscInt j = 0; j < ny; j++)
+    for (PetscInt i = 0; i < nx; i++) {
+      PetscReal x[3];
+      char      name[64];
+      for (int k = 0; k < 3; k++) x[k] = s * (i * u[k] + j * w[k]);
+      snprintf(name, sizeof(name), "net.%d.%d", (int)i, (int)j);
+      CHECK(MbsModelAddParticle(*model, name, 1e-4, x, NULL, &body[j * nx + i]));
+      if (j == 0) CHECK(MbsModelAddFixedPoint(*model, body[j * nx + i], NULL, x, NULL));
+    }
+  for (PetscInt j = 0; j < ny; j++)
+    for (PetscInt i = 0; i < nx; i++) {
+      if (i + 1 < nx && j > 0) CHECK(MbsModelAddRod(*model, body[j * nx + i], NULL, body[j * nx + i + 1], NULL, s, NULL));
+      if (j + 1 < ny) CHECK(MbsModelAddRod(*model, body[j * nx + i], NULL, body[(j + 1) * nx + i], NULL, s, NULL));
+    }
+  CHECK(PetscFree(body));
+  CHECK(MbsModelSetUp(*model));
+}
+
+static void SetOptions(const char *opts, const char *extra)
+{
+  CHECK(PetscOptionsClear(NULL));
+  CHECK(PetscOptionsInsertString(NULL, opts));
+  if (extra) CHECK(PetscOptionsInsertString(NULL, extra));
+}
+
+typedef struct {
+  PetscInt   steps;
+  Vec       *q, *p;  /* state after every step */
+  PetscReal *E;      /* energy at every node, E[0] initial */
+  PetscInt   newton; /* Newton iterations */
+  PetscInt   linear; /* linear (Krylov) iterations */
+} Trajectory;
+
+static void RunNet(MbsModel model, const char *scheme, const char *opts, const char *extra, PetscInt steps, Trajectory *tr)
+{
+  MbsStepper     st;
+  MbsDiagnostics d;
+  SNES           snes;
+  Vec            q, p;
+
+  SetOptions(opts, extra);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, scheme));
+  CHECK(MbsStepperSetTimeStep(st, 1e-3));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperGetSNES(st, &snes));
+  tr->steps = steps;
+  CHECK(PetscMalloc3(steps + 1, &tr->q, steps + 1, &tr->p, steps + 1, &tr->E));
+  CHECK(MbsStepperComputeDiagnostics(st, &d));
+  tr->E[0] = d.E;
+  tr->linear = 0;
+  for (PetscInt n = 1; n <= steps; n++) {
+    PetscInt lits;
+    CHECK(MbsStepperStep(st));
+    CHECK(SNESGetLinearSolveIterations(snes, &lits));
+    tr->linear += lits;
+    CHECK(MbsStepperComputeDiagnostics(st, &d));
+    tr->E[n] = d.E;
+    CHECK(MbsStepperGetState(st, &q, &p));
+    CHECK(VecDuplicate(q, &tr->q[n]));
+    CHECK(VecDuplicate(p, &tr->p[n]));
+    CHECK(VecCopy(q, tr->q[n]));
+    CHECK(VecCopy(p, tr->p[n]));
+  }
+  CHECK(MbsStepperGetNewtonIterations(st, NULL, &tr->newton));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(PetscOptionsClear(NULL));
+}
+
+static void FreeTrajectory(Trajectory *tr)
+{
+  for (PetscInt n = 1; n <= tr->steps; n++) {
+    CHECK(VecDestroy(&tr->q[n]));
+    CHECK(VecDestroy(&tr->p[n]));
+  }
+  CHECK(PetscFree3(tr->q, tr->p, tr->E));
+}
+
+/* max over the steps of |x - x_ref|_inf / max over the steps of |x_ref|_inf, for q and for p */
+static void Deviation(const Trajectory *a, const Trajectory *ref, PetscReal *dq, PetscReal *dp)
+{
+  PetscReal nq = 0, np = 0, eq = 0, ep = 0, t;
+  Vec       diff;
+
+  CHECK(VecDuplicate(ref->q[1], &diff));
+  for (PetscInt n = 1; n <= ref->steps; n++) {
+    CHECK(VecNorm(ref->q[n], NORM_INFINITY, &t));
+    nq = PetscMax(nq, t);
+    CHECK(VecNorm(ref->p[n], NORM_INFINITY, &t));
+    np = PetscMax(np, t);
+    CHECK(VecWAXPY(diff, -1.0, ref->q[n], a->q[n]));
+    CHECK(VecNorm(diff, NORM_INFINITY, &t));
+    eq = PetscMax(eq, t);
+    CHECK(VecWAXPY(diff, -1.0, ref->p[n], a->p[n]));
+    CHECK(VecNorm(diff, NORM_INFINITY, &t));
+    ep = PetscMax(ep, t);
+  }
+  CHECK(VecDestroy(&diff));
+  *dq = eq / nq;
+  *dp = ep / np;
+}
+
+/* The block preconditioner on a 10 x 10 net, 30 steps: the same trajectory as LU (q and p to 1e-10
+   relative at every step), EM's energy conserved to 1e-10 relative, and it really iterated (GMRES,
+   more linear iterations than Newton iterations). EM (default), VI-B and VI-S. */
+static void test_block_preconditioner_matches_lu(void **state)
+{
+  static const char *const schemes[] = {"em", "vi-b", "vi-s"};
+  const PetscInt           steps     = 30;
+  const char              *extra     = getenv("GGLMBS_TEST_SOLVERS_EXTRA");
+  PetscMPIInt              size;
+  MbsModel                 model;
+
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  BuildNet(10, 10, &model);
+  for (size_t s = 0; s < sizeof(schemes) / sizeof(schemes[0]); s++) {
+    Trajectory lu, fs;
+    PetscReal  dq, dp, dE = 0;
+
+    RunNet(model, schemes[s], size == 1 ? lu_serial : lu_parallel, NULL, steps, &lu);
+    RunNet(model, schemes[s], size == 1 ? block_serial : block_parallel, extra, steps, &fs);
+    Deviation(&fs, &lu, &dq, &dp);
+    if (getenv("GGLMBS_TEST_VERBOSE"))
+      printf("%s: Newton its LU %d, block %d; linear its block %d; deviation q %.2e p %.2e\n", schemes[s], (int)lu.newton, (int)fs.newton, (int)fs.linear, (double)dq, (double)dp);
+    if (!(fs.linear > fs.newton)) Fail("%s: the block preconditioner made %d linear iterations in %d Newton iterations: not a Krylov solve\n", schemes[s], (int)fs.linear, (int)fs.newton);
+    if (!(dq <= 1e-10 && dp <= 1e-10)) Fail("%s: block-preconditioned trajectory deviates from LU's by %.3e (q) and %.3e (p) relative (> 1e-10)\n", schemes[s], (double)dq, (double)dp);
+    if (!strcmp(schemes[s], "em")) {
+      for (PetscInt n = 1; n <= steps; n++) dE = PetscMax(dE, PetscAbsReal(fs.E[n] - fs.E[0]) / PetscAbsReal(fs.E[0]));
+      if (!(dE <= 1e-10)) Fail("em: energy drift %.3e relative with the block preconditioner (> 1e-10)\n", (double)dE);
+    }
+    FreeTrajectory(&lu);
+    FreeTrajectory(&fs);
+  }
+  CHECK(MbsModelDestroy(&model));
+}
+
+/* A scheme parameter changed after set-up lays the unknowns out again (MbsStepperSetSchemeParameter()):
+   the stepper must replace its field splits, not add to them. VI-B, 3 steps, vartheta 1/2 -> 0.4, 3 more
+   steps: the block-preconditioned run has 2 splits and ends where LU's does (1e-10 relative). */
+static void RunReset(MbsModel model, const char *opts, Vec *q, PetscInt *nsplit)
+{
+  MbsStepper st;
+  SNES       snes;
+  KSP        ksp, *sub;
+  PC         pc;
+  PCType     type;
+  PetscBool  isfs;
+  Vec        qs;
+
+  SetOptions(opts, NULL);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, "vi-b"));
+  CHECK(MbsStepperSetTimeStep(st, 1e-3));
+  CHECK(MbsStepperSetFromOptions(st));
+  for (int n = 0; n < 3; n++) CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperSetSchemeParameter(st, "vartheta", 0.4));
+  for (int n = 0; n < 3; n++) CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperGetSNES(st, &snes));
+  CHECK(SNESGetKSP(snes, &ksp));
+  CHECK(KSPGetPC(ksp, &pc));
+  CHECK(PCGetType(pc, &type));
+  CHECK(PetscStrcmp(type, PCFIELDSPLIT, &isfs));
+  *nsplit = 0;
+  if (isfs) {
+    CHECK(PCFieldSplitGetSubKSP(pc, nsplit, &sub));
+    CHECK(PetscFree(sub));
+  }
+  CHECK(MbsStepperGetState(st, &qs, NULL));
+  CHECK(VecDuplicate(qs, q));
+  CHECK(VecCopy(qs, *q));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(PetscOptionsClear(NULL));
+}
+
+static void test_block_preconditioner_after_reset(void **state)
+{
+  PetscMPIInt size;
+  MbsModel    model;
+  Vec         qlu, qfs;
+  PetscInt    nlu, nfs;
+  PetscReal   diff, norm;
+
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  BuildNet(6, 6, &model);
+  RunReset(model, size == 1 ? lu_serial : lu_parallel, &qlu, &nlu);
+  RunReset(model, size == 1 ? block_serial : block_parallel, &qfs, &nfs);
+  if (nfs != 2) Fail("after a re-set-up the block preconditioner has %d splits, expected 2\n", (int)nfs);
+  CHECK(VecNorm(qlu, NORM_INFINITY, &norm));
+  CHECK(VecAXPY(qfs, -1.0, qlu));
+  CHECK(VecNorm(qfs, NORM_INFINITY, &diff));
+  if (!(diff <= 1e-10 * norm)) Fail("after a re-set-up the block-preconditioned state is %.3e from LU's (norm %.3e)\n", (double)diff, (double)norm);
+  CHECK(VecDestroy(&qlu));
+  CHECK(VecDestroy(&qfs));
+  CHECK(MbsModelDestroy(&model));
+}
+
+/* Set up the stepper's KSP on an assembled Jacobian with the given options, and return the field
+   split's sub-KSPs' prefixes, their sub-PC types and the sizes of their operators. */
+static void SetUpSplits(MbsModel model, const char *scheme, const char *opts, PetscInt *nsplit, char prefix[][64], char pctype[][32], PetscInt size[])
+{
+  MbsStepper st;
+  SNES       snes;
+  KSP        ksp, *sub;
+  PC         pc;
+
+  SetOptions(opts, NULL);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, scheme));
+  CHECK(MbsStepperSetTimeStep(st, 1e-3));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperSetUp(st));
+  CHECK(MbsStepperGetSNES(st, &snes));
+  /* the Jacobian at the initial state (q1 = q0, p1 = p0, zero multipliers) */
+  CHECK(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
+  CHECK(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
+  CHECK(VecSet(st->X, 0.0));
+  CHECK(SNESComputeJacobian(snes, st->X, st->J, st->J));
+  CHECK(SNESGetKSP(snes, &ksp));
+  CHECK(KSPSetOperators(ksp, st->J, st->J));
+  CHECK(KSPSetUp(ksp));
+  CHECK(KSPGetPC(ksp, &pc));
+  CHECK(PCFieldSplitGetSubKSP(pc, nsplit, &sub));
+  for (PetscInt k = 0; k < *nsplit; k++) {
+    const char *pre;
+    PCType      type;
+    PC          spc;
+    Mat         A;
+    CHECK(KSPGetOptionsPrefix(sub[k], &pre));
+    CHECK(PetscStrncpy(prefix[k], pre ? pre : "", 64));
+    CHECK(KSPGetPC(sub[k], &spc));
+    CHECK(PCGetType(spc, &type));
+    CHECK(PetscStrncpy(pctype[k], type ? type : "", 32));
+    CHECK(KSPGetOperators(sub[k], &A, NULL));
+    CHECK(MatGetSize(A, &size[k], NULL));
+  }
+  CHECK(PetscFree(sub));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(PetscOptionsClear(NULL));
+}
+
+/* Every scheme's fields are splits addressable by name: -fieldsplit_<field>_pc_type reaches the split of
+   that field, whose operator has the field's size; with -mbs_fieldsplit_split primal_dual the two splits
+   "primal" (q, p, v) and "dual" (lambda, gamma). */
+static void test_fieldsplit_by_name(void **state)
+{
+  static const struct {
+    const char *scheme;
+    PetscInt    nfields;
+    const char *field[5];
+  } cases[] = {
+    {"em",   4, {"q", "p", "lambda", "gamma"}     },
+    {"em-g", 3, {"q", "p", "lambda"}              },
+    {"vi-s", 5, {"q", "p", "v", "lambda", "gamma"}},
+    {"vi-a", 5, {"q", "p", "v", "lambda", "gamma"}},
+    {"vi-b", 5, {"q", "p", "v", "lambda", "gamma"}},
+  };
+  MbsModel model;
+  PetscInt nq, nc;
+
+  BuildNet(4, 3, &model);
+  CHECK(MbsModelGetSizes(model, NULL, &nq, NULL, &nc));
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    char     opts[1024] = "-ksp_type gmres -pc_type fieldsplit -pc_fieldsplit_type additive", prefix[5][64], type[5][32], want[64];
+    PetscInt nsplit, size[5], ncoord = 0, ncon = 0;
+    /* a distinct, valid PC type per field (a multiplier block is zero: only "none" sets up on it) */
+    static const char *const pcs[5] = {"jacobi", "pbjacobi", "none", "none", "none"};
+    for (PetscInt f = 0; f < cases[c].nfields; f++) {
+      const PetscBool con = (PetscBool)(!strcmp(cases[c].field[f], "lambda") || !strcmp(cases[c].field[f], "gamma"));
+      char            o[128];
+      snprintf(o, sizeof(o), " -fieldsplit_%s_pc_type %s", cases[c].field[f], con ? "none" : pcs[f]);
+      strcat(opts, o);
+    }
+    SetUpSplits(model, cases[c].scheme, opts, &nsplit, prefix, type, size);
+    if (nsplit != cases[c].nfields) Fail("%s: %d splits, expected %d\n", cases[c].scheme, (int)nsplit, (int)cases[c].nfields);
+    for (PetscInt f = 0; f < nsplit; f++) {
+      const PetscBool con = (PetscBool)(!strcmp(cases[c].field[f], "lambda") || !strcmp(cases[c].field[f], "gamma"));
+      snprintf(want, sizeof(want), "fieldsplit_%s_", cases[c].field[f]);
+      if (strcmp(prefix[f], want)) Fail("%s: split %d has prefix '%s', expected '%s'\n", cases[c].scheme, (int)f, prefix[f], want);
+      if (strcmp(type[f], con ? "none" : pcs[f])) Fail("%s: -%spc_type %s not applied (PC type %s)\n", cases[c].scheme, want, con ? "none" : pcs[f], type[f]);
+      if (size[f] != (con ? nc : nq)) Fail("%s: split %s has %d rows, expected %d\n", cases[c].scheme, cases[c].field[f], (int)size[f], (int)(con ? nc : nq));
+      if (con) ncon++;
+      else ncoord++;
+    }
+    snprintf(opts, sizeof(opts), "-mbs_fieldsplit_split primal_dual -ksp_type gmres -pc_type fieldsplit -pc_fieldsplit_type additive -fieldsplit_primal_pc_type jacobi -fieldsplit_dual_pc_type none");
+    SetUpSplits(model, cases[c].scheme, opts, &nsplit, prefix, type, size);
+    if (nsplit != 2) Fail("%s, primal_dual: %d splits, expected 2\n", cases[c].scheme, (int)nsplit);
+    if (strcmp(prefix[0], "fieldsplit_primal_") || strcmp(prefix[1], "fieldsplit_dual_")) Fail("%s, primal_dual: prefixes '%s', '%s'\n", cases[c].scheme, prefix[0], prefix[1]);
+    if (strcmp(type[0], "jacobi") || strcmp(type[1], "none")) Fail("%s, primal_dual: PC types %s, %s\n", cases[c].scheme, type[0], type[1]);
+    if (size[0] != ncoord * nq || size[1] != ncon * nc) Fail("%s, primal_dual: splits of %d and %d rows, expected %d and %d\n", cases[c].scheme, (int)size[0], (int)size[1], (int)(ncoord * nq), (int)(ncon * nc));
+  }
+  CHECK(MbsModelDestroy(&model));
+}
+
+int main(int argc, char **argv)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_fieldsplit_by_name),
+    cmocka_unit_test(test_block_preconditioner_matches_lu),
+    cmocka_unit_test(test_block_preconditioner_after_reset),
+  };
+  const char *filter = getenv("GGLMBS_TEST_FILTER");
+  int         fails;
+
+  if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
+  if (filter) cmocka_set_test_filter(filter);
+  fails = _cmocka_run_group_tests("solvers", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+  if (PetscFinalize()) return 1;
+  return fails;
+}
