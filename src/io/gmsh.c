@@ -18,6 +18,8 @@
 #include <petsc/private/hashmapi.h>
 #include <petsc/private/hashmapij.h>
 
+#include "io/readfile.h"
+
 #include "io/gmsh.h"
 
 #define MBS_GMSH_GOT_LEN 96
@@ -733,36 +735,6 @@ PetscErrorCode MbsGmshMeshDestroy(MbsGmshMesh *mesh)
   PetscFunctionReturn(0);
 }
 
-/* Rank 0 reads the whole file; *status is 0 or an errno value. */
-static PetscErrorCode ReadBytes(const char filename[], char **bytes, PetscInt64 *len, int *status)
-{
-  FILE  *fp;
-  size_t size = 0, cap = 1 << 16;
-
-  PetscFunctionBegin;
-  *bytes  = NULL;
-  *len    = 0;
-  *status = 0;
-  fp      = fopen(filename, "rb");
-  if (!fp) {
-    *status = errno ? errno : EIO;
-    PetscFunctionReturn(0);
-  }
-  PetscCall(PetscMalloc1(cap, bytes));
-  for (;;) {
-    size_t got = fread(*bytes + size, 1, cap - size, fp);
-
-    size += got;
-    if (size < cap) break;
-    cap *= 2;
-    PetscCall(PetscRealloc(cap, bytes));
-  }
-  if (ferror(fp)) *status = errno ? errno : EIO;
-  (void)fclose(fp);
-  *len = (PetscInt64)size;
-  PetscFunctionReturn(0);
-}
-
 /*
   MbsGmshRead - Reads a Gmsh MSH file (ASCII 4.1 or 2.2): the nodes, the unique edges of its line,
   triangle and quadrangle elements, and the nodes of its physical groups.
@@ -779,30 +751,19 @@ static PetscErrorCode ReadBytes(const char filename[], char **bytes, PetscInt64 
 */
 PetscErrorCode MbsGmshRead(MPI_Comm comm, const char filename[], const char context[], MbsGmshMesh *mesh)
 {
-  PetscMPIInt    rank, nbytes;
-  char          *bytes     = NULL;
-  PetscInt64     header[2] = {0, 0}; /* length, errno */
+  PetscMPIInt    nbytes;
+  char          *bytes = NULL;
+  int            status;
   MbsGmshParser  p;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(mesh, sizeof(*mesh)));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) {
-    int status;
-
-    PetscCall(ReadBytes(filename, &bytes, &header[0], &status));
-    header[1] = status;
+  PetscCall(MbsReadFileBroadcast(comm, filename, &bytes, &nbytes, &status));
+  if (status) {
+    if (context) SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: expected a readable Gmsh mesh file, got '%s' (%s)", context, filename, strerror(status));
+    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the mesh file: %s", filename, strerror(status));
   }
-  PetscCallMPI(MPI_Bcast(header, 2, MPIU_INT64, 0, comm));
-  if (header[1]) {
-    PetscCall(PetscFree(bytes));
-    if (context) SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: expected a readable Gmsh mesh file, got '%s' (%s)", context, filename, strerror((int)header[1]));
-    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the mesh file: %s", filename, strerror((int)header[1]));
-  }
-  PetscCall(PetscMPIIntCast(header[0], &nbytes));
-  if (rank != 0) PetscCall(PetscMalloc1(header[0] + 1, &bytes));
-  PetscCallMPI(MPI_Bcast(bytes, nbytes, MPI_CHAR, 0, comm));
 
   PetscCall(PetscMemzero(&p, sizeof(p)));
   p.comm    = comm;

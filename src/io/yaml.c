@@ -16,6 +16,7 @@
 #include <gglmbs/stepper.h>
 
 #include "io/gmsh.h"
+#include "io/readfile.h"
 
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
@@ -1622,36 +1623,6 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   PetscFunctionReturn(0);
 }
 
-/* Rank 0 reads the whole file; *status is 0 or an errno value. */
-static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *len, int *status)
-{
-  FILE  *fp;
-  size_t size = 0, cap = 1 << 16;
-
-  PetscFunctionBegin;
-  *bytes  = NULL;
-  *len    = 0;
-  *status = 0;
-  fp      = fopen(filename, "rb");
-  if (!fp) {
-    *status = errno ? errno : EIO;
-    PetscFunctionReturn(0);
-  }
-  PetscCall(PetscMalloc1(cap, bytes));
-  for (;;) {
-    size_t got = fread(*bytes + size, 1, cap - size, fp);
-
-    size += got;
-    if (size < cap) break;
-    cap *= 2;
-    PetscCall(PetscRealloc(cap, bytes));
-  }
-  if (ferror(fp)) *status = errno ? errno : EIO;
-  (void)fclose(fp);
-  *len = (PetscInt64)size;
-  PetscFunctionReturn(0);
-}
-
 /*@C
   MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes), joints, springs and gravity of a YAML input file to a model and reads its run parameters
 
@@ -1681,9 +1652,9 @@ static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *
 PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunConfig *cfg)
 {
   MPI_Comm        comm;
-  PetscMPIInt     rank, nbytes;
-  char           *bytes = NULL;
-  PetscInt64      header[2] = {0, 0}; /* length, errno */
+  PetscMPIInt     nbytes;
+  char           *bytes  = NULL;
+  int             status = 0;
   yaml_parser_t   parser;
   yaml_document_t doc, extra;
   int             loaded, extra_loaded, second = 0;
@@ -1696,21 +1667,8 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   PetscCheck(model, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null MbsModel");
   PetscCheck(filename, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null file name");
   PetscCall(MbsModelGetComm(model, &comm));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) {
-    int status;
-
-    PetscCall(ReadFile(filename, &bytes, &header[0], &status));
-    header[1] = status;
-  }
-  PetscCallMPI(MPI_Bcast(header, 2, MPIU_INT64, 0, comm));
-  if (header[1]) {
-    PetscCall(PetscFree(bytes));
-    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename, strerror((int)header[1]));
-  }
-  PetscCall(PetscMPIIntCast(header[0], &nbytes));
-  if (rank != 0) PetscCall(PetscMalloc1(header[0] + 1, &bytes));
-  PetscCallMPI(MPI_Bcast(bytes, nbytes, MPI_CHAR, 0, comm));
+  PetscCall(MbsReadFileBroadcast(comm, filename, &bytes, &nbytes, &status));
+  PetscCheck(!status, comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename, strerror(status));
 
   if (!yaml_parser_initialize(&parser)) {
     PetscCall(PetscFree(bytes));

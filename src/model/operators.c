@@ -55,23 +55,6 @@ PetscErrorCode MbsOpConstraintAdd(MbsModel model, const PetscScalar *q, PetscRea
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g)
-{
-  PetscFunctionBegin;
-  MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q, qe);
-    MbsElementGather(model, el, w, we);
-    el->kernel->constraint(&el->data, qe, ge, G);
-    for (int r = 0; r < nc; r++) {
-      PetscReal s = 0;
-      for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
-      g[c + r] += alpha * s;
-    }
-  MBS_END_FOR
-  PetscFunctionReturn(0);
-}
-
 PetscErrorCode MbsOpConstraintGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw)
 {
   PetscFunctionBegin;
@@ -83,10 +66,17 @@ PetscErrorCode MbsOpConstraintGMultAdd(MbsModel model, const PetscScalar *q, con
     for (int r = 0; r < nc; r++) {
       PetscReal s = 0;
       for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
-      g[c + r] += alpha * ge[r];
+      if (g) g[c + r] += alpha * ge[r];
       gw[c + r] += beta * s;
     }
   MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsOpConstraintGMultAdd(model, q, w, 0.0, NULL, alpha, g));
   PetscFunctionReturn(0);
 }
 

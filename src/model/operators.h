@@ -79,7 +79,7 @@ PETSC_INTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, P
 PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g);
 PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale, PetscScalar *f);
 /* Fused passes (one constraint evaluation per element): f1 += a1 [M^-1] G(q)^T y1 and f2 += a2 [M^-1] G(q)^T y2
-   (y2, f2 may be NULL); g += alpha g(q) and gw += beta G(q) w */
+   (y2, f2 may be NULL); g += alpha g(q) (g may be NULL) and gw += beta G(q) w */
 PETSC_INTERN PetscErrorCode MbsOpGTMultAdd2(MbsModel, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1, MbsScale, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2, MbsScale, PetscScalar *f2);
 PETSC_INTERN PetscErrorCode MbsOpConstraintGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw);
 PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f);
