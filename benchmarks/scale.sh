@@ -36,9 +36,9 @@ shift || true
 case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
 exe="$build/gglmbs"
 [ -x "$exe" ] || { echo "scale.sh: no executable $exe (build first, or pass the build directory)" >&2; exit 1; }
-# The binary must not be older than the last commit of the tree it is meant to measure.
-if [ "$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)" -gt "$(date -r "$exe" +%s)" ]; then
-  echo "scale.sh: warning: $exe is older than the last commit of $root: rebuild it" >&2
+# The binary must not be older than the last commit that changed the sources it is built from.
+if [ "$(git -C "$root" log -1 --format=%ct -- src include CMakeLists.txt 2>/dev/null || echo 0)" -gt "$(date -r "$exe" +%s)" ]; then
+  echo "scale.sh: warning: $exe is older than the last commit to $root/src, include or CMakeLists.txt: rebuild it" >&2
 fi
 if [ ! -x /usr/bin/time ]; then
   echo "scale.sh: /usr/bin/time is missing (peak memory): apt-get install time" >&2

@@ -21,9 +21,9 @@ build=${1:-build}
 case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
 exe="$build/gglmbs"
 [ -x "$exe" ] || { echo "strong.sh: no executable $exe (build first, or pass the build directory)" >&2; exit 1; }
-# The binary must not be older than the last commit of the tree it is meant to measure.
-if [ "$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)" -gt "$(date -r "$exe" +%s)" ]; then
-  echo "strong.sh: warning: $exe is older than the last commit of $root: rebuild it" >&2
+# The binary must not be older than the last commit that changed the sources it is built from.
+if [ "$(git -C "$root" log -1 --format=%ct -- src include CMakeLists.txt 2>/dev/null || echo 0)" -gt "$(date -r "$exe" +%s)" ]; then
+  echo "strong.sh: warning: $exe is older than the last commit to $root/src, include or CMakeLists.txt: rebuild it" >&2
 fi
 [ -x /usr/bin/time ] || { echo "strong.sh: /usr/bin/time is missing (peak memory): apt-get install time" >&2; exit 1; }
 CHAIN_N=${CHAIN_N:-100000}
@@ -42,6 +42,10 @@ echo "strong.sh: runs in $OUT" >&2
 
 krylov="-ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-10 -ksp_max_it 200"
 stag="-mbs_stagnation_tol 1e-8"
+# The Schur-complement block preconditioner of docs/solvers.md (one rank; several ranks)
+schur="-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 -pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower -pc_fieldsplit_schur_precondition selfp -fieldsplit_primal_ksp_type preonly -fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu"
+schur1="$schur -fieldsplit_primal_pc_type ilu -fieldsplit_dual_pc_factor_mat_solver_type klu"
+schur2="$schur -fieldsplit_primal_pc_type bjacobi -fieldsplit_primal_sub_pc_type ilu -fieldsplit_dual_pc_factor_mat_solver_type mumps -fieldsplit_dual_mat_mumps_icntl_14 200"
 # label|ranks|options[|steps]: the optional fourth field caps the steps of a configuration known to be slow
 CHAIN_CONFIGS=${CHAIN_CONFIGS:-"UMFPACK (default on 1 rank)|1|
 UMFPACK, stagnation 1e-8|1|$stag
@@ -54,7 +58,9 @@ GMRES + block Jacobi / KLU|2|-ksp_type gmres -ksp_rtol 1e-12 -pc_type bjacobi -s
 GMRES + ASM(overlap 1) / UMFPACK, stagnation 1e-8|2|$krylov -pc_type asm -pc_asm_overlap 1 -sub_pc_type lu -sub_pc_factor_mat_solver_type umfpack $stag|10"}
 NET_CONFIGS=${NET_CONFIGS:-"UMFPACK (default on 1 rank)|1|
 MUMPS|1|-pc_factor_mat_solver_type mumps
+Schur/selfp block preconditioner (ILU, KLU)|1|$schur1
 MUMPS (default on 2 ranks)|2|
+Schur/selfp block preconditioner (block Jacobi ILU, MUMPS)|2|$schur2
 GMRES + ASM(overlap 1) / MUMPS|2|$krylov -pc_type asm -pc_asm_overlap 1 -sub_pc_type lu -sub_pc_factor_mat_solver_type mumps"}
 
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
