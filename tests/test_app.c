@@ -105,33 +105,38 @@ static void FreeRun(ProgramRun *run)
   free(run->err);
 }
 
-/* Runs $GGLMBS_BINARY with the NULL-terminated arguments, stdin from /dev/null, stdout and stderr
-   captured to <dir>/stdout.txt and <dir>/stderr.txt. */
-static ProgramRun RunProgram(const char *dir, ...)
+/* Runs $GGLMBS_BINARY (on np ranks through $GGLMBS_MPIEXEC when np > 1) with the arguments, stdin from
+   /dev/null, stdout and stderr captured to <dir>/stdout.txt and <dir>/stderr.txt. */
+static ProgramRun RunProgramV(const char *dir, int np, va_list ap)
 {
-  const char                *binary = getenv("GGLMBS_BINARY");
-  char                      *argv[MAX_ARGS + 2], out[PATH_SIZE], err[PATH_SIZE];
+  const char                *binary = getenv("GGLMBS_BINARY"), *mpiexec = getenv("GGLMBS_MPIEXEC");
+  char                      *argv[MAX_ARGS + 6], out[PATH_SIZE], err[PATH_SIZE], nps[16];
   posix_spawn_file_actions_t actions;
   ProgramRun                 run = {0, -1, NULL, NULL};
-  va_list                    ap;
   pid_t                      pid;
   int                        argc = 0, wstatus, rc;
 
   if (!binary) fail_msg("GGLMBS_BINARY is not set (ctest sets it to the gglmbs executable)");
+  if (np > 1) {
+    if (!mpiexec) fail_msg("GGLMBS_MPIEXEC is not set (ctest sets it to mpiexec)");
+    snprintf(nps, sizeof(nps), "%d", np);
+    argv[argc++] = (char *)mpiexec;
+    argv[argc++] = "--oversubscribe";
+    argv[argc++] = "-n";
+    argv[argc++] = nps;
+  }
   argv[argc++] = (char *)binary;
-  va_start(ap, dir);
   for (const char *arg; (arg = va_arg(ap, const char *));) {
-    if (argc > MAX_ARGS) fail_msg("too many arguments");
+    if (argc > MAX_ARGS + 4) fail_msg("too many arguments");
     argv[argc++] = (char *)arg;
   }
-  va_end(ap);
   argv[argc] = NULL;
   JoinPath(out, dir, "stdout.txt");
   JoinPath(err, dir, "stderr.txt");
   if (posix_spawn_file_actions_init(&actions) || posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) || posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644) || posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644)) fail_msg("posix_spawn_file_actions failed");
-  rc = posix_spawn(&pid, binary, &actions, NULL, argv, environ);
+  rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc) fail_msg("cannot run %s: %s", binary, strerror(rc));
+  if (rc) fail_msg("cannot run %s: %s", argv[0], strerror(rc));
   while ((rc = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) continue;
   if (rc < 0) fail_msg("waitpid: %s", strerror(errno));
   run.exited = WIFEXITED(wstatus);
@@ -139,6 +144,30 @@ static ProgramRun RunProgram(const char *dir, ...)
   run.out    = ReadFile(out);
   run.err    = ReadFile(err);
   if (!run.out || !run.err) fail_msg("cannot read the captured output in %s", dir);
+  return run;
+}
+
+/* Runs the program on one rank with the NULL-terminated arguments. */
+static ProgramRun RunProgram(const char *dir, ...)
+{
+  ProgramRun run;
+  va_list    ap;
+
+  va_start(ap, dir);
+  run = RunProgramV(dir, 1, ap);
+  va_end(ap);
+  return run;
+}
+
+/* Runs the program on np ranks with the NULL-terminated arguments. */
+static ProgramRun RunParallel(const char *dir, int np, ...)
+{
+  ProgramRun run;
+  va_list    ap;
+
+  va_start(ap, np);
+  run = RunProgramV(dir, np, ap);
+  va_end(ap);
   return run;
 }
 
@@ -534,6 +563,194 @@ static void TestHelp(void **state)
   FreeRun(&run);
 }
 
+/* ---------------------------------------------------------------- checkpoint and restart */
+
+/* Copies the first nbytes of a file (all of it if nbytes < 0). */
+static void CopyFile(const char *from, const char *to, long nbytes)
+{
+  char  *text = ReadFile(from);
+  FILE  *fp;
+  size_t n;
+
+  if (!text) fail_msg("cannot read %s", from);
+  {
+    struct stat sb;
+    if (stat(from, &sb)) fail_msg("cannot stat %s", from);
+    n = (size_t)sb.st_size;
+  }
+  if (nbytes >= 0 && (size_t)nbytes < n) n = (size_t)nbytes;
+  fp = fopen(to, "wb");
+  if (!fp || fwrite(text, 1, n, fp) != n || fclose(fp)) fail_msg("cannot write %s", to);
+  free(text);
+}
+
+/* The two files are byte for byte the same; otherwise fails naming the first line that differs. */
+static void ExpectSameFile(const char *a, const char *b)
+{
+  char *ta = ReadFile(a), *tb = ReadFile(b);
+  int   line = 1;
+
+  if (!ta || !tb) fail_msg("cannot read %s or %s", a, b);
+  for (size_t i = 0; ta[i] || tb[i]; i++) {
+    if (ta[i] != tb[i]) {
+      const char *la = ta + i, *lb = tb + i;
+      while (la > ta && la[-1] != '\n') la--;
+      while (lb > tb && lb[-1] != '\n') lb--;
+      fail_msg("%s and %s differ from line %d:\n  %.200s\n  %.200s", a, b, line, la, lb);
+    }
+    line += ta[i] == '\n';
+  }
+  free(ta);
+  free(tb);
+}
+
+#define RESTART_STEPS "40"
+#define RESTART_T_END "0.04"
+#define RESTART_T_MID "0.02"
+
+/* A run of 40 steps of h = 1e-3, and the same run stopped at step 20 (checkpoints every 7 steps and at
+   its end) and continued from its last checkpoint, write byte-identical diagnostics: every energy,
+   momentum, constraint residual and Newton iteration count to the last bit. Before the restart the
+   stopped run's file is given 20 more rows of garbage, as a run killed after its checkpoint leaves them:
+   the restart must replace them. */
+static void RestartCase(const char *name, int np, const char *input_rel, const char *opt, const char *val)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE];
+  ProgramRun run;
+
+  SourcePath(input, input_rel);
+  CaseDirectory(dir, name);
+  JoinPath(a, dir, "full");
+  JoinPath(b, dir, "stopped");
+  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", a, NULL);
+  ExpectSuccess(name, &run);
+  FreeRun(&run);
+  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "7", NULL);
+  ExpectSuccess(name, &run);
+  FreeRun(&run);
+  JoinPath(fb, b, "diagnostics.csv");
+  {
+    FILE *fp = fopen(fb, "a");
+    if (!fp) fail_msg("cannot append to %s", fb);
+    for (int i = 21; i <= 40; i++) fprintf(fp, "%d,0,1,2,3,4,5,6,7,8,9,10,11,12,\n", i);
+    fclose(fp);
+  }
+  JoinPath(ck, b, "checkpoint.bin");
+  if (!FileExists(ck)) fail_msg("%s: no checkpoint %s", name, ck);
+  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  ExpectSuccess(name, &run);
+  FreeRun(&run);
+  JoinPath(fa, a, "diagnostics.csv");
+  ExpectSameFile(fa, fb);
+  {
+    char tmp[PATH_SIZE];
+    JoinPath(tmp, b, "checkpoint.bin.tmp");
+    if (FileExists(tmp)) fail_msg("%s was left behind", tmp);
+  }
+}
+
+/* Chains under modified Newton (kept Jacobian rebuilt at the restart), one rank and two */
+static void TestRestartChain(void **state)
+{
+  (void)state;
+  RestartCase("restart_chain", 1, "inputs/chain1000.yaml", "-mbs_scheme", "em");
+}
+
+static void TestRestartChainParallel(void **state)
+{
+  (void)state;
+  RestartCase("restart_chain_np2", 2, "inputs/chain1000.yaml", "-mbs_scheme", "em");
+}
+
+/* VI-B on the heavy top (Newton proper; its own velocity residual Gv_max is in the diagnostics) */
+static void TestRestartTop(void **state)
+{
+  (void)state;
+  RestartCase("restart_top", 1, "inputs/heavy_top.yaml", "-mbs_scheme", "vi-b");
+}
+
+/* A checkpoint written on 2 ranks continues on 1: the state is restored (not the solver's), the run says
+   so and agrees with the uninterrupted run to round-off. */
+static void TestRestartOtherRanks(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], ck[PATH_SIZE];
+  Csv        da, db;
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/chain1000.yaml");
+  CaseDirectory(dir, "restart_ranks");
+  JoinPath(a, dir, "full");
+  JoinPath(b, dir, "stopped");
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", a, NULL);
+  ExpectSuccess("restart_ranks", &run);
+  FreeRun(&run);
+  run = RunParallel(dir, 2, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "20", NULL);
+  ExpectSuccess("restart_ranks", &run);
+  FreeRun(&run);
+  JoinPath(ck, b, "checkpoint.bin");
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  ExpectSuccess("restart_ranks", &run);
+  ExpectContains("stdout", run.out, "restored the state only");
+  FreeRun(&run);
+  ReadDiagnostics(a, &da);
+  ReadDiagnostics(b, &db);
+  assert_int_equal(da.nrows, 41);
+  assert_int_equal(db.nrows, 41);
+  for (int i = 0; i < da.nrows; i++) {
+    if (db.v[i][COL_STEP] != i) fail_msg("row %d: step %g", i + 1, db.v[i][COL_STEP]);
+    for (int j = COL_E; j <= COL_E + 3; j++) /* E, T, V, Jx */
+      if (fabs(db.v[i][j] - da.v[i][j]) > 1e-10 * (fabs(da.v[i][COL_E]) + fabs(da.v[i][j]))) fail_msg("step %d, column %d: %.17g after the restart on 1 rank, %.17g uninterrupted", i, j + 1, db.v[i][j], da.v[i][j]);
+    if (db.v[i][COL_G] > 1e-10) fail_msg("step %d: g_max = %g", i, db.v[i][COL_G]);
+  }
+}
+
+/* Bad checkpoints: one clear line each, the run does not start. */
+static void TestRestartErrors(void **state)
+{
+  static const struct {
+    const char *name, *input, *opt, *val, *file, *message;
+  } cases[] = {
+    {"missing", "inputs/chain1000.yaml", "-mbs_scheme", "em", "nonexistent.bin", "no such readable file"},
+    {"truncated", "inputs/chain1000.yaml", "-mbs_scheme", "em", "truncated.bin", "truncated or corrupt"},
+    {"header only", "inputs/chain1000.yaml", "-mbs_scheme", "em", "short.bin", "truncated or unreadable"},
+    {"not a checkpoint", "inputs/chain1000.yaml", "-mbs_scheme", "em", "foreign.bin", "is not a gglmbs checkpoint"},
+    {"other model", "inputs/rigid_chain1000.yaml", "-mbs_scheme", "em", "checkpoint.bin", "written for a model of 1000 bodies"},
+    {"other scheme", "inputs/chain1000.yaml", "-mbs_scheme", "vi-b", "checkpoint.bin", "written by scheme em; this run uses vi-b"},
+    {"other step", "inputs/chain1000.yaml", "-mbs_dt", "2e-3", "checkpoint.bin", "written with step size h = 0.001"},
+  };
+  char       input[PATH_SIZE], dir[PATH_SIZE], ck[PATH_SIZE], path[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/chain1000.yaml");
+  CaseDirectory(dir, "restart_errors");
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", "0.005", "-mbs_output_dir", dir, "-mbs_checkpoint_every", "5", NULL);
+  ExpectSuccess("restart_errors", &run);
+  FreeRun(&run);
+  JoinPath(ck, dir, "checkpoint.bin");
+  JoinPath(path, dir, "truncated.bin");
+  {
+    struct stat sb;
+    if (stat(ck, &sb)) fail_msg("no checkpoint %s", ck);
+    CopyFile(ck, path, (long)(sb.st_size / 2));
+  }
+  JoinPath(path, dir, "short.bin");
+  CopyFile(ck, path, 40);
+  JoinPath(path, dir, "foreign.bin");
+  CopyFile(input, path, -1);
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    char model[PATH_SIZE], file[PATH_SIZE];
+    SourcePath(model, cases[i].input);
+    JoinPath(file, dir, cases[i].file);
+    run = RunProgram(dir, "-i", model, cases[i].opt, cases[i].val, "-mbs_t_end", "0.01", "-mbs_output_dir", dir, "-mbs_restart", file, NULL);
+    ExpectUserError(cases[i].name, &run);
+    ExpectContains(cases[i].name, run.err, cases[i].message);
+    ExpectContains(cases[i].name, run.err, cases[i].file);
+    FreeRun(&run);
+  }
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void PrintFile(FILE *to, const char *path)
@@ -547,7 +764,7 @@ static void PrintFile(FILE *to, const char *path)
 int main(void)
 {
   const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
-  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 8];
+  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 16];
   const char       *tmp  = getenv("TMPDIR");
   char              report[PATH_SIZE];
   size_t            n    = 0;
@@ -571,6 +788,11 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"vi-a", TestSchemeVIA, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"adapt", TestAdapt, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"help", TestHelp, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart chain", TestRestartChain, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart chain on 2 ranks", TestRestartChainParallel, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart heavy top vi-b", TestRestartTop, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};
   failed = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
 
   if (failed) { /* assertion messages are only in the report */

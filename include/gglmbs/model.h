@@ -55,6 +55,12 @@ PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, Petsc
 /* Initial state (q0, p0 = M v0) as new vectors in coordinate layout */
 PETSC_EXTERN PetscErrorCode MbsModelCreateInitialState(MbsModel, Vec *q, Vec *p);
 
+/* Adds the generalized force of a force f (world frame) acting at material point X of a body into F
+   (coordinate layout, e.g. in an MbsExternalForceFn). Not collective: any rank may add to any body. */
+PETSC_EXTERN PetscErrorCode MbsModelAddPointForce(MbsModel, PetscInt body, const PetscReal X[3], const PetscReal f[3], Vec F);
+/* Global offset and number of the coordinates of a body in coordinate-layout vectors, and its owner rank */
+PETSC_EXTERN PetscErrorCode MbsModelGetBodyCoordinates(MbsModel, PetscInt body, PetscInt *offset, PetscInt *n, PetscMPIInt *owner);
+
 /* Generators of large models (src/model/generators.c) */
 typedef enum {
   MBS_CHAIN_JOINT_SPHERICAL, /* links joined by spherical joints */

@@ -81,4 +81,29 @@ PETSC_EXTERN PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper, PetscInt *);
 PETSC_EXTERN PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper, MbsDiagnostics *);
 PETSC_EXTERN PetscErrorCode MbsStepperWriteState(MbsStepper, const char filename[]);
 
+/* Monitors: called with the initial state (step 0, or the restart step) and after every accepted step,
+   whether the steps come from MbsStepperSolve() or from a host's own loop over MbsStepperStep(). */
+PETSC_EXTERN PetscErrorCode MbsStepperMonitorSet(MbsStepper, PetscErrorCode (*monitor)(MbsStepper, PetscInt step, PetscReal t, void *ctx), void *ctx, PetscErrorCode (*destroy)(void **ctx));
+PETSC_EXTERN PetscErrorCode MbsStepperMonitorCancel(MbsStepper);
+PETSC_EXTERN PetscErrorCode MbsStepperMonitor(MbsStepper);
+PETSC_EXTERN PetscErrorCode MbsStepperMonitorDefault(MbsStepper, PetscInt, PetscReal, void *);
+PETSC_EXTERN PetscErrorCode MbsStepperMonitorProgress(MbsStepper, PetscInt, PetscReal, void *);
+
+/* External forces applied by a host code: force(st, t, h, q, p, F, ctx) is called once per (sub-)step
+   with t the mid-time of the step, h its size and (q, p) the state at its start; it adds generalized
+   forces into F (zeroed before the call; coordinate layout; MbsModelAddPointForce() helps), and every
+   scheme adds the impulse h F to its momentum balance. */
+typedef PetscErrorCode (*MbsExternalForceFn)(MbsStepper, PetscReal t, PetscReal h, Vec q, Vec p, Vec F, void *ctx);
+PETSC_EXTERN PetscErrorCode MbsStepperSetExternalForce(MbsStepper, MbsExternalForceFn, void *ctx);
+PETSC_EXTERN PetscErrorCode MbsStepperGetPointPosition(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal x[3]);
+PETSC_EXTERN PetscErrorCode MbsStepperGetPointVelocity(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal v[3]);
+
+/* Trajectories for visualization (XDMF + HDF5) */
+PETSC_EXTERN PetscErrorCode MbsStepperSetTrajectory(MbsStepper, const char format[], PetscInt every);
+
+/* Checkpoint and restart */
+PETSC_EXTERN PetscErrorCode MbsStepperSetCheckpoint(MbsStepper, const char filename[], PetscInt every);
+PETSC_EXTERN PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper, const char filename[]);
+PETSC_EXTERN PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper, const char filename[]);
+
 #endif

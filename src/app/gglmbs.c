@@ -2,8 +2,11 @@ static const char help[] = "gglmbs: structure-preserving multibody dynamics.\n"
                            "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b] [-mbs_theta theta] [-mbs_vartheta vartheta]\n"
                            "              [-mbs_predictor simple|advanced] [-mbs_adapt] [-mbs_adapt_max_halvings n]\n"
                            "              [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir] [-mbs_output_every n]\n"
-                           "              [-mbs_write_state file] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
+                           "              [-mbs_write_state file] [-mbs_trajectory xdmf] [-mbs_trajectory_every n]\n"
+                           "              [-mbs_checkpoint_every n] [-mbs_checkpoint file] [-mbs_restart file]\n"
+                           "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
 
+#include <unistd.h>
 #include <petsctime.h>
 #include <gglmbs/gglmbs.h>
 
@@ -30,7 +33,7 @@ static PetscErrorCode Run(void)
   MbsStepper     st;
   MbsRunConfig   cfg;
   PetscLogDouble t0, t1;
-  PetscInt       nb, nq, nc, n, steps, its;
+  PetscInt       nb, nq, nc, n, steps, its, step0, its0;
   PetscReal      h;
   const char    *type;
 
@@ -56,12 +59,29 @@ static PetscErrorCode Run(void)
   PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
   PetscCall(MbsStepperSetFinalTime(st, cfg.t_end));
   PetscCall(MbsStepperSetOutput(st, cfg.output_dir, cfg.output_every));
+  {
+    /* Progress lines on stderr when a person watches (a terminal), unless -mbs_progress says otherwise;
+       logs, pipes and test runs stay quiet. */
+    PetscBool   set;
+    PetscMPIInt tty = isatty(STDERR_FILENO);
+    PetscCallMPI(MPI_Bcast(&tty, 1, MPI_INT, 0, PETSC_COMM_WORLD));
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mbs_progress", &set));
+    if (tty && !set) PetscCall(PetscOptionsSetValue(NULL, "-mbs_progress", "1"));
+  }
   PetscCall(MbsStepperSetFromOptions(st));
   PetscCall(MbsStepperSetUp(st));
   if (view) {
     PetscCall(MbsModelView(model, NULL));
     PetscCall(MbsStepperView(st, NULL));
   }
+  {
+    char      restart[PETSC_MAX_PATH_LEN];
+    PetscBool flg;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-mbs_restart", restart, sizeof(restart), &flg));
+    if (flg) PetscCall(MbsStepperLoadCheckpoint(st, restart)); /* here, to report only this run's steps */
+  }
+  PetscCall(MbsStepperGetStepNumber(st, &step0));
+  PetscCall(MbsStepperGetNewtonIterations(st, NULL, &its0));
   PetscCall(PetscTime(&t0));
   PetscCall(MbsStepperSolve(st));
   PetscCall(PetscTime(&t1));
@@ -71,9 +91,11 @@ static PetscErrorCode Run(void)
   PetscCall(MbsStepperGetNumUnknowns(st, &n));
   PetscCall(MbsStepperGetStepNumber(st, &steps));
   PetscCall(MbsStepperGetNewtonIterations(st, NULL, &its));
+  steps -= step0;
+  its -= its0;
   PetscCall(MbsStepperGetTimeStep(st, &h));
   PetscCall(MbsStepperGetType(st, &type));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f\n", input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12), steps ? (double)its / steps : 0.0));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f%s\n", input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12), steps ? (double)its / steps : 0.0, step0 ? " (continued from a checkpoint)" : ""));
   PetscCall(MbsStepperDestroy(&st));
   PetscCall(MbsModelDestroy(&model));
   PetscFunctionReturn(0);

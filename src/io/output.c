@@ -7,7 +7,53 @@ struct _n_MbsDiagnosticsFile {
   MPI_Comm comm;
   FILE    *fp; /* rank 0 only */
   char     path[PETSC_MAX_PATH_LEN];
+  PetscInt last_kept; /* last step of the rows kept from an earlier run, -1 if none */
 };
+
+static const char MbsDiagnosticsHeader[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max\n";
+
+/* Rank 0: rewrites path keeping the header and the rows of steps <= keep_upto (under a temporary name,
+   then renamed), and reopens it for appending. A missing file starts afresh. Returns an errno. */
+static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp, PetscInt *last_kept)
+{
+  char  tmp[PETSC_MAX_PATH_LEN + 8], line[4096];
+  FILE *in, *out;
+  int   err = 0;
+
+  *last_kept = -1;
+  in         = fopen(path, "r");
+  if (!in) {
+    if (errno != ENOENT) return errno;
+    *fp = fopen(path, "w");
+    if (!*fp || fputs(MbsDiagnosticsHeader, *fp) < 0) return errno ? errno : EIO;
+    return 0;
+  }
+  snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+  out = fopen(tmp, "w");
+  if (!out) {
+    err = errno;
+    fclose(in);
+    return err;
+  }
+  if (fputs(MbsDiagnosticsHeader, out) < 0) err = errno ? errno : EIO;
+  if (fgets(line, sizeof(line), in)) { /* skip the old header */
+    while (!err && fgets(line, sizeof(line), in)) {
+      long long step;
+      if (sscanf(line, "%lld,", &step) != 1 || step > keep_upto) break;
+      if (fputs(line, out) < 0) err = errno ? errno : EIO;
+      *last_kept = (PetscInt)step;
+    }
+  }
+  fclose(in);
+  if (fclose(out) && !err) err = errno ? errno : EIO;
+  if (!err && rename(tmp, path)) err = errno;
+  if (err) {
+    remove(tmp);
+    return err;
+  }
+  *fp = fopen(path, "a");
+  return *fp ? 0 : errno;
+}
 
 /* mkdir -p on rank 0; every rank learns whether it worked. */
 PetscErrorCode MbsMakeDirectory(MPI_Comm comm, const char directory[])
@@ -33,7 +79,7 @@ PetscErrorCode MbsMakeDirectory(MPI_Comm comm, const char directory[])
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], MbsDiagnosticsFile *file)
+PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], PetscInt keep_upto, MbsDiagnosticsFile *file)
 {
   MbsDiagnosticsFile f;
   PetscMPIInt        rank;
@@ -45,11 +91,16 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Mbs
   f->comm = comm;
   PetscCall(PetscSNPrintf(f->path, sizeof(f->path), "%s/diagnostics.csv", directory));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  f->last_kept = -1;
   if (rank == 0) {
-    f->fp = fopen(f->path, "w");
-    if (!f->fp || fprintf(f->fp, "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max\n") < 0) err = errno ? errno : EIO;
+    if (keep_upto >= 0) err = MbsDiagnosticsReopen(f->path, keep_upto, &f->fp, &f->last_kept);
+    else {
+      f->fp = fopen(f->path, "w");
+      if (!f->fp || fputs(MbsDiagnosticsHeader, f->fp) < 0) err = errno ? errno : EIO;
+    }
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(&f->last_kept, 1, MPIU_INT, 0, comm));
   if (err) {
     if (f->fp) fclose(f->fp);
     PetscCall(PetscFree(f));
@@ -73,6 +124,11 @@ PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, Pets
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, f->comm));
   PetscCheck(!err, f->comm, PETSC_ERR_FILE_WRITE, "Writing '%s' failed at step %" PetscInt_FMT ": %s", f->path, step, strerror(err));
   PetscFunctionReturn(0);
+}
+
+PetscBool MbsDiagnosticsFileHasStep(MbsDiagnosticsFile f, PetscInt step)
+{
+  return (PetscBool)(f->last_kept == step);
 }
 
 PetscErrorCode MbsDiagnosticsFileClose(MbsDiagnosticsFile *file)

@@ -338,6 +338,67 @@ PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const Pet
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsModelAddPointForce - Adds the generalized force of a force f acting at a material point of a body
+  to a coordinate-layout vector F: f on a particle; f on the centre and X_i f on director d_i of a rigid
+  body (x = phi + X_i d_i, so the virtual work f . delta x is that of these generalized forces).
+
+  Not Collective: any rank may add to any body; the values are added with VecSetValues(ADD_VALUES), so
+  F must be assembled afterwards (MbsStepper does that after an MbsExternalForceFn returns).
+
+  Input Parameters:
++ model - the model (set up)
+. body - the body index
+. X - material point in the body frame (ignored for a particle; NULL means the centre)
+. f - the force in the world frame
+- F - the vector to add to
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetExternalForce()`, `MbsModelGetBodyCoordinates()`
+@*/
+PetscErrorCode MbsModelAddPointForce(MbsModel model, PetscInt body, const PetscReal X[3], const PetscReal f[3], Vec F)
+{
+  PetscInt    idx[12];
+  PetscScalar val[12];
+  PetscInt    n;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
+  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
+  PetscCheck(MbsIsFinite3(f) && (!X || MbsIsFinite3(X)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Force on body %" PetscInt_FMT ": force and point must be finite", body);
+  n = 3 * (PetscInt)model->bodies[body].type;
+  for (PetscInt j = 0; j < n / 3; j++) {
+    const PetscReal s = j == 0 ? 1.0 : (X ? X[j - 1] : 0.0);
+    for (int i = 0; i < 3; i++) {
+      idx[3 * j + i] = model->body_q[body] + 3 * j + i;
+      val[3 * j + i] = s * f[i];
+    }
+  }
+  PetscCall(VecSetValues(F, n, idx, val, ADD_VALUES));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetBodyCoordinates - Where a body's coordinates are in coordinate-layout vectors (the state q,
+  p of MbsStepperGetState(), the F of an MbsExternalForceFn): the global offset, their number (3 for a
+  particle: x; 12 for a rigid body: phi, d1, d2, d3) and the rank that owns them.
+
+  Not Collective
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscInt *offset, PetscInt *n, PetscMPIInt *owner)
+{
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
+  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
+  if (offset) *offset = model->body_q[body];
+  if (n) *n = 3 * (PetscInt)model->bodies[body].type;
+  if (owner) *owner = (PetscMPIInt)model->body_rank[body];
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsModelSetPoints(MbsModel model, MbsElement *e, const PetscReal Xa[3], const PetscReal Xb[3])
 {
   static const PetscReal zero[3] = {0, 0, 0};

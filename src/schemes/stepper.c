@@ -1,5 +1,26 @@
+#include <unistd.h>
+#include <petsctime.h>
 #include "schemes/stepperimpl.h"
 #include "io/output.h"
+
+/* Contexts of the built-in monitors (-mbs_monitor, -mbs_progress) */
+typedef struct {
+  PetscBool have0;
+  PetscReal E0;
+} MbsMonitorDefaultCtx;
+
+static PetscErrorCode MbsMonitorCtxDestroy(void **ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(*ctx));
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  PetscLogDouble start, last; /* wall clock at the first call and at the last line */
+  PetscInt       step0;       /* step of the first call */
+  PetscBool      printed;
+} MbsMonitorProgressCtx;
 
 static PetscFunctionList MbsSchemeFunctions = NULL;
 static PetscBool         MbsPackageInitialized = PETSC_FALSE;
@@ -286,6 +307,8 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->hstep        = 0.01;
   st->t_end        = 1.0;
   st->output_every = 1;
+  st->traj_every   = 1;
+  st->monitored_step = -1;
   st->field_q = st->field_p = st->field_v = -1;
   st->predictor = MBS_PREDICTOR_SIMPLE;
   st->adapt_max = 5;
@@ -339,6 +362,10 @@ static PetscErrorCode MbsStepperReset(MbsStepper st)
   PetscCall(VecDestroy(&st->Xsave));
   PetscCall(VecDestroy(&st->qstart));
   PetscCall(VecDestroy(&st->pstart));
+  PetscCall(VecDestroy(&st->Fext));
+  PetscCall(VecDestroy(&st->Xjac));
+  PetscCall(VecDestroy(&st->qjac));
+  PetscCall(VecDestroy(&st->pjac));
   st->field_q = st->field_p = st->field_v = -1;
   PetscCall(PetscFree2(st->q0, st->p0));
   for (int i = 0; i < MBS_STEPPER_NWORK; i++) PetscCall(PetscFree(st->work[i]));
@@ -359,6 +386,8 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   PetscFunctionBegin;
   if (!stepper || !*stepper) PetscFunctionReturn(0);
   st = *stepper;
+  PetscCall(MbsStepperMonitorCancel(st));
+  PetscCall(MbsTrajectoryDestroy(&st->traj));
   PetscCall(MbsStepperReset(st));
   if (st->ops.destroy) PetscCall(st->ops.destroy(st));
   PetscCall(VecDestroy(&st->q));
@@ -700,6 +729,31 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
       st->reuse_rate = rate;
     }
   }
+  {
+    PetscBool mon = PETSC_FALSE, prog = PETSC_FALSE;
+    char      fmt[16] = "";
+    PetscInt  every   = st->traj_every, ckevery = st->checkpoint_every;
+    PetscCall(PetscOptionsBool("-mbs_monitor", "Print diagnostics every step", "MbsStepperMonitorDefault", mon, &mon, NULL));
+    if (mon) {
+      MbsMonitorDefaultCtx *c;
+      PetscCall(PetscNew(&c));
+      PetscCall(MbsStepperMonitorSet(st, MbsStepperMonitorDefault, c, MbsMonitorCtxDestroy));
+    }
+    PetscCall(PetscOptionsBool("-mbs_progress", "Print progress (percent, time, steps/s, ETA) to stderr", "MbsStepperMonitorProgress", prog, &prog, NULL));
+    if (prog) {
+      MbsMonitorProgressCtx *c;
+      PetscCall(PetscNew(&c));
+      c->step0 = -1;
+      PetscCall(MbsStepperMonitorSet(st, MbsStepperMonitorProgress, c, MbsMonitorCtxDestroy));
+    }
+    PetscCall(PetscOptionsString("-mbs_trajectory", "Trajectory output: xdmf or none", "MbsStepperSetTrajectory", st->traj_format, fmt, sizeof(fmt), &flg));
+    PetscCall(PetscOptionsInt("-mbs_trajectory_every", "Write the trajectory every n steps", "MbsStepperSetTrajectory", every, &every, NULL));
+    if (flg || every != st->traj_every) PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
+    PetscCall(PetscOptionsString("-mbs_checkpoint", "Checkpoint file (default <output dir>/checkpoint.bin)", "MbsStepperSetCheckpoint", st->checkpoint, st->checkpoint, sizeof(st->checkpoint), NULL));
+    PetscCall(PetscOptionsInt("-mbs_checkpoint_every", "Write a checkpoint every n steps and at the end (0: never)", "MbsStepperSetCheckpoint", ckevery, &ckevery, NULL));
+    PetscCall(MbsStepperSetCheckpoint(st, NULL, ckevery));
+    PetscCall(PetscOptionsString("-mbs_restart", "Continue from this checkpoint", "MbsStepperLoadCheckpoint", st->restart, st->restart, sizeof(st->restart), NULL));
+  }
   PetscCall(PetscOptionsReal("-mbs_stagnation_tol", "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)", "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
   PetscCall(PetscOptionsReal("-mbs_stagnation_rtol", "... or below this factor times the step's initial residual norm (systems whose floor is above -mbs_stagnation_tol)", "MbsStepperCreate", st->stagnation_rtol, &st->stagnation_rtol, NULL));
   if (st->ops.setfromoptions) PetscCall(st->ops.setfromoptions(st, PetscOptionsObject));
@@ -740,6 +794,13 @@ static PetscErrorCode MbsStepperFormFunction(SNES snes, Vec X, Vec F, void *ctx)
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(VecGetArray(sys->Floc, &f));
   PetscCall(st->ops.residual(st, x, f));
+  if (st->force) { /* the host's impulse h F on the momentum balance R_p = p1 - p0 + ... */
+    const PetscScalar *fe;
+    PetscScalar       *fp = f + sys->loff[st->field_p];
+    PetscCall(VecGetArrayRead(st->Fext, &fe));
+    for (PetscInt i = 0; i < st->model->nq_local; i++) fp[i] -= st->hstep * fe[i];
+    PetscCall(VecRestoreArrayRead(st->Fext, &fe));
+  }
   PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
   PetscCall(VecRestoreArray(sys->Floc, &f));
   PetscCall(VecSet(F, 0.0));
@@ -748,18 +809,14 @@ static PetscErrorCode MbsStepperFormFunction(SNES snes, Vec X, Vec F, void *ctx)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsStepperFormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
+/* Assembles the Jacobian at X for the step the stepper is solving (st->q0, st->p0, st->hstep). */
+static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Mat P)
 {
-  MbsStepper         st  = (MbsStepper)ctx;
   MbsSystem          sys = st->sys;
   const PetscScalar *x;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(MBS_Jacobian, 0, 0, 0, 0));
-  st->jac_valid = PETSC_TRUE;
-  st->jac_fresh = PETSC_TRUE;
-  st->jac_h     = st->hstep;
-  st->jac_evals++;
   PetscCall(MbsSystemGlobalToLocal(sys, X, sys->Xloc));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(MbsSystemAssemblyBegin(sys));
@@ -771,6 +828,42 @@ static PetscErrorCode MbsStepperFormJacobian(SNES snes, Vec X, Mat J, Mat P, voi
     PetscCall(MatAssemblyEnd(J, MAT_FINAL_ASSEMBLY));
   }
   PetscCall(PetscLogEventEnd(MBS_Jacobian, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsStepperFormJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
+{
+  MbsStepper st = (MbsStepper)ctx;
+
+  PetscFunctionBegin;
+  st->jac_valid = PETSC_TRUE;
+  st->jac_fresh = PETSC_TRUE;
+  st->jac_h     = st->hstep;
+  st->jac_evals++;
+  /* What defines this Jacobian, for a checkpoint to rebuild the same factors: X, the (sub-)step's
+     start state and size. */
+  PetscCall(VecCopy(X, st->Xjac));
+  PetscCall(VecCopy(st->q, st->qjac));
+  PetscCall(VecCopy(st->p, st->pjac));
+  PetscCall(MbsStepperAssembleJacobian(st, X, J, P));
+  PetscFunctionReturn(0);
+}
+
+/* After a restart: assembles the kept Jacobian again from what defined it (Xjac, qjac, pjac, jac_h), so
+   that the next solve factors exactly the matrix the interrupted run had factored. Leaves st->q0, st->p0
+   at (qjac, pjac). */
+PetscErrorCode MbsStepperRebuildJacobian(MbsStepper st)
+{
+  const PetscReal h = st->hstep;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCoordinatesToLocal(st->model, st->qjac, st->q0));
+  PetscCall(MbsModelCoordinatesToLocal(st->model, st->pjac, st->p0));
+  st->hstep = st->jac_h;
+  PetscCall(MbsStepperAssembleJacobian(st, st->Xjac, st->J, st->J));
+  st->hstep     = h;
+  st->jac_valid = PETSC_TRUE;
+  st->jac_fresh = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -799,6 +892,10 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(VecDuplicate(st->sys->X, &st->Xsave));
   PetscCall(VecDuplicate(st->q, &st->qstart));
   PetscCall(VecDuplicate(st->p, &st->pstart));
+  PetscCall(VecDuplicate(st->q, &st->Fext));
+  PetscCall(VecDuplicate(st->sys->X, &st->Xjac));
+  PetscCall(VecDuplicate(st->q, &st->qjac));
+  PetscCall(VecDuplicate(st->p, &st->pjac));
   PetscCall(MbsSystemCreateMatrix(st->sys, &st->J));
   PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction, st));
   PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian, st));
@@ -923,6 +1020,12 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   PetscFunctionBegin;
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
+  if (st->force) {
+    PetscCall(VecSet(st->Fext, 0.0));
+    PetscCall(st->force(st, t0 + 0.5 * st->hstep, st->hstep, st->q, st->p, st->Fext, st->force_ctx));
+    PetscCall(VecAssemblyBegin(st->Fext));
+    PetscCall(VecAssemblyEnd(st->Fext));
+  }
   PetscCall(MbsStepperPredict(st));
   PetscCall(VecCopy(st->X, st->Xsave));
   if (st->reuse) {
@@ -983,6 +1086,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
+  if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
   PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
   st->hstep    = st->h;
   st->last_its = 0;
@@ -1000,6 +1104,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   PetscCall(ierr);
   st->step++;
   st->t = st->step * st->h;
+  PetscCall(MbsStepperMonitor(st));
   PetscFunctionReturn(0);
 }
 
@@ -1065,32 +1170,47 @@ static PetscErrorCode MbsStepperWriteDiagnostics(MbsStepper st, MbsDiagnosticsFi
 
 /*@C
   MbsStepperSolve - Integrates from the current time to the final time, writing diagnostics.csv into
-  the output directory, the final state if -mbs_write_state is set, and a one-line summary.
+  the output directory (every -mbs_output_every steps and the last), the trajectory if one is set, a
+  checkpoint every -mbs_checkpoint_every steps, and the final state if -mbs_write_state is set. With
+  -mbs_restart FILE it first continues from that checkpoint (MbsStepperLoadCheckpoint()), appending to
+  the diagnostics of the interrupted run.
 
   Collective
 
   Level: beginner
+
+.seealso: `MbsStepperStep()`, `MbsStepperSetCheckpoint()`, `MbsStepperSetTrajectory()`
 @*/
 PetscErrorCode MbsStepperSolve(MbsStepper st)
 {
   MbsDiagnosticsFile file = NULL;
   PetscInt           nsteps;
-  PetscErrorCode     ierr;
+  PetscErrorCode     ierr = 0;
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
+  if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
   nsteps = (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
-  PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, &file));
-  PetscCall(MbsStepperWriteDiagnostics(st, file));
+  /* A restarted run appends to the diagnostics of the run it continues (rows after its step dropped). */
+  PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->restarted ? st->step : -1, &file));
+  if (!st->restarted || !MbsDiagnosticsFileHasStep(file, st->step)) PetscCall(MbsStepperWriteDiagnostics(st, file));
+  if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st));
   while (st->step < nsteps) {
     ierr = MbsStepperStep(st);
-    if (ierr) {
-      PetscCall(MbsDiagnosticsFileClose(&file));
-      PetscCall(ierr);
+    if (ierr) break;
+    if (st->step % st->output_every == 0 || st->step == nsteps) {
+      ierr = MbsStepperWriteDiagnostics(st, file);
+      if (ierr) break;
     }
-    if (st->step % st->output_every == 0 || st->step == nsteps) PetscCall(MbsStepperWriteDiagnostics(st, file));
+    if (st->checkpoint_every > 0 && st->step % st->checkpoint_every == 0 && st->step < nsteps) {
+      ierr = MbsStepperWriteCheckpoint(st, NULL);
+      if (ierr) break;
+    }
   }
   PetscCall(MbsDiagnosticsFileClose(&file));
+  PetscCall(ierr);
+  if (st->traj) PetscCall(MbsTrajectoryWrite(st->traj, st, PETSC_TRUE));
+  if (st->checkpoint_every > 0) PetscCall(MbsStepperWriteCheckpoint(st, NULL));
   if (st->write_state[0]) PetscCall(MbsStepperWriteState(st, st->write_state));
   PetscFunctionReturn(0);
 }
@@ -1173,5 +1293,295 @@ PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper st, PetscInt *n)
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
   *n = st->sys->nglobal;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperMonitorSet - Adds a monitor, called with the initial state (step 0, or the step a restart
+  continues from) and after every accepted step, from MbsStepperSolve() and from a host's own loop over
+  MbsStepperStep() alike.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+. monitor - monitor(st, step, t, ctx)
+. ctx - its context
+- destroy - frees ctx when the monitor is cancelled (or NULL)
+
+  Options Database Keys:
++ -mbs_monitor - MbsStepperMonitorDefault(): one line of diagnostics per step
+- -mbs_progress - MbsStepperMonitorProgress(): progress to stderr (the gglmbs program's default when stderr is a terminal)
+
+  Level: intermediate
+
+.seealso: `MbsStepperMonitorCancel()`, `MbsStepperComputeDiagnostics()`
+@*/
+PetscErrorCode MbsStepperMonitorSet(MbsStepper st, PetscErrorCode (*monitor)(MbsStepper, PetscInt, PetscReal, void *), void *ctx, PetscErrorCode (*destroy)(void **))
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < st->nmonitors; i++) /* the same monitor twice (e.g. SetFromOptions called again) is added once */
+    if (st->monitor[i] == monitor && st->monitor_ctx[i] == ctx) PetscFunctionReturn(0);
+  PetscCheck(st->nmonitors < MBS_MAX_MONITORS, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "At most %d monitors", MBS_MAX_MONITORS);
+  st->monitor[st->nmonitors]         = monitor;
+  st->monitor_ctx[st->nmonitors]     = ctx;
+  st->monitor_destroy[st->nmonitors] = destroy;
+  st->nmonitors++;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperMonitorCancel - Removes all monitors, freeing their contexts.
+
+  Logically Collective
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperMonitorCancel(MbsStepper st)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < st->nmonitors; i++)
+    if (st->monitor_destroy[i]) PetscCall(st->monitor_destroy[i](&st->monitor_ctx[i]));
+  st->nmonitors = 0;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperMonitor - Runs the trajectory output and the monitors on the current state (called by
+  MbsStepperStep() and MbsStepperSolve(); a host only needs it to monitor a state it set itself).
+
+  Collective
+
+  Level: developer
+@*/
+PetscErrorCode MbsStepperMonitor(MbsStepper st)
+{
+  PetscBool none;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(PetscStrcmp(st->traj_format, "none", &none));
+  if (st->traj_format[0] && !none && !st->traj) PetscCall(MbsTrajectoryCreate(st, st->traj_format, st->traj_every, &st->traj));
+  if (st->traj) PetscCall(MbsTrajectoryWrite(st->traj, st, PETSC_FALSE));
+  for (PetscInt i = 0; i < st->nmonitors; i++) PetscCall(st->monitor[i](st, st->step, st->t, st->monitor_ctx[i]));
+  st->monitored_step = st->step;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperMonitorDefault - Prints one line per step: step, time, energy and its change since the
+  first monitored state (relative to |E_0|, or absolute when E_0 = 0), both constraint levels and the
+  step's Newton iterations. ctx: NULL, or the context created by -mbs_monitor.
+
+  Collective
+
+  Options Database Key:
+. -mbs_monitor - use this monitor
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperMonitorDefault(MbsStepper st, PetscInt step, PetscReal t, void *ctx)
+{
+  MbsMonitorDefaultCtx *c = (MbsMonitorDefaultCtx *)ctx;
+  MbsDiagnostics        d;
+  PetscReal             dE;
+  char                  Gv[48] = "";
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperComputeDiagnostics(st, &d));
+  if (c && !c->have0) {
+    c->have0 = PETSC_TRUE;
+    c->E0    = d.E;
+  }
+  dE = c ? (d.E - c->E0) / (c->E0 != 0 ? PetscAbsReal(c->E0) : 1.0) : 0.0;
+  if (d.has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), " Gv %.2e", (double)d.Gv_max));
+  PetscCall(PetscPrintf(st->comm, "%5" PetscInt_FMT " t %.6e E %.15e dE %+.2e g %.2e gv %.2e%s its %" PetscInt_FMT "\n", step, (double)t, (double)d.E, (double)dE, (double)d.g_max, (double)d.gv_max, Gv, step ? st->last_its : 0));
+  PetscFunctionReturn(0);
+}
+
+#define MBS_PROGRESS_INTERVAL 2.0 /* seconds of wall clock between progress lines */
+
+/*@C
+  MbsStepperMonitorProgress - Prints progress to stderr (rank 0) at most every 2 s of wall clock, and a
+  last line at the final step if it printed before: percent of the steps to the final time, simulated
+  time, steps per second and the estimated time to go. ctx: the context created by -mbs_progress.
+
+  Collective
+
+  Options Database Key:
+. -mbs_progress - use this monitor (the gglmbs program turns it on when stderr is a terminal)
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperMonitorProgress(MbsStepper st, PetscInt step, PetscReal t, void *ctx)
+{
+  MbsMonitorProgressCtx *c = (MbsMonitorProgressCtx *)ctx;
+  PetscLogDouble         now;
+  PetscInt               nsteps = (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
+  PetscReal              rate, eta;
+
+  PetscFunctionBegin;
+  PetscCheck(c, st->comm, PETSC_ERR_ARG_NULL, "MbsStepperMonitorProgress needs its context (use -mbs_progress)");
+  PetscCall(PetscTime(&now));
+  /* every rank decides from rank 0's clock, so the collective print is entered by all or none */
+  PetscCallMPI(MPI_Bcast(&now, 1, MPI_DOUBLE, 0, st->comm));
+  if (c->step0 < 0) {
+    c->start = c->last = now;
+    c->step0           = step;
+    PetscFunctionReturn(0);
+  }
+  if (now - c->last < MBS_PROGRESS_INTERVAL && !(c->printed && step >= nsteps)) PetscFunctionReturn(0);
+  c->last    = now;
+  c->printed = PETSC_TRUE;
+  rate       = (step - c->step0) / PetscMax(now - c->start, 1e-9);
+  eta        = rate > 0 ? (nsteps - step) / rate : 0.0;
+  PetscCall(PetscFPrintf(st->comm, PETSC_STDERR, "gglmbs: %5.1f%%  t = %.6g of %.6g  step %" PetscInt_FMT " of %" PetscInt_FMT "  %.1f steps/s  ETA %.0f s\n", nsteps ? 100.0 * step / nsteps : 100.0, (double)t, (double)st->t_end, step, nsteps, (double)rate, (double)PetscMax(eta, 0.0)));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetExternalForce - Sets forces applied by a host code. force(st, t, h, q, p, F, ctx) is
+  called once per step (and per sub-step when -mbs_adapt splits one) before its solve, with t the mid-time
+  t_n + h/2, h the (sub-)step size and (q, p) the state at its start (read only). It adds generalized
+  forces into F (coordinate layout, zeroed before the call; MbsModelAddPointForce() turns a force at a
+  point into them), and the stepper assembles F. Every scheme adds the impulse h F to its momentum
+  balance (R_p = p_{n+1} - p_n + ... - h F): the force is constant over a step and evaluated from its
+  start, the usual explicit (staggered) coupling. With EM the discrete energy balance is exact:
+  E_{n+1} - E_n = h F . M^-1 (p_n + p_{n+1})/2.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+. force - the force routine, or NULL to remove it
+- ctx - its context
+
+  Level: intermediate
+
+.seealso: `MbsModelAddPointForce()`, `MbsModelGetBodyCoordinates()`, `MbsStepperStep()`
+@*/
+PetscErrorCode MbsStepperSetExternalForce(MbsStepper st, MbsExternalForceFn force, void *ctx)
+{
+  PetscFunctionBegin;
+  st->force     = force;
+  st->force_ctx = ctx;
+  PetscFunctionReturn(0);
+}
+
+/* The owner of a body evaluates a point's position (velocity) in the current state and broadcasts it. */
+static PetscErrorCode MbsStepperPointKinematics(MbsStepper st, PetscInt body, const PetscReal X[3], PetscBool velocity, PetscReal x[3])
+{
+  MbsModel           model = st->model;
+  Vec                v     = velocity ? st->p : st->q;
+  PetscMPIInt        owner;
+  PetscInt           off, n, start;
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(MbsModelGetBodyCoordinates(model, body, &off, &n, &owner));
+  if (model->rank == owner) {
+    const MbsBody *b = &model->bodies[body];
+    PetscCall(VecGetOwnershipRange(v, &start, NULL));
+    PetscCall(VecGetArrayRead(v, &a));
+    for (int i = 0; i < 3; i++) {
+      x[i] = PetscRealPart(a[off - start + i]) / (velocity ? b->mblock[0] : 1.0);
+      if (b->type == MBS_BODY_RIGID && X)
+        for (int d = 0; d < 3; d++) x[i] += X[d] * PetscRealPart(a[off - start + 3 + 3 * d + i]) / (velocity ? b->mblock[1 + d] : 1.0);
+    }
+    PetscCall(VecRestoreArrayRead(v, &a));
+  }
+  PetscCallMPI(MPI_Bcast(x, 3, MPIU_REAL, owner, st->comm));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetPointPosition - World position of a material point of a body in the current state.
+
+  Collective: the owner of the body computes it and every rank receives it.
+
+  Input Parameters:
++ st - the stepper
+. body - the body index
+- X - the point in the body frame (ignored for a particle; NULL: the centre)
+
+  Output Parameter:
+. x - world position
+
+  Level: beginner
+
+.seealso: `MbsStepperGetPointVelocity()`, `MbsStepperGetState()`
+@*/
+PetscErrorCode MbsStepperGetPointPosition(MbsStepper st, PetscInt body, const PetscReal X[3], PetscReal x[3])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperPointKinematics(st, body, X, PETSC_FALSE, x));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetPointVelocity - World velocity M^-1 p of a material point of a body in the current state
+  (centre velocity plus X_i times the director velocities of a rigid body).
+
+  Collective: the owner of the body computes it and every rank receives it.
+
+  Level: beginner
+
+.seealso: `MbsStepperGetPointPosition()`
+@*/
+PetscErrorCode MbsStepperGetPointVelocity(MbsStepper st, PetscInt body, const PetscReal X[3], PetscReal v[3])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperPointKinematics(st, body, X, PETSC_TRUE, v));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetTrajectory - Writes the trajectory for visualization into the output directory
+  (docs/output.md): format "xdmf" (trajectory.xdmf + trajectory.h5) or "none", every `every` steps and
+  the last step of MbsStepperSolve().
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_trajectory <none,xdmf> - the format
+- -mbs_trajectory_every <n> - write every n steps
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], PetscInt every)
+{
+  PetscBool xdmf, none;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
+  PetscCall(PetscStrcmp(format, "none", &none));
+  PetscCheck(xdmf || none, st->comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected xdmf or none", format);
+  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Trajectory frequency must be positive, got %" PetscInt_FMT, every);
+  PetscCheck(!st->traj, st->comm, PETSC_ERR_ORDER, "The trajectory is already being written");
+  PetscCall(PetscStrncpy(st->traj_format, format, sizeof(st->traj_format)));
+  st->traj_every = every;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetCheckpoint - Writes a checkpoint (MbsStepperWriteCheckpoint()) every `every` steps of
+  MbsStepperSolve() and at its end, to filename (NULL: <output directory>/checkpoint.bin).
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_checkpoint_every <n> - write every n steps (0: never)
+. -mbs_checkpoint <file> - the file
+- -mbs_restart <file> - continue from a checkpoint (MbsStepperLoadCheckpoint())
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], PetscInt every)
+{
+  PetscFunctionBegin;
+  PetscCheck(every >= 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Checkpoint frequency must be non-negative, got %" PetscInt_FMT, every);
+  if (filename) PetscCall(PetscStrncpy(st->checkpoint, filename, sizeof(st->checkpoint)));
+  st->checkpoint_every = every;
   PetscFunctionReturn(0);
 }

@@ -4,6 +4,7 @@
 
 #include <gglmbs/stepper.h>
 #include "model/operators.h"
+#include "io/trajectory.h"
 
 /*
   A scheme declares its fields in setup (MbsStepperSetFields; fields named "q" and "p" hold q_{n+1},
@@ -32,6 +33,7 @@ typedef struct {
    on a 1e5-particle chain (1.3e-9); the margin keeps the floor test from missing it. */
 #define MBS_FLOOR_EPS_FACTOR   1e3
 #define MBS_STEPPER_MAX_PARAMS 4
+#define MBS_MAX_MONITORS       8
 
 struct _p_MbsStepper {
   MPI_Comm     comm;
@@ -80,10 +82,36 @@ struct _p_MbsStepper {
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
   char     write_state[PETSC_MAX_PATH_LEN];
+
+  /* monitors (MbsStepperMonitorSet), called for the initial state and after every accepted step */
+  PetscInt nmonitors;
+  PetscErrorCode (*monitor[MBS_MAX_MONITORS])(MbsStepper, PetscInt, PetscReal, void *);
+  void          *monitor_ctx[MBS_MAX_MONITORS];
+  PetscErrorCode (*monitor_destroy[MBS_MAX_MONITORS])(void **);
+  PetscInt monitored_step;              /* the step the monitors last saw, -1 before the first call */
+
+  /* external force of a host code: impulse h F on the momentum balance of each (sub-)step */
+  MbsExternalForceFn force;
+  void              *force_ctx;
+  Vec                Fext;              /* coordinate layout, evaluated once per (sub-)step */
+
+  /* trajectory output */
+  char          traj_format[16];        /* "" or "none": off */
+  PetscInt      traj_every;
+  MbsTrajectory traj;
+
+  /* checkpoint and restart; the kept Jacobian is defined by the unknowns, step-start state and step
+     size it was assembled at, so a restart can rebuild exactly the same factors */
+  char     checkpoint[PETSC_MAX_PATH_LEN];
+  PetscInt checkpoint_every;
+  char     restart[PETSC_MAX_PATH_LEN];
+  PetscBool restarted;                  /* the restart file was loaded */
+  Vec      Xjac, qjac, pjac;            /* where the current Jacobian was assembled */
 };
 
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
 
+PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
 PETSC_INTERN PetscErrorCode MbsSchemeCreate_EM(MbsStepper);

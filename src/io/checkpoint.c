@@ -1,0 +1,451 @@
+/*
+  Checkpoint and restart.
+
+  A checkpoint is a PETSc binary file (PetscViewerBinary; rank 0 writes, the vectors are gathered):
+
+    char[16]    "GGLMBS-CKPT"                      magic
+    int64[24]   header (MBS_CKPT_* below)           version, sizes, step, counters, model and layout hashes
+    real[8]     t, h, t_end, jac_h, scheme parameters
+    char[64]    scheme name
+    real[nq]    q, p                                 input (natural) order: any number of ranks can read them
+    Vec         X, Xjac                              solver state in the scheme's unknown layout
+    Vec         qjac, pjac, qlast, plast             coordinate layout (same ranks and partition only)
+    char[16]    "GGLMBS-CKPT-END"                    end marker
+
+  The solver state makes a restart bit-identical: the multipliers of the last step are the next step's
+  initial guess, and under modified Newton the kept Jacobian is rebuilt from the unknowns, step-start
+  state and step size it was assembled at (MbsStepperRebuildJacobian()), so the restarted run factors
+  the same matrix. A restart on a different number of ranks or partition restores q and p only.
+  The file is written under a temporary name and renamed, so a checkpoint is complete or absent.
+*/
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "schemes/stepperimpl.h"
+#include "io/output.h"
+
+#define MBS_CKPT_VERSION 1
+#define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
+#define MBS_CKPT_END     "GGLMBS-CKPT-END"
+
+enum {
+  MBS_CKPT_VERSION_I,
+  MBS_CKPT_NRANKS,
+  MBS_CKPT_NBODIES,
+  MBS_CKPT_NELEMS,
+  MBS_CKPT_NQ,
+  MBS_CKPT_NCON,
+  MBS_CKPT_NUNKNOWNS,
+  MBS_CKPT_STEP,
+  MBS_CKPT_TOTAL_ITS,
+  MBS_CKPT_RETRIES,
+  MBS_CKPT_JAC_VALID,
+  MBS_CKPT_JAC_EVALS,
+  MBS_CKPT_STARTED,
+  MBS_CKPT_MODEL_HASH,
+  MBS_CKPT_LAYOUT_HASH,
+  MBS_CKPT_NPARAMS,
+  MBS_CKPT_NINTS = 24
+};
+enum { MBS_CKPT_T, MBS_CKPT_H, MBS_CKPT_T_END, MBS_CKPT_JAC_H, MBS_CKPT_PARAM0, MBS_CKPT_NREALS = MBS_CKPT_PARAM0 + MBS_STEPPER_MAX_PARAMS };
+
+/* FNV-1a over the bytes of values (not of structs: no padding). */
+static void MbsHash(PetscInt64 *h, const void *data, size_t n)
+{
+  const unsigned char *c = (const unsigned char *)data;
+  uint64_t             x = (uint64_t)*h;
+  for (size_t i = 0; i < n; i++) x = (x ^ c[i]) * 1099511628211ULL;
+  *h = (PetscInt64)(x & 0x7fffffffffffffffULL);
+}
+
+/* What makes two models the same for a restart: bodies (type, mass, inertia) and elements (kind,
+   bodies, points, axes, lengths, stiffnesses), in order. Initial conditions are not part of it. */
+static PetscInt64 MbsModelHash(MbsModel model)
+{
+  PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    const MbsBody *body = &model->bodies[b];
+    const int      type = (int)body->type;
+    MbsHash(&h, &type, sizeof(type));
+    MbsHash(&h, &body->mass, sizeof(body->mass));
+    MbsHash(&h, body->inertia, sizeof(body->inertia));
+  }
+  for (PetscInt k = 0; k < model->nelems; k++) {
+    const MbsElement  *e = &model->elems[k];
+    const MbsElemData *d = &e->data;
+    const PetscInt64   ab[2] = {e->body[0], e->body[1]};
+    MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
+    MbsHash(&h, ab, sizeof(ab));
+    MbsHash(&h, d->Xa, sizeof(d->Xa));
+    MbsHash(&h, d->Xb, sizeof(d->Xb));
+    MbsHash(&h, d->axis_a, sizeof(d->axis_a));
+    MbsHash(&h, d->perp_b, sizeof(d->perp_b));
+    MbsHash(&h, &d->length, sizeof(d->length));
+    MbsHash(&h, &d->stiffness, sizeof(d->stiffness));
+    MbsHash(&h, &d->mass, sizeof(d->mass));
+    MbsHash(&h, d->gravity, sizeof(d->gravity));
+  }
+  return h;
+}
+
+/* The distribution of bodies over ranks: equal hashes mean equal unknown layouts. */
+static PetscInt64 MbsLayoutHash(MbsModel model)
+{
+  PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
+  MbsHash(&h, &model->size, sizeof(model->size));
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    const PetscInt64 r = model->body_rank[b];
+    MbsHash(&h, &r, sizeof(r));
+  }
+  return h;
+}
+
+static PetscErrorCode MbsCheckpointPath(MbsStepper st, const char filename[], char path[], size_t len)
+{
+  PetscFunctionBegin;
+  if (filename && filename[0]) PetscCall(PetscStrncpy(path, filename, len));
+  else if (st->checkpoint[0]) PetscCall(PetscStrncpy(path, st->checkpoint, len));
+  else {
+    PetscCall(MbsMakeDirectory(st->comm, st->output_dir));
+    PetscCall(PetscSNPrintf(path, len, "%s/checkpoint.bin", st->output_dir));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The coordinate-layout vector x in input order, on rank 0 (a sequential Vec there, empty elsewhere). */
+static PetscErrorCode MbsWriteNatural(PetscViewer viewer, MbsModel model, Vec x)
+{
+  VecScatter         scatter;
+  Vec                x0;
+  const PetscScalar *a;
+  PetscInt           n;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCreateScatterToZero(model, x, &scatter, &x0));
+  PetscCall(VecScatterBegin(scatter, x, x0, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(scatter, x, x0, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetLocalSize(x0, &n));
+  PetscCall(VecGetArrayRead(x0, &a));
+  PetscCall(PetscViewerBinaryWrite(viewer, a, model->rank == 0 ? n : 0, PETSC_SCALAR));
+  PetscCall(VecRestoreArrayRead(x0, &a));
+  PetscCall(VecScatterDestroy(&scatter));
+  PetscCall(VecDestroy(&x0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[])
+{
+  MbsModel    model = st->model;
+  PetscViewer viewer;
+  char        magic[16] = MBS_CKPT_MAGIC, end[16] = MBS_CKPT_END, scheme[64];
+  PetscInt64  ints[MBS_CKPT_NINTS] = {0};
+  PetscReal   reals[MBS_CKPT_NREALS] = {0};
+  Vec         qlast, plast;
+
+  PetscFunctionBegin;
+  ints[MBS_CKPT_VERSION_I]   = MBS_CKPT_VERSION;
+  ints[MBS_CKPT_NRANKS]      = model->size;
+  ints[MBS_CKPT_NBODIES]     = model->nbodies;
+  ints[MBS_CKPT_NELEMS]      = model->nelems;
+  ints[MBS_CKPT_NQ]          = model->nq;
+  ints[MBS_CKPT_NCON]        = model->ncon;
+  ints[MBS_CKPT_NUNKNOWNS]   = st->sys->nglobal;
+  ints[MBS_CKPT_STEP]        = st->step;
+  ints[MBS_CKPT_TOTAL_ITS]   = st->total_its;
+  ints[MBS_CKPT_RETRIES]     = st->retries;
+  ints[MBS_CKPT_JAC_VALID]   = st->jac_valid;
+  ints[MBS_CKPT_JAC_EVALS]   = st->jac_evals;
+  ints[MBS_CKPT_STARTED]     = st->started;
+  ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model);
+  ints[MBS_CKPT_LAYOUT_HASH] = MbsLayoutHash(model);
+  ints[MBS_CKPT_NPARAMS]     = st->nparams;
+  reals[MBS_CKPT_T]          = st->t;
+  reals[MBS_CKPT_H]          = st->h;
+  reals[MBS_CKPT_T_END]      = st->t_end;
+  reals[MBS_CKPT_JAC_H]      = st->jac_h;
+  for (PetscInt i = 0; i < st->nparams; i++) reals[MBS_CKPT_PARAM0 + i] = st->param[i];
+  PetscCall(PetscMemzero(scheme, sizeof(scheme)));
+  PetscCall(PetscStrncpy(scheme, st->type, sizeof(scheme)));
+
+  PetscCall(PetscViewerCreate(st->comm, &viewer));
+  PetscCall(PetscViewerSetType(viewer, PETSCVIEWERBINARY));
+  PetscCall(PetscViewerBinarySetSkipInfo(viewer, PETSC_TRUE));
+  PetscCall(PetscViewerBinarySetSkipOptions(viewer, PETSC_TRUE));
+  PetscCall(PetscViewerFileSetMode(viewer, FILE_MODE_WRITE));
+  PetscCall(PetscViewerFileSetName(viewer, tmp));
+  PetscCall(PetscViewerBinaryWrite(viewer, magic, sizeof(magic), PETSC_CHAR));
+  PetscCall(PetscViewerBinaryWrite(viewer, ints, MBS_CKPT_NINTS, PETSC_INT64));
+  PetscCall(PetscViewerBinaryWrite(viewer, reals, MBS_CKPT_NREALS, PETSC_REAL));
+  PetscCall(PetscViewerBinaryWrite(viewer, scheme, sizeof(scheme), PETSC_CHAR));
+  PetscCall(MbsWriteNatural(viewer, model, st->q));
+  PetscCall(MbsWriteNatural(viewer, model, st->p));
+  PetscCall(VecView(st->X, viewer));
+  PetscCall(VecView(st->Xjac, viewer));
+  PetscCall(VecView(st->qjac, viewer));
+  PetscCall(VecView(st->pjac, viewer));
+  /* the start of the last step (the VI schemes' velocity residual is evaluated at its q_theta) */
+  PetscCall(VecDuplicate(st->q, &qlast));
+  PetscCall(VecDuplicate(st->p, &plast));
+  PetscCall(MbsModelLocalToCoordinates(model, st->q0, qlast));
+  PetscCall(MbsModelLocalToCoordinates(model, st->p0, plast));
+  PetscCall(VecView(qlast, viewer));
+  PetscCall(VecView(plast, viewer));
+  PetscCall(VecDestroy(&qlast));
+  PetscCall(VecDestroy(&plast));
+  PetscCall(PetscViewerBinaryWrite(viewer, end, sizeof(end), PETSC_CHAR));
+  PetscCall(PetscViewerDestroy(&viewer));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperWriteCheckpoint - Writes everything a restart needs to continue the run bit for bit: time,
+  step, the state (q, p), the scheme and its parameters, the step size, the multipliers of the last step
+  and what defines the kept Jacobian. The file is written under a temporary name and renamed (a
+  checkpoint is complete or absent); rank 0 writes, so it works on any number of ranks.
+
+  Collective
+
+  Input Parameters:
++ st - the stepper
+- filename - the file (NULL: the one of MbsStepperSetCheckpoint(), default <output directory>/checkpoint.bin)
+
+  Level: intermediate
+
+.seealso: `MbsStepperLoadCheckpoint()`, `MbsStepperSetCheckpoint()`
+@*/
+PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
+{
+  char           path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+  PetscErrorCode ierr;
+  int            err = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  if (st->monitored_step < 0) { /* no step yet: q0, p0 hold the initial state */
+    PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
+    PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
+  }
+  PetscCall(MbsCheckpointPath(st, filename, path, sizeof(path)));
+  PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", path));
+  /* errors of the writer (disk full, unwritable directory) are reported once, below, with the path */
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = MbsCheckpointWrite_Private(st, tmp);
+  PetscCall(PetscPopErrorHandler());
+  if (st->model->rank == 0) {
+    if (!ierr && rename(tmp, path)) err = errno;
+    if (ierr || err) remove(tmp);
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, st->comm));
+  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_WRITE, "Cannot write checkpoint '%s' at step %" PetscInt_FMT ": the file could not be created or written (directory missing or not writable, or disk full)", tmp, st->step);
+  PetscCheck(!err, st->comm, PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint '%s' to '%s': %s", tmp, path, strerror(err));
+  PetscCall(PetscInfo(NULL, "Checkpoint at step %" PetscInt_FMT " (t = %g) written to %s\n", st->step, (double)st->t, path));
+  PetscFunctionReturn(0);
+}
+
+/* Reads a natural-order array (every rank receives all of it, as PetscViewerBinaryRead() does) and
+   inserts it into x (coordinate layout) from rank 0. */
+static PetscErrorCode MbsReadNatural(PetscViewer viewer, MbsModel model, Vec x)
+{
+  VecScatter   scatter;
+  Vec          x0;
+  PetscScalar *a, *all;
+  PetscInt     n;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(model->nq, &all));
+  PetscCall(PetscViewerBinaryRead(viewer, all, model->nq, NULL, PETSC_SCALAR));
+  PetscCall(MbsModelCreateScatterToZero(model, x, &scatter, &x0));
+  PetscCall(VecGetLocalSize(x0, &n));
+  PetscCall(VecGetArray(x0, &a));
+  for (PetscInt i = 0; i < n; i++) a[i] = all[i];
+  PetscCall(VecRestoreArray(x0, &a));
+  PetscCall(PetscFree(all));
+  PetscCall(VecScatterBegin(scatter, x0, x, INSERT_VALUES, SCATTER_REVERSE));
+  PetscCall(VecScatterEnd(scatter, x0, x, INSERT_VALUES, SCATTER_REVERSE));
+  PetscCall(VecScatterDestroy(&scatter));
+  PetscCall(VecDestroy(&x0));
+  PetscFunctionReturn(0);
+}
+
+/* Loads a vector stored with VecView into x if keep, else reads past it. */
+static PetscErrorCode MbsReadVec(PetscViewer viewer, Vec x, PetscBool keep)
+{
+  Vec y;
+
+  PetscFunctionBegin;
+  if (keep) {
+    PetscCall(VecLoad(x, viewer));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecCreate(PetscObjectComm((PetscObject)x), &y));
+  PetscCall(VecLoad(y, viewer));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(0);
+}
+
+/* Reading, with every failure of the viewer turned into 'what' (the caller reports it). */
+typedef struct {
+  char      magic[16], end[16], scheme[64];
+  PetscInt64 ints[MBS_CKPT_NINTS];
+  PetscReal  reals[MBS_CKPT_NREALS];
+} MbsCheckpointHeader;
+
+static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointHeader *hd, const char **what)
+{
+  PetscFunctionBegin;
+  *what = "its header";
+  PetscCall(PetscViewerBinaryRead(viewer, hd->magic, sizeof(hd->magic), NULL, PETSC_CHAR));
+  hd->magic[15] = 0;
+  if (strcmp(hd->magic, MBS_CKPT_MAGIC)) PetscFunctionReturn(0); /* checked by the caller */
+  PetscCall(PetscViewerBinaryRead(viewer, hd->ints, MBS_CKPT_NINTS, NULL, PETSC_INT64));
+  PetscCall(PetscViewerBinaryRead(viewer, hd->reals, MBS_CKPT_NREALS, NULL, PETSC_REAL));
+  PetscCall(PetscViewerBinaryRead(viewer, hd->scheme, sizeof(hd->scheme), NULL, PETSC_CHAR));
+  hd->scheme[63] = 0;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast, Vec plast, char end[16], const char **what)
+{
+  PetscFunctionBegin;
+  *what = "the state q";
+  PetscCall(MbsReadNatural(viewer, st->model, st->q));
+  *what = "the state p";
+  PetscCall(MbsReadNatural(viewer, st->model, st->p));
+  *what = "the solver state";
+  PetscCall(MbsReadVec(viewer, st->X, same_layout));
+  PetscCall(MbsReadVec(viewer, st->Xjac, same_layout));
+  PetscCall(MbsReadVec(viewer, st->qjac, same_layout));
+  PetscCall(MbsReadVec(viewer, st->pjac, same_layout));
+  PetscCall(MbsReadVec(viewer, qlast, same_layout));
+  PetscCall(MbsReadVec(viewer, plast, same_layout));
+  *what = "its end marker";
+  PetscCall(PetscViewerBinaryRead(viewer, end, 16, NULL, PETSC_CHAR));
+  end[15] = 0;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperLoadCheckpoint - Continues a run from a checkpoint of MbsStepperWriteCheckpoint(): sets the
+  time, step and state, and (on the same number of ranks and partition) the multipliers and the kept
+  Jacobian, so that the continued run reproduces the uninterrupted one bit for bit. The model, scheme,
+  scheme parameters and step size must be those of the run that wrote it; the final time may differ.
+
+  Collective
+
+  Input Parameters:
++ st - the stepper, with its model, scheme and step size set (the input file and options of the run)
+- filename - the checkpoint
+
+  Notes:
+  A missing, truncated or foreign file, or one written for another model, scheme or step size, is an
+  error naming the file and the mismatch. On another number of ranks or partition q and p are restored
+  and the run continues from them, equal to round-off but not bit for bit (Newton starts from zero
+  multipliers and a fresh Jacobian).
+
+  Options Database Key:
+. -mbs_restart <file> - MbsStepperSolve() continues from this checkpoint
+
+  Level: intermediate
+
+.seealso: `MbsStepperWriteCheckpoint()`, `MbsStepperSetCheckpoint()`
+@*/
+PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
+{
+  MbsModel            model = st->model;
+  PetscViewer         viewer;
+  MbsCheckpointHeader hd;
+  const char         *what = "the file";
+  PetscErrorCode      ierr;
+  PetscBool           exists, same_layout, ok;
+  Vec                 qlast, plast;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(PetscMemzero(&hd, sizeof(hd)));
+  PetscCall(PetscTestFile(filename, 'r', &exists));
+  {
+    PetscMPIInt e = exists;
+    PetscCallMPI(MPI_Bcast(&e, 1, MPI_INT, 0, st->comm));
+    exists = (PetscBool)e;
+  }
+  PetscCheck(exists, st->comm, PETSC_ERR_FILE_OPEN, "Cannot read checkpoint '%s': no such readable file", filename);
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = PetscViewerCreate(st->comm, &viewer);
+  if (!ierr) ierr = PetscViewerSetType(viewer, PETSCVIEWERBINARY);
+  if (!ierr) ierr = PetscViewerBinarySetSkipInfo(viewer, PETSC_TRUE);
+  if (!ierr) ierr = PetscViewerBinarySetSkipOptions(viewer, PETSC_TRUE);
+  if (!ierr) ierr = PetscViewerFileSetMode(viewer, FILE_MODE_READ);
+  if (!ierr) ierr = PetscViewerFileSetName(viewer, filename);
+  if (!ierr) ierr = MbsCheckpointReadHeader(viewer, &hd, &what);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr) PetscCall(PetscViewerDestroy(&viewer));
+  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or unreadable: reading %s failed", filename, what);
+  if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] != MBS_CKPT_VERSION) {
+    PetscCall(PetscViewerDestroy(&viewer));
+    SETERRQ(st->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)", filename, MBS_CKPT_VERSION);
+  }
+  /* the run must be the one that wrote it */
+  {
+    char msg[512] = "";
+    if (hd.ints[MBS_CKPT_NBODIES] != model->nbodies || hd.ints[MBS_CKPT_NELEMS] != model->nelems || hd.ints[MBS_CKPT_NQ] != model->nq || hd.ints[MBS_CKPT_NCON] != model->ncon)
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written for a model of %" PetscInt64_FMT " bodies, %" PetscInt64_FMT " elements, %" PetscInt64_FMT " coordinates and %" PetscInt64_FMT " constraints; this model has %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT " and %" PetscInt_FMT, hd.ints[MBS_CKPT_NBODIES], hd.ints[MBS_CKPT_NELEMS], hd.ints[MBS_CKPT_NQ], hd.ints[MBS_CKPT_NCON], model->nbodies, model->nelems, model->nq, model->ncon));
+    else if (hd.ints[MBS_CKPT_MODEL_HASH] != MbsModelHash(model)) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written for a model of the same size but other masses, inertias, elements or element data"));
+    else if (strcmp(hd.scheme, st->type)) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written by scheme %s; this run uses %s", hd.scheme, st->type));
+    else if (hd.reals[MBS_CKPT_H] != st->h) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with step size h = %.17g; this run uses h = %.17g", (double)hd.reals[MBS_CKPT_H], (double)st->h));
+    else if (hd.ints[MBS_CKPT_NPARAMS] != st->nparams || hd.ints[MBS_CKPT_NUNKNOWNS] != st->sys->nglobal) PetscCall(PetscSNPrintf(msg, sizeof(msg), "its scheme has other parameters or unknowns"));
+    else
+      for (PetscInt i = 0; i < st->nparams && !msg[0]; i++)
+        if (hd.reals[MBS_CKPT_PARAM0 + i] != st->param[i]) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with %s %s = %.17g; this run uses %.17g", st->type, st->param_name[i], (double)hd.reals[MBS_CKPT_PARAM0 + i], (double)st->param[i]));
+    if (msg[0]) {
+      PetscCall(PetscViewerDestroy(&viewer));
+      SETERRQ(st->comm, PETSC_ERR_USER_INPUT, "Cannot restart from checkpoint '%s': %s", filename, msg);
+    }
+  }
+  same_layout = (PetscBool)(hd.ints[MBS_CKPT_NRANKS] == model->size && hd.ints[MBS_CKPT_LAYOUT_HASH] == MbsLayoutHash(model));
+  PetscCall(VecDuplicate(st->q, &qlast));
+  PetscCall(VecDuplicate(st->p, &plast));
+  {
+    char end[16] = "";
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MbsCheckpointReadData(st, viewer, same_layout, qlast, plast, end, &what);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscViewerDestroy(&viewer));
+    ok = (PetscBool)(!ierr && !strcmp(end, MBS_CKPT_END));
+  }
+  if (!ok) {
+    PetscCall(VecDestroy(&qlast));
+    PetscCall(VecDestroy(&plast));
+    /* the state may be half loaded: do not let the stepper go on from it */
+    PetscCall(MbsModelCreateInitialState(model, &qlast, &plast));
+    PetscCall(VecCopy(qlast, st->q));
+    PetscCall(VecCopy(plast, st->p));
+    PetscCall(VecDestroy(&qlast));
+    PetscCall(VecDestroy(&plast));
+    SETERRQ(st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename, ierr ? what : "its end marker");
+  }
+  st->step      = (PetscInt)hd.ints[MBS_CKPT_STEP];
+  st->t         = hd.reals[MBS_CKPT_T];
+  st->total_its = (PetscInt)hd.ints[MBS_CKPT_TOTAL_ITS];
+  st->retries   = (PetscInt)hd.ints[MBS_CKPT_RETRIES];
+  st->jac_evals = (PetscInt)hd.ints[MBS_CKPT_JAC_EVALS];
+  st->last_its  = 0;
+  st->jac_valid = PETSC_FALSE;
+  st->started   = PETSC_FALSE;
+  if (same_layout) {
+    st->started = (PetscBool)hd.ints[MBS_CKPT_STARTED];
+    st->jac_h   = hd.reals[MBS_CKPT_JAC_H];
+    if (hd.ints[MBS_CKPT_JAC_VALID]) PetscCall(MbsStepperRebuildJacobian(st));
+    PetscCall(MbsModelCoordinatesToLocal(model, qlast, st->q0));
+    PetscCall(MbsModelCoordinatesToLocal(model, plast, st->p0));
+  } else {
+    PetscCall(PetscPrintf(st->comm, "gglmbs: checkpoint '%s' was written on %" PetscInt64_FMT " ranks (or another partition): restored the state only; the run continues equal to round-off, not bit for bit\n", filename, hd.ints[MBS_CKPT_NRANKS]));
+    PetscCall(MbsModelCoordinatesToLocal(model, st->q, st->q0));
+    PetscCall(MbsModelCoordinatesToLocal(model, st->p, st->p0));
+  }
+  PetscCall(VecDestroy(&qlast));
+  PetscCall(VecDestroy(&plast));
+  st->restarted      = PETSC_TRUE;
+  st->monitored_step = -1;
+  PetscCall(PetscInfo(NULL, "Restarted from %s at step %" PetscInt_FMT ", t = %g\n", filename, st->step, (double)st->t));
+  PetscFunctionReturn(0);
+}
