@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake pkg-config petsc-dev libmetis-dev libyaml-dev libcmocka-dev openmpi-bin libopenmpi-dev)
+packages=(build-essential cmake pkg-config petsc-dev libmetis-dev libyaml-dev libcmocka-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
