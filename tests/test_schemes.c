@@ -705,6 +705,98 @@ static void test_adapt(void **state)
   }
 }
 
+/* The external-force hook: forces added by a host (here from rank 0 only, on bodies any rank may own) at
+   a free particle, the end of a hanging chain and a point off the centre of a rigid body pinned at a
+   fixed point. With EM: each step's momentum change of the free particle is the impulse h f, and the
+   energy changes by exactly the work sum f . (x_{n+1}(X) - x_n(X)) along the displacements of the
+   points of application, to round-off, on any number of ranks. (With the midpoint velocity,
+   h f . (v_n + v_{n+1})/2, the balance is off by h F . M^-1 G^T gamma: 2e-8 here.) */
+typedef struct {
+  PetscInt  free, tip, rigid;
+  PetscReal X[3];
+  PetscReal f[3][3]; /* the forces of the last call */
+  PetscInt  calls;
+} ForceCtx;
+
+static PetscErrorCode HostForce(MbsStepper st, PetscReal t, PetscReal h, Vec q, Vec p, Vec F, void *ctx)
+{
+  ForceCtx   *c = (ForceCtx *)ctx;
+  MbsModel    model;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetModel(st, &model));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)F), &rank));
+  c->f[0][0] = PetscSinReal(t), c->f[0][1] = PetscCosReal(2 * t), c->f[0][2] = 0.5;
+  c->f[1][0] = 0, c->f[1][1] = 2 * PetscSinReal(3 * t), c->f[1][2] = 0;
+  c->f[2][0] = PetscCosReal(t), c->f[2][1] = 0, c->f[2][2] = PetscSinReal(t);
+  c->calls++;
+  if (rank == 0) {
+    PetscCall(MbsModelAddPointForce(model, c->free, NULL, c->f[0], F));
+    PetscCall(MbsModelAddPointForce(model, c->tip, NULL, c->f[1], F));
+    PetscCall(MbsModelAddPointForce(model, c->rigid, c->X, c->f[2], F));
+  }
+  PetscFunctionReturn(0);
+}
+
+static void test_external_force(void **state)
+{
+  const PetscReal g[3] = {0, 0, -9.81}, zero[3] = {0, 0, 0}, down[3] = {0.6, 0, -0.8}, R0[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Jtop[3] = {0.5, 0.7, 0.9};
+  const PetscReal h = 0.01, m_free = 1.7;
+  const PetscInt  nsteps = 30;
+  MbsModel        model;
+  MbsStepper      st;
+  ForceCtx        c = {0};
+  MbsDiagnostics  d0, d1;
+  PetscReal       v0[3][3], v1[3][3], x0[3][3], x1[3][3], work_total = 0;
+  PetscInt        first;
+
+  (void)state;
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+  CHECK(MbsModelSetGravity(model, g));
+  CHECK(MbsModelAddParticle(model, "free", m_free, (PetscReal[]){2, 0, 0}, (PetscReal[]){0, 0.3, 0}, &c.free));
+  CHECK(MbsModelAddChain(model, "chain", 12, 0.2, 0.1, zero, down, &first));
+  c.tip = first + 11;
+  CHECK(MbsModelAddRigidBody(model, "top", 3.0, Jtop, (PetscReal[]){0, 1, 1}, R0, NULL, (PetscReal[]){0, 0, 4}, &c.rigid));
+  CHECK(MbsModelAddFixedPoint(model, c.rigid, (PetscReal[]){0, 0, -1}, (PetscReal[]){0, 1, 0}, NULL));
+  c.X[0] = 0.1, c.X[1] = 0.2, c.X[2] = 0.3;
+  CHECK(MbsModelSetUp(model));
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, MBSSCHEMEEM));
+  CHECK(MbsStepperSetTimeStep(st, h));
+  CHECK(MbsStepperSetExternalForce(st, HostForce, &c));
+  CHECK(MbsStepperSetUp(st));
+  CHECK(MbsStepperComputeDiagnostics(st, &d0));
+  for (PetscInt n = 0; n < nsteps; n++) {
+    const PetscInt  body[3] = {c.free, c.tip, c.rigid};
+    PetscReal       work = 0, scale;
+    for (int k = 0; k < 3; k++) CHECK(MbsStepperGetPointVelocity(st, body[k], k == 2 ? c.X : NULL, v0[k]));
+    for (int k = 0; k < 3; k++) CHECK(MbsStepperGetPointPosition(st, body[k], k == 2 ? c.X : NULL, x0[k]));
+    CHECK(MbsStepperStep(st));
+    assert_int_equal((int)c.calls, (int)n + 1);
+    for (int k = 0; k < 3; k++) CHECK(MbsStepperGetPointVelocity(st, body[k], k == 2 ? c.X : NULL, v1[k]));
+    for (int k = 0; k < 3; k++) CHECK(MbsStepperGetPointPosition(st, body[k], k == 2 ? c.X : NULL, x1[k]));
+    CHECK(MbsStepperComputeDiagnostics(st, &d1));
+    for (int k = 0; k < 3; k++)
+      for (int i = 0; i < 3; i++) work += c.f[k][i] * (x1[k][i] - x0[k][i]);
+    scale = PetscAbsReal(d0.T) + PetscAbsReal(d0.V) + PetscAbsReal(work);
+    if (PetscAbsReal(d1.E - d0.E - work) > 1e-12 * scale) Fail("step %d: E_{n+1} - E_n = %.17g, work of the external forces %.17g (difference %.3e)\n", (int)n, (double)(d1.E - d0.E), (double)work, (double)(d1.E - d0.E - work));
+    for (int i = 0; i < 3; i++) {
+      const PetscReal dp = m_free * (v1[0][i] - v0[0][i]), impulse = h * c.f[0][i] + (i == 2 ? h * m_free * g[2] : 0.0);
+      if (PetscAbsReal(dp - impulse) > 1e-13) Fail("step %d: the free particle's momentum changed by %.17g, impulse %.17g (component %d)\n", (int)n, (double)dp, (double)impulse, i);
+      /* its position advances with the mean velocity (EM's midpoint rule) */
+      if (PetscAbsReal(x1[0][i] - x0[0][i] - 0.5 * h * (v0[0][i] + v1[0][i])) > 1e-14) Fail("step %d: free particle x_{n+1} - x_n = %.17g, h (v_n + v_{n+1})/2 = %.17g\n", (int)n, (double)(x1[0][i] - x0[0][i]), (double)(0.5 * h * (v0[0][i] + v1[0][i])));
+    }
+    if (d1.g_max > 1e-10 || d1.gv_max > 1e-10) Fail("step %d: g_max %g, gv_max %g\n", (int)n, (double)d1.g_max, (double)d1.gv_max);
+    work_total += work;
+    d0 = d1;
+  }
+  /* the forces did real work: the balance above is not 0 = 0 */
+  if (PetscAbsReal(work_total) < 1e-3) Fail("the external forces did almost no work (%g): the test would not see a missing force\n", (double)work_total);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -712,6 +804,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_jacobian_preallocation_exact),
     cmocka_unit_test(test_chain),
     cmocka_unit_test(test_parallel_matches_serial),
+    cmocka_unit_test(test_external_force),
     /* With GGLMBS_TEST_PARALLEL (the MPI runs) only the tests above: the rest are serial numerics (the
        one-body examples do not even distribute), which test_parallel_matches_serial ties to any number of ranks. */
     cmocka_unit_test(test_pendulum),
@@ -723,7 +816,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_adapt),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
-  size_t      ntests = getenv("GGLMBS_TEST_PARALLEL") ? 4 : sizeof(tests) / sizeof(tests[0]);
+  size_t      ntests = getenv("GGLMBS_TEST_PARALLEL") ? 5 : sizeof(tests) / sizeof(tests[0]);
   int         fails;
 
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;

@@ -92,7 +92,8 @@ PETSC_EXTERN PetscErrorCode MbsStepperMonitorProgress(MbsStepper, PetscInt, Pets
 /* External forces applied by a host code: force(st, t, h, q, p, F, ctx) is called once per (sub-)step
    with t the mid-time of the step, h its size and (q, p) the state at its start; it adds generalized
    forces into F (zeroed before the call; coordinate layout; MbsModelAddPointForce() helps), and every
-   scheme adds the impulse h F to its momentum balance. */
+   scheme adds the impulse h F to its momentum balance. With EM the energy balance is exact:
+   E_{n+1} - E_n = F . (q_{n+1} - q_n), the work of F along the step's displacement. */
 typedef PetscErrorCode (*MbsExternalForceFn)(MbsStepper, PetscReal t, PetscReal h, Vec q, Vec p, Vec F, void *ctx);
 PETSC_EXTERN PetscErrorCode MbsStepperSetExternalForce(MbsStepper, MbsExternalForceFn, void *ctx);
 PETSC_EXTERN PetscErrorCode MbsStepperGetPointPosition(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal x[3]);

@@ -1447,7 +1447,9 @@ PetscErrorCode MbsStepperMonitorProgress(MbsStepper st, PetscInt step, PetscReal
   point into them), and the stepper assembles F. Every scheme adds the impulse h F to its momentum
   balance (R_p = p_{n+1} - p_n + ... - h F): the force is constant over a step and evaluated from its
   start, the usual explicit (staggered) coupling. With EM the discrete energy balance is exact:
-  E_{n+1} - E_n = h F . M^-1 (p_n + p_{n+1})/2.
+  E_{n+1} - E_n = F . (q_{n+1} - q_n), the work of F along the step's displacement (the GGL term makes
+  q_{n+1} - q_n differ from h M^-1 (p_n + p_{n+1})/2 where constraints act, so the midpoint-velocity work
+  balances only to O(h) of the multiplier gamma).
 
   Logically Collective
 
