@@ -733,14 +733,19 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
     PetscBool mon = PETSC_FALSE, prog = PETSC_FALSE;
     char      fmt[16] = "";
     PetscInt  every   = st->traj_every, ckevery = st->checkpoint_every;
+    PetscBool has_mon = PETSC_FALSE, has_prog = PETSC_FALSE; /* SetFromOptions called again adds them once */
+    for (PetscInt i = 0; i < st->nmonitors; i++) {
+      if (st->monitor[i] == MbsStepperMonitorDefault) has_mon = PETSC_TRUE;
+      if (st->monitor[i] == MbsStepperMonitorProgress) has_prog = PETSC_TRUE;
+    }
     PetscCall(PetscOptionsBool("-mbs_monitor", "Print diagnostics every step", "MbsStepperMonitorDefault", mon, &mon, NULL));
-    if (mon) {
+    if (mon && !has_mon) {
       MbsMonitorDefaultCtx *c;
       PetscCall(PetscNew(&c));
       PetscCall(MbsStepperMonitorSet(st, MbsStepperMonitorDefault, c, MbsMonitorCtxDestroy));
     }
     PetscCall(PetscOptionsBool("-mbs_progress", "Print progress (percent, time, steps/s, ETA) to stderr", "MbsStepperMonitorProgress", prog, &prog, NULL));
-    if (prog) {
+    if (prog && !has_prog) {
       MbsMonitorProgressCtx *c;
       PetscCall(PetscNew(&c));
       c->step0 = -1;
