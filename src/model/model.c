@@ -114,6 +114,13 @@ PetscErrorCode MbsModelSetGravity(MbsModel model, const PetscReal g[3])
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsModelGetGravity - The gravitational acceleration (world frame) set with MbsModelSetGravity().
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsModelGetGravity(MbsModel model, PetscReal g[3])
 {
   PetscFunctionBegin;
@@ -288,6 +295,13 @@ PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *bod
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsModelGetNumBodies - The number of bodies (particles and rigid bodies), the same on every rank.
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsModelGetNumBodies(MbsModel model, PetscInt *n)
 {
   PetscFunctionBegin;
@@ -620,6 +634,13 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsModelSetBodyLabel - Sets where a body came from (e.g. "input.yaml:12:5"), used in error messages about it.
+
+  Not Collective
+
+  Level: developer
+@*/
 PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char label[])
 {
   PetscFunctionBegin;
@@ -629,6 +650,13 @@ PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char la
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsModelSetElementLabel - Sets where an element came from (e.g. "input.yaml:30:7"), used in error messages about it.
+
+  Not Collective
+
+  Level: developer
+@*/
 PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char label[])
 {
   PetscFunctionBegin;

@@ -439,6 +439,13 @@ PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetType - The name of the stepper's scheme (borrowed; do not free).
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsStepperGetType(MbsStepper st, const char *type[])
 {
   PetscFunctionBegin;
@@ -462,6 +469,13 @@ PetscErrorCode MbsStepperSetTimeStep(MbsStepper st, PetscReal h)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetTimeStep - The step size h.
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsStepperGetTimeStep(MbsStepper st, PetscReal *h)
 {
   PetscFunctionBegin;
@@ -582,6 +596,13 @@ PetscErrorCode MbsStepperSetPredictor(MbsStepper st, MbsPredictor predictor)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetPredictor - The Newton initial guess in use (MbsStepperSetPredictor()).
+
+  Not Collective
+
+  Level: intermediate
+@*/
 PetscErrorCode MbsStepperGetPredictor(MbsStepper st, MbsPredictor *predictor)
 {
   PetscFunctionBegin;
@@ -1243,6 +1264,13 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetModel - The model the stepper integrates (borrowed; do not destroy).
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsStepperGetModel(MbsStepper st, MbsModel *model)
 {
   PetscFunctionBegin;
@@ -1250,6 +1278,13 @@ PetscErrorCode MbsStepperGetModel(MbsStepper st, MbsModel *model)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetSNES - The nonlinear solver of each step (borrowed), for settings the options database does not reach.
+
+  Not Collective
+
+  Level: intermediate
+@*/
 PetscErrorCode MbsStepperGetSNES(MbsStepper st, SNES *snes)
 {
   PetscFunctionBegin;
@@ -1257,6 +1292,13 @@ PetscErrorCode MbsStepperGetSNES(MbsStepper st, SNES *snes)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetTime - The current time t = n h.
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsStepperGetTime(MbsStepper st, PetscReal *t)
 {
   PetscFunctionBegin;
@@ -1264,6 +1306,13 @@ PetscErrorCode MbsStepperGetTime(MbsStepper st, PetscReal *t)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetStepNumber - The number of accepted steps since the start (a restart continues the count).
+
+  Not Collective
+
+  Level: beginner
+@*/
 PetscErrorCode MbsStepperGetStepNumber(MbsStepper st, PetscInt *step)
 {
   PetscFunctionBegin;
@@ -1285,6 +1334,13 @@ PetscErrorCode MbsStepperGetState(MbsStepper st, Vec *q, Vec *p)
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetNewtonIterations - Newton iterations of the last step (all attempts with -mbs_adapt) and in total; either may be NULL.
+
+  Not Collective
+
+  Level: intermediate
+@*/
 PetscErrorCode MbsStepperGetNewtonIterations(MbsStepper st, PetscInt *last, PetscInt *total)
 {
   PetscFunctionBegin;
@@ -1293,6 +1349,13 @@ PetscErrorCode MbsStepperGetNewtonIterations(MbsStepper st, PetscInt *last, Pets
   PetscFunctionReturn(0);
 }
 
+/*@C
+  MbsStepperGetNumUnknowns - The global number of unknowns of the scheme's nonlinear system per step.
+
+  Collective (sets the stepper up if needed)
+
+  Level: intermediate
+@*/
 PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper st, PetscInt *n)
 {
   PetscFunctionBegin;
