@@ -43,6 +43,7 @@ PETSC_EXTERN PetscErrorCode MbsModelGetPointPosition(MbsModel, PetscInt body, co
 PETSC_EXTERN PetscErrorCode MbsModelSetBodyLabel(MbsModel, PetscInt body, const char label[]);
 PETSC_EXTERN PetscErrorCode MbsModelSetElementLabel(MbsModel, PetscInt elem, const char label[]);
 PETSC_EXTERN PetscErrorCode MbsModelSetInitialTolerance(MbsModel, PetscReal);
+PETSC_EXTERN PetscErrorCode MbsModelSetFromOptions(MbsModel);
 PETSC_EXTERN PetscErrorCode MbsModelSetUp(MbsModel);
 PETSC_EXTERN PetscErrorCode MbsModelView(MbsModel, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsModelSetPartitioner(MbsModel, const char type[]);

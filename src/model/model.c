@@ -935,6 +935,38 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
 }
 
 /*@C
+  MbsModelSetFromOptions - Reads the model's options; MbsModelSetUp() calls it if it was not called.
+
+  Collective
+
+  Options Database Keys:
++ -mbs_initial_tolerance <tol> - largest accepted initial constraint violation (MbsModelSetInitialTolerance())
+. -mbs_partition <metis,contiguous> - how bodies are distributed over the ranks (MbsModelSetPartitioner())
+- -mbs_view_partition - report bodies, unknowns, ghosts and cut elements per rank after set-up
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelSetFromOptions(MbsModel model)
+{
+  PetscFunctionBegin;
+  PetscOptionsBegin(model->comm, NULL, "Multibody model", "MbsModel");
+  PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation", "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
+  {
+    const char *const parts[] = {"metis", "contiguous"};
+    PetscInt          which   = 0;
+    PetscBool         set;
+    PetscCall(PetscStrcmp(model->partitioner, "contiguous", &set));
+    if (set) which = 1;
+    PetscCall(PetscOptionsEList("-mbs_partition", "How bodies are distributed over MPI ranks", "MbsModelSetPartitioner", parts, 2, parts[which], &which, &set));
+    if (set) PetscCall(PetscStrncpy(model->partitioner, parts[which], sizeof(model->partitioner)));
+  }
+  PetscCall(PetscOptionsBool("-mbs_view_partition", "Report bodies, unknowns, ghosts and cut elements per rank after set-up", "MbsModelViewPartition", model->view_partition, &model->view_partition, NULL));
+  PetscOptionsEnd();
+  model->options_read = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsModelSetUp - Freezes the model: adds gravity elements, assigns bodies and elements to ranks, numbers
   coordinates and constraint rows, sets up the ghost bodies, and checks the initial state against the
   constraints on position and velocity level.
@@ -951,19 +983,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscFunctionBegin;
   if (model->setup) PetscFunctionReturn(0);
   PetscCheck(model->nbodies > 0, model->comm, PETSC_ERR_USER_INPUT, "The model has no bodies");
-  PetscOptionsBegin(model->comm, NULL, "Multibody model", "MbsModel");
-  PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation", "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
-  {
-    const char *const parts[] = {"metis", "contiguous"};
-    PetscInt          which   = 0;
-    PetscBool         set;
-    PetscCall(PetscStrcmp(model->partitioner, "contiguous", &set));
-    if (set) which = 1;
-    PetscCall(PetscOptionsEList("-mbs_partition", "How bodies are distributed over MPI ranks", "MbsModelSetPartitioner", parts, 2, parts[which], &which, &set));
-    if (set) PetscCall(PetscStrncpy(model->partitioner, parts[which], sizeof(model->partitioner)));
-  }
-  PetscCall(PetscOptionsBool("-mbs_view_partition", "Report bodies, unknowns, ghosts and cut elements per rank after set-up", "MbsModelViewPartition", model->view_partition, &model->view_partition, NULL));
-  PetscOptionsEnd();
+  if (!model->options_read) PetscCall(MbsModelSetFromOptions(model));
   if (model->gravity[0] != 0 || model->gravity[1] != 0 || model->gravity[2] != 0) {
     for (PetscInt b = 0; b < model->nbodies; b++) {
       MbsElement *e;

@@ -28,6 +28,7 @@ struct _p_MbsModel {
   PetscReal   gravity[3];
   PetscReal   ic_tol;
   PetscBool   setup;
+  PetscBool   options_read; /* MbsModelSetFromOptions() was called */
 
   PetscInt    nbodies, maxbodies;
   MbsBody    *bodies;
