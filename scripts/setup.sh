@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config petsc-dev libmetis-dev libyaml-dev libcmocka-dev openmpi-bin libopenmpi-dev python3-matplotlib)
+# ParaView reads the trajectory back in the tests and renders docs/figures/paraview_*.png. Debian's
+# ParaView renders only through GLX, so headless runs need Xvfb. pvpython needs python3-paraview and
+# xvfb-run needs xauth, both only recommended (skipped by --no-install-recommends).
+packages+=(paraview python3-paraview xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -91,6 +91,7 @@ static const BadInput bad_inputs[] = {
   {"unknown_spring_type",           6,  12, "springs[0].type",              "expected a spring type (linear or quartic)",         "'cubic'"},
   {"zero_every",                    4,  33, "output.every",                 "expected a positive integer",                        "'0'"},
   {"fractional_every",              4,  17, "output.every",                 "expected a positive integer",                        "'2.5'"},
+  {"unknown_trajectory",            4,  48, "output.trajectory",            "expected one of xdmf, none",                         "'vtk'"},
   {"not_orthonormal",               9,  15, "bodies[0].orientation.matrix", "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "max |R^T R - I| = 4.400e-05"},
   {"reflection",                    9,  15, "bodies[0].orientation.matrix", "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "a reflection (determinant -1)"},
   {"zero_axis",                     8,  25, "bodies[0].orientation.axis",   "expected a non-zero 3-vector (rotation axis)",       "[0, 0, 0]"},
@@ -218,6 +219,7 @@ static void TestRunConfigDefaults(void **state)
   assert_int_equal(cfg.nparams, 0);
   assert_string_equal(cfg.output_dir, "output");
   assert_int_equal(cfg.output_every, 1);
+  assert_string_equal(cfg.trajectory, "");
 }
 
 typedef struct {

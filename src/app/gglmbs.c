@@ -59,6 +59,7 @@ static PetscErrorCode Run(void)
   PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
   PetscCall(MbsStepperSetFinalTime(st, cfg.t_end));
   PetscCall(MbsStepperSetOutput(st, cfg.output_dir, cfg.output_every));
+  if (cfg.trajectory[0]) PetscCall(MbsStepperSetTrajectory(st, cfg.trajectory, cfg.output_every));
   {
     /* Progress lines on stderr when a person watches (a terminal), unless -mbs_progress says otherwise;
        logs, pipes and test runs stay quiet. */

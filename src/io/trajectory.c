@@ -1,25 +1,779 @@
-/* Placeholder: the XDMF + HDF5 writer (issue 5). */
+/*
+  Trajectory output for ParaView (docs/output.md): trajectory.h5, written in parallel through PETSc's
+  HDF5 viewer, and trajectory.xdmf, the XML that tells ParaView what the datasets mean, written by rank 0.
+
+  Points, in natural order whatever the number of ranks and the partition: the bodies in input order
+  (particle position, rigid body centre phi), then one fixed point per ground anchor of a two-point
+  element attached to the ground, in element order. Cells: one line per two-point element (joints, rods,
+  springs, fixed points to their anchor) in element order, from its first point to its second; the
+  second is always a body (the ground anchor, if any, comes first). Elements of one body (rigid-body
+  internal constraints, gravity) have no cell. The topology is written once; each written step adds a
+  group with the step's data (docs/output.md has the layout).
+*/
+#define _POSIX_C_SOURCE 200809L /* pwrite, access */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <petscviewerhdf5.h>
+#include "io/output.h"
 #include "io/trajectory.h"
+#include "schemes/stepperimpl.h"
 
-PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt every, MbsTrajectory *traj)
+#define MBS_TRAJ_H5   "trajectory.h5"
+#define MBS_TRAJ_XDMF "trajectory.xdmf"
+
+/* The data of a step is one dataset of 3-vectors: the blocks of rows below, npoints rows each, then one
+   row per cell with its force. */
+enum { MBS_TRAJ_POSITION, MBS_TRAJ_VELOCITY, MBS_TRAJ_D1, MBS_TRAJ_D2, MBS_TRAJ_D3, MBS_TRAJ_NPOINTFIELDS };
+static const char *const MbsTrajPointFields[] = {"position", "velocity", "d1", "d2", "d3"};
+static const char MbsTrajRows[] = "rows of 3-vectors: position, velocity, d1, d2, d3 of every point (npoints rows each, in this order), then force of every cell (ncells rows)";
+#define MBS_TRAJ_GRID_MAX 8192 /* bytes of the XDMF text of one step */
+
+/* Cell kinds (the "kind" cell field). Two-point elements between two bodies always get a cell (kind 0
+   for a type not listed here); an element attached to the ground gets one only if its type is listed,
+   because one-body elements (rigid-body internal constraints, gravity) also name the ground as body b. */
+static const struct {
+  const MbsElemKernel *kernel;
+  PetscInt             kind;
+} MbsTrajCellKinds[] = {
+  {&MbsElemKernelSpherical,     1},
+  {&MbsElemKernelRod,           2},
+  {&MbsElemKernelRevolute,      3},
+  {&MbsElemKernelSpringLinear,  4},
+  {&MbsElemKernelSpringQuartic, 5}
+};
+static const char MbsTrajKindNames[] = "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute joint, 4 linear spring, 5 quartic spring";
+
+struct _n_MbsTrajectory {
+  MPI_Comm    comm;
+  PetscMPIInt rank;
+  PetscInt    every;
+  char        h5[PETSC_MAX_PATH_LEN], xdmf[PETSC_MAX_PATH_LEN];
+  PetscViewer viewer;
+
+  PetscInt   nbodies, npoints, ncells;
+  PetscInt  *cell_elem;  /* the element of each cell */
+  PetscInt  *cell_point; /* its two points */
+  PetscInt  *cell_kind;
+  PetscInt  *cell_side;  /* which body of the element (0: a, 1: b) is the cell's second point */
+  PetscInt  *point_body; /* body of each point, -1 for a ground anchor */
+  PetscReal *anchor;     /* 3 coordinates per ground anchor */
+  PetscInt   nowned;     /* cells of the elements this rank owns */
+  PetscInt  *owned_k;    /* their position in model->elem_local */
+  PetscInt  *owned_cell;
+
+  /* One dataset per step: PETSc's HDF5 viewer flushes the file (with MPI-IO an fsync, which costs
+     more than the rest of a write) after every dataset it writes. */
+  Vec          data;               /* the rows of a step, natural order, block size 3 */
+  Vec          cell_owned;         /* the forces of the owned cells, in owner order */
+  VecScatter   q_to_points, p_to_points, to_cells;
+  PetscScalar *qloc, *qw;          /* ghosted local coordinates */
+
+  PetscInt create_step, last_step;
+  off_t    xdmf_end;               /* rank 0: where the closing tags of the XDMF file start */
+};
+
+static PetscBool     MbsTrajPackageInitialized = PETSC_FALSE;
+static PetscLogEvent MBS_TrajWrite;
+
+static PetscErrorCode MbsTrajFinalizePackage(void)
 {
-  MPI_Comm comm;
-  MbsModel model;
-
   PetscFunctionBegin;
-  PetscCall(MbsStepperGetModel(st, &model));
-  PetscCall(MbsModelGetComm(model, &comm));
-  SETERRQ(comm, PETSC_ERR_SUP, "Trajectory output is not built yet");
-}
-
-PetscErrorCode MbsTrajectoryWrite(MbsTrajectory traj, MbsStepper st, PetscBool force)
-{
-  PetscFunctionBegin;
+  MbsTrajPackageInitialized = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
+static PetscErrorCode MbsTrajInitializePackage(void)
+{
+  PetscClassId classid;
+
+  PetscFunctionBegin;
+  if (MbsTrajPackageInitialized) PetscFunctionReturn(0);
+  MbsTrajPackageInitialized = PETSC_TRUE;
+  PetscCall(PetscClassIdRegister("Multibody trajectory", &classid));
+  PetscCall(PetscLogEventRegister("MbsTrajWrite", classid, &MBS_TrajWrite));
+  PetscCall(PetscRegisterFinalize(MbsTrajFinalizePackage));
+  PetscFunctionReturn(0);
+}
+
+/* The cell kind of an element, or -1 if it has no cell. */
+static PetscInt MbsTrajElementKind(const MbsElement *el)
+{
+  for (size_t i = 0; i < sizeof(MbsTrajCellKinds) / sizeof(MbsTrajCellKinds[0]); i++)
+    if (el->kernel == MbsTrajCellKinds[i].kernel) return MbsTrajCellKinds[i].kind;
+  return el->body[0] >= 0 && el->body[1] >= 0 ? 0 : -1;
+}
+
+/*
+  Every scheme's momentum balance carries + h G(q_w)^T lambda with q_w = (1 - w) q_n + w q_{n+1} (G is
+  affine in q, all constraints being at most quadratic): EM and EM-G at the midpoint (eq. 84), VI-S at
+  q_n (eq. 55), VI-A at q_theta (eq. 79), VI-B at ((1 - vartheta) G(q_n) + vartheta G(q_{n+1})) = G(q_vartheta)
+  (eq. 82). A scheme not listed here is evaluated at q_{n+1}.
+*/
+static PetscErrorCode MbsTrajMultiplierWeight(MbsStepper st, PetscReal *w)
+{
+  static const struct {
+    const char *scheme, *parameter;
+    PetscReal   w;
+  } table[] = {
+    {MBSSCHEMEEM,  NULL,       0.5},
+    {MBSSCHEMEEMG, NULL,       0.5},
+    {MBSSCHEMEVIS, NULL,       0.0},
+    {MBSSCHEMEVIA, "theta",    0.0},
+    {MBSSCHEMEVIB, "vartheta", 0.0}
+  };
+
+  PetscFunctionBegin;
+  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+    PetscBool same;
+    PetscCall(PetscStrcmp(st->type, table[i].scheme, &same));
+    if (!same) continue;
+    *w = table[i].w;
+    if (table[i].parameter) PetscCall(MbsStepperGetParameter_Private(st, table[i].parameter, w));
+    PetscFunctionReturn(0);
+  }
+  *w = 1.0;
+  PetscCall(PetscInfo(NULL, "Scheme %s: constraint forces of the trajectory evaluated with G(q_{n+1})\n", st->type));
+  PetscFunctionReturn(0);
+}
+
+/* Points, cells and the owned cells, from the model (identical on every rank). */
+static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
+{
+  PetscInt nanchors = 0, c = 0, a = 0;
+
+  PetscFunctionBegin;
+  tr->nbodies = model->nbodies;
+  tr->ncells  = 0;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    if (MbsTrajElementKind(el) < 0) continue;
+    tr->ncells++;
+    if (el->body[0] < 0 || el->body[1] < 0) nanchors++;
+  }
+  tr->npoints = tr->nbodies + nanchors;
+  PetscCall(PetscMalloc5(tr->ncells, &tr->cell_elem, 2 * tr->ncells, &tr->cell_point, tr->ncells, &tr->cell_kind, tr->ncells, &tr->cell_side, 3 * nanchors, &tr->anchor));
+  PetscCall(PetscMalloc1(tr->npoints, &tr->point_body));
+  for (PetscInt b = 0; b < tr->nbodies; b++) tr->point_body[b] = b;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el   = &model->elems[e];
+    const PetscInt    kind = MbsTrajElementKind(el);
+    if (kind < 0) continue;
+    tr->cell_elem[c] = e;
+    tr->cell_kind[c] = kind;
+    if (el->body[0] >= 0 && el->body[1] >= 0) {
+      tr->cell_point[2 * c]     = el->body[0];
+      tr->cell_point[2 * c + 1] = el->body[1];
+      tr->cell_side[c]          = 1;
+    } else {
+      const PetscInt   side = el->body[0] >= 0 ? 0 : 1; /* the side of the body */
+      const PetscReal *X    = side ? el->data.Xa : el->data.Xb; /* ground points are in world coordinates */
+      for (int i = 0; i < 3; i++) tr->anchor[3 * a + i] = X[i];
+      tr->point_body[tr->nbodies + a] = -1;
+      tr->cell_point[2 * c]           = tr->nbodies + a++;
+      tr->cell_point[2 * c + 1]       = el->body[side];
+      tr->cell_side[c]                = side;
+    }
+    c++;
+  }
+  tr->nowned = 0;
+  for (PetscInt k = 0; k < model->nelem_local; k++)
+    if (MbsTrajElementKind(&model->elems[model->elem_local[k]]) >= 0) tr->nowned++;
+  PetscCall(PetscMalloc2(tr->nowned, &tr->owned_k, tr->nowned, &tr->owned_cell));
+  for (PetscInt k = 0, i = 0, cell = 0; k < model->nelem_local; k++) {
+    const PetscInt e = model->elem_local[k];
+    if (MbsTrajElementKind(&model->elems[e]) < 0) continue;
+    while (tr->cell_elem[cell] != e) cell++; /* both lists increase with the element index */
+    tr->owned_k[i]      = k;
+    tr->owned_cell[i++] = cell;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsTrajCreateNaturalVec(MPI_Comm comm, PetscInt n, PetscInt bs, const char name[], Vec *v)
 {
   PetscFunctionBegin;
+  PetscCall(VecCreate(comm, v));
+  PetscCall(VecSetSizes(*v, PETSC_DECIDE, bs * n));
+  PetscCall(VecSetBlockSize(*v, bs));
+  PetscCall(VecSetType(*v, VECMPI));
+  PetscCall(PetscObjectSetName((PetscObject)*v, name));
+  PetscCall(VecSet(*v, 0.0));
+  PetscFunctionReturn(0);
+}
+
+/* Scatter of blocks of bs entries from src (block indices from[]) to dst (block indices to[]). */
+static PetscErrorCode MbsTrajCreateBlockScatter(MPI_Comm comm, PetscInt bs, Vec src, PetscInt n, const PetscInt from[], Vec dst, const PetscInt to[], VecScatter *scatter)
+{
+  IS isfrom, isto;
+
+  PetscFunctionBegin;
+  PetscCall(ISCreateBlock(comm, bs, n, from, PETSC_COPY_VALUES, &isfrom));
+  PetscCall(ISCreateBlock(comm, bs, n, to, PETSC_COPY_VALUES, &isto));
+  PetscCall(VecScatterCreate(src, isfrom, dst, isto, scatter));
+  PetscCall(ISDestroy(&isfrom));
+  PetscCall(ISDestroy(&isto));
+  PetscFunctionReturn(0);
+}
+
+/* Natural-order vectors, the scatters from the state, and the ground anchors' positions. */
+static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
+{
+  const PetscInt np = tr->npoints;
+  MbsModel       model = st->model;
+  PetscInt      *from, *to, n = 0, lo, hi;
+  PetscScalar   *x;
+
+  PetscFunctionBegin;
+  PetscCall(MbsTrajCreateNaturalVec(tr->comm, MBS_TRAJ_NPOINTFIELDS * np + tr->ncells, 3, "data", &tr->data));
+  PetscCall(VecCreateMPI(tr->comm, 3 * tr->nowned, PETSC_DETERMINE, &tr->cell_owned));
+  /* in 3-vector rows: block j of body b (x or phi, d1, d2, d3) goes to row b of its field */
+  PetscCall(PetscMalloc2(4 * model->nowned, &from, 4 * model->nowned, &to));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k];
+    for (PetscInt j = 0; j < (PetscInt)model->bodies[b].type; j++) {
+      from[n] = model->body_q[b] / 3 + j;
+      to[n++] = (j ? MBS_TRAJ_D1 + j - 1 : MBS_TRAJ_POSITION) * np + b;
+    }
+  }
+  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, st->q, n, from, tr->data, to, &tr->q_to_points));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    from[k] = model->body_q[model->owned_body[k]] / 3;
+    to[k]   = MBS_TRAJ_VELOCITY * np + model->owned_body[k];
+  }
+  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, st->p, model->nowned, from, tr->data, to, &tr->p_to_points));
+  PetscCall(PetscFree2(from, to));
+  PetscCall(PetscMalloc2(tr->nowned, &from, tr->nowned, &to));
+  PetscCall(VecGetOwnershipRange(tr->cell_owned, &lo, NULL));
+  for (PetscInt i = 0; i < tr->nowned; i++) {
+    from[i] = lo / 3 + i;
+    to[i]   = MBS_TRAJ_NPOINTFIELDS * np + tr->owned_cell[i];
+  }
+  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, tr->cell_owned, tr->nowned, from, tr->data, to, &tr->to_cells));
+  PetscCall(PetscFree2(from, to));
+  /* anchors never move, and no scatter writes to them */
+  PetscCall(VecGetOwnershipRange(tr->data, &lo, &hi));
+  PetscCall(VecGetArray(tr->data, &x));
+  for (PetscInt i = PetscMax(lo / 3, tr->nbodies); i < PetscMin(hi / 3, np); i++)
+    for (int j = 0; j < 3; j++) x[3 * i - lo + j] = tr->anchor[3 * (i - tr->nbodies) + j];
+  PetscCall(VecRestoreArray(tr->data, &x));
+  PetscCall(PetscMalloc2(model->nq_ghosted, &tr->qloc, model->nq_ghosted, &tr->qw));
+  PetscFunctionReturn(0);
+}
+
+/* This rank's part [lo, hi) of n items split as PETSc splits vectors. */
+static PetscErrorCode MbsTrajSlice(MPI_Comm comm, PetscInt n, PetscInt *lo, PetscInt *hi)
+{
+  PetscInt local = PETSC_DECIDE, end;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSplitOwnership(comm, &local, &n));
+  PetscCallMPI(MPI_Scan(&local, &end, 1, MPIU_INT, MPI_SUM, comm));
+  *lo = end - local;
+  *hi = end;
+  PetscFunctionReturn(0);
+}
+
+/* An integer dataset from this rank's slice [lo, hi) of values[] (blocks of bs), through ISView. */
+static PetscErrorCode MbsTrajWriteInts(MbsTrajectory tr, const char name[], PetscInt bs, PetscInt lo, PetscInt hi, const PetscInt values[])
+{
+  IS is;
+
+  PetscFunctionBegin;
+  PetscCall(ISCreateGeneral(tr->comm, bs * (hi - lo), values + bs * lo, PETSC_COPY_VALUES, &is));
+  PetscCall(ISSetBlockSize(is, bs));
+  PetscCall(PetscObjectSetName((PetscObject)is, name));
+  PetscCall(ISView(is, tr->viewer));
+  PetscCall(ISDestroy(&is));
+  PetscFunctionReturn(0);
+}
+
+/* The static part: sizes and column names as attributes of the root, connectivity and integer fields
+   under /topology. */
+static PetscErrorCode MbsTrajWriteTopology(MbsTrajectory tr)
+{
+  PetscInt lo, hi, version = 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "gglmbs_trajectory_version", PETSC_INT, &version));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "npoints", PETSC_INT, &tr->npoints));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "nbodies", PETSC_INT, &tr->nbodies));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "ncells", PETSC_INT, &tr->ncells));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "step_data", PETSC_STRING, MbsTrajRows));
+  PetscCall(PetscViewerHDF5PushGroup(tr->viewer, "/topology"));
+  PetscCall(MbsTrajSlice(tr->comm, tr->npoints, &lo, &hi));
+  PetscCall(MbsTrajWriteInts(tr, "body", 1, lo, hi, tr->point_body));
+  /* no line cells, hence no anchors: one vertex cell per point (body), so that ParaView shows them */
+  if (!tr->ncells) PetscCall(MbsTrajWriteInts(tr, "vertices", 1, lo, hi, tr->point_body));
+  else {
+    PetscCall(MbsTrajSlice(tr->comm, tr->ncells, &lo, &hi));
+    PetscCall(MbsTrajWriteInts(tr, "cells", 2, lo, hi, tr->cell_point));
+    PetscCall(MbsTrajWriteInts(tr, "kind", 1, lo, hi, tr->cell_kind));
+    PetscCall(MbsTrajWriteInts(tr, "element", 1, lo, hi, tr->cell_elem));
+  }
+  PetscCall(PetscViewerHDF5PopGroup(tr->viewer));
+  if (tr->ncells) PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/topology/kind", "meaning", PETSC_STRING, MbsTrajKindNames));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsTrajStepGroup(PetscInt step, char group[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(group, len, "/steps/%08" PetscInt_FMT, step));
+  PetscFunctionReturn(0);
+}
+
+/* A bounded text buffer; overflow is reported once the text is complete. */
+typedef struct {
+  char  *s;
+  size_t len, cap;
+  int    overflow;
+} MbsTrajText;
+
+static void MbsTrajPrint(MbsTrajText *t, const char *fmt, ...)
+{
+  va_list ap;
+  int     n;
+
+  if (t->overflow) return;
+  va_start(ap, fmt);
+  n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= t->cap - t->len) t->overflow = 1;
+  else t->len += (size_t)n;
+}
+
+/*
+  An HDF5 dataset of the trajectory file as an XDMF data item of rows x width: all of it (nrows = rows),
+  or its rows [row, row + rows), in Xdmf3's notation for a part of a dataset,
+  "path|start:stride:count:dimensions" (one number per dimension in each field), which ParaView's Xdmf3
+  readers read as a hyperslab of the HDF5 dataset. (XDMF 2's HyperSlab data item, the other way to say
+  it, is not read by the Xdmf3 readers; the Xdmf3 notation is not read by ParaView's XDMF 2 reader.)
+*/
+static void MbsTrajDataItem(MbsTrajText *t, const char path[], PetscInt nrows, PetscInt row, PetscInt rows, PetscInt width, PetscBool integer)
+{
+  MbsTrajPrint(t, "<DataItem Dimensions=\"%" PetscInt_FMT " %" PetscInt_FMT "\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:%s", rows, width, integer ? "Int" : "Float", integer ? (int)sizeof(PetscInt) : 8, MBS_TRAJ_H5, path);
+  if (nrows != rows) MbsTrajPrint(t, "|%" PetscInt_FMT " 0:1 1:%" PetscInt_FMT " %" PetscInt_FMT ":%" PetscInt_FMT " %" PetscInt_FMT, row, rows, width, nrows, width);
+  MbsTrajPrint(t, "</DataItem>");
+}
+
+static void MbsTrajAttribute(MbsTrajText *t, const char name[], PetscBool cell, const char path[], PetscInt nrows, PetscInt row, PetscInt rows, PetscInt width, PetscBool integer)
+{
+  MbsTrajPrint(t, "        <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">", name, width == 3 ? "Vector" : "Scalar", cell ? "Cell" : "Node");
+  MbsTrajDataItem(t, path, nrows, row, rows, width, integer);
+  MbsTrajPrint(t, "</Attribute>\n");
+}
+
+/* The XDMF grid of one written step, into t. */
+static void MbsTrajFormatGrid(MbsTrajectory tr, PetscInt step, PetscReal time, MbsTrajText *t)
+{
+  const PetscInt np = tr->npoints, nc = tr->ncells, nrows = MBS_TRAJ_NPOINTFIELDS * np + nc;
+  char           data[96];
+
+  snprintf(data, sizeof(data), "/steps/%08" PetscInt_FMT "/data", step);
+  MbsTrajPrint(t, "      <Grid Name=\"step %" PetscInt_FMT "\" GridType=\"Uniform\">\n        <Time Value=\"%.17g\"/>\n", step, (double)time);
+  if (nc) {
+    MbsTrajPrint(t, "        <Topology TopologyType=\"Polyline\" NodesPerElement=\"2\" NumberOfElements=\"%" PetscInt_FMT "\">", nc);
+    MbsTrajDataItem(t, "/topology/cells", nc, 0, nc, 2, PETSC_TRUE);
+  } else {
+    MbsTrajPrint(t, "        <Topology TopologyType=\"Polyvertex\" NodesPerElement=\"1\" NumberOfElements=\"%" PetscInt_FMT "\">", np);
+    MbsTrajDataItem(t, "/topology/vertices", np, 0, np, 1, PETSC_TRUE);
+  }
+  MbsTrajPrint(t, "</Topology>\n        <Geometry GeometryType=\"XYZ\">");
+  MbsTrajDataItem(t, data, nrows, MBS_TRAJ_POSITION * np, np, 3, PETSC_FALSE);
+  MbsTrajPrint(t, "</Geometry>\n");
+  for (PetscInt f = MBS_TRAJ_VELOCITY; f < MBS_TRAJ_NPOINTFIELDS; f++) MbsTrajAttribute(t, MbsTrajPointFields[f], PETSC_FALSE, data, nrows, f * np, np, 3, PETSC_FALSE);
+  MbsTrajAttribute(t, "body", PETSC_FALSE, "/topology/body", np, 0, np, 1, PETSC_TRUE);
+  if (nc) {
+    MbsTrajAttribute(t, "force", PETSC_TRUE, data, nrows, MBS_TRAJ_NPOINTFIELDS * np, nc, 3, PETSC_FALSE);
+    MbsTrajAttribute(t, "kind", PETSC_TRUE, "/topology/kind", nc, 0, nc, 1, PETSC_TRUE);
+    MbsTrajAttribute(t, "element", PETSC_TRUE, "/topology/element", nc, 0, nc, 1, PETSC_TRUE);
+  }
+  MbsTrajPrint(t, "      </Grid>\n");
+}
+
+static const char MbsTrajXDMFHeader[] = "<?xml version=\"1.0\" ?>\n"
+                                        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+                                        "<Xdmf Version=\"3.0\">\n"
+                                        "  <Domain>\n"
+                                        "    <Grid Name=\"gglmbs\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+static const char MbsTrajXDMFFooter[] = "    </Grid>\n  </Domain>\n</Xdmf>\n";
+
+/*
+  Rank 0 writes the whole XDMF file, listing the given steps, under a temporary name and renames it:
+  at the creation of the writer (a restarted run lists the steps it keeps).
+*/
+static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const PetscInt steps[], const PetscReal times[])
+{
+  int err = 0;
+
+  PetscFunctionBegin;
+  if (tr->rank == 0) {
+    char        tmp[PETSC_MAX_PATH_LEN + 8], buf[MBS_TRAJ_GRID_MAX];
+    MbsTrajText t = {buf, 0, sizeof(buf), 0};
+    FILE       *fp;
+    long        end = 0;
+
+    PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", tr->xdmf));
+    fp = fopen(tmp, "w");
+    if (!fp) err = errno;
+    else {
+      if (fputs(MbsTrajXDMFHeader, fp) < 0) err = errno ? errno : EIO;
+      for (PetscInt i = 0; i < n && !err; i++) {
+        t.len = 0;
+        MbsTrajFormatGrid(tr, steps[i], times[i], &t);
+        if (t.overflow) err = ENOBUFS;
+        else if (fputs(buf, fp) < 0) err = errno ? errno : EIO;
+      }
+      if (!err && ((end = ftell(fp)) < 0 || fputs(MbsTrajXDMFFooter, fp) < 0)) err = errno ? errno : EIO;
+      if (fclose(fp) && !err) err = errno ? errno : EIO;
+      if (!err && rename(tmp, tr->xdmf)) err = errno;
+      if (err) remove(tmp);
+    }
+    tr->xdmf_end = (off_t)end;
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
+  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s': %s", tr->xdmf, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+/*
+  Rank 0 adds a step to the XDMF file: its grid and the closing tags replace the old closing tags in one
+  write(), so the file is complete before and after, and a write costs the same however many steps the
+  file lists (rewriting the whole file would make it grow with their number).
+*/
+static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr, PetscInt step, PetscReal time)
+{
+  int err = 0;
+
+  PetscFunctionBegin;
+  if (tr->rank == 0) {
+    char        buf[MBS_TRAJ_GRID_MAX];
+    MbsTrajText t = {buf, 0, sizeof(buf), 0};
+    int         fd;
+    size_t      grid;
+
+    MbsTrajFormatGrid(tr, step, time, &t);
+    grid = t.len;
+    MbsTrajPrint(&t, "%s", MbsTrajXDMFFooter);
+    if (t.overflow) err = ENOBUFS;
+    else if ((fd = open(tr->xdmf, O_WRONLY)) < 0) err = errno;
+    else {
+      const ssize_t n = pwrite(fd, buf, t.len, tr->xdmf_end);
+      if (n != (ssize_t)t.len) err = n < 0 ? errno : EIO;
+      if (close(fd) && !err) err = errno;
+      if (!err) tr->xdmf_end += (off_t)grid;
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
+  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s", tr->xdmf, step, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+/*
+  A restart keeps the steps an earlier run wrote up to the restart step and lists them again (their groups
+  stay in trajectory.h5; groups of later steps are overwritten as the run reaches them). The written steps
+  form a chain: the root's attribute last_step names the last one, each group's previous_step the one
+  before, so finding them costs one look per written step, not one per step of the run. A group whose
+  dataset is missing (the run stopped while writing it) is left out.
+*/
+static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, PetscInt **steps, PetscReal **times)
+{
+  PetscBool has;
+  PetscInt  np = -1, nc = -1, max = 0, s = -1;
+
+  PetscFunctionBegin;
+  *n     = 0;
+  *steps = NULL;
+  *times = NULL;
+  PetscCall(PetscViewerHDF5HasAttribute(tr->viewer, "/", "npoints", &has));
+  if (!has) { /* an empty file (the earlier run stopped before writing anything): start it afresh */
+    PetscCall(MbsTrajWriteTopology(tr));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, "/", "npoints", PETSC_INT, NULL, &np));
+  PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, "/", "ncells", PETSC_INT, NULL, &nc));
+  PetscCheck(np == tr->npoints && nc == tr->ncells, tr->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' holds the trajectory of another model (%" PetscInt_FMT " points, %" PetscInt_FMT " cells; this one has %" PetscInt_FMT " and %" PetscInt_FMT "): remove it or choose another output directory", tr->h5, np, nc, tr->npoints, tr->ncells);
+  PetscCall(PetscViewerHDF5HasAttribute(tr->viewer, "/", "last_step", &has));
+  if (has) PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, "/", "last_step", PETSC_INT, NULL, &s));
+  while (s >= 0) {
+    char     group[64], path[96];
+    PetscInt previous = -1;
+
+    PetscCall(MbsTrajStepGroup(s, group, sizeof(group)));
+    PetscCall(PetscViewerHDF5HasAttribute(tr->viewer, group, "previous_step", &has));
+    if (!has) break;
+    PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, group, "previous_step", PETSC_INT, NULL, &previous));
+    PetscCall(PetscSNPrintf(path, sizeof(path), "%s/data", group));
+    PetscCall(PetscViewerHDF5HasDataset(tr->viewer, path, &has));
+    if (has && s <= tr->create_step) {
+      if (*n == max) {
+        max = PetscMax(64, 2 * max);
+        PetscCall(PetscRealloc(sizeof(PetscInt) * max, steps));
+        PetscCall(PetscRealloc(sizeof(PetscReal) * max, times));
+      }
+      PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, group, "time", PETSC_REAL, NULL, &(*times)[*n]));
+      (*steps)[(*n)++] = s;
+    }
+    PetscCheck(previous < s, tr->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s': the steps written are not in order (step %" PetscInt_FMT " follows step %" PetscInt_FMT ")", tr->h5, s, previous);
+    s = previous;
+  }
+  for (PetscInt i = 0; i < *n / 2; i++) { /* into increasing order */
+    const PetscInt  j  = *n - 1 - i, si = (*steps)[i];
+    const PetscReal ti = (*times)[i];
+    (*steps)[i]        = (*steps)[j];
+    (*times)[i]        = (*times)[j];
+    (*steps)[j]        = si;
+    (*times)[j]        = ti;
+  }
+  if (*n) tr->last_step = (*steps)[*n - 1];
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsTrajectoryCreate - Opens the trajectory files trajectory.h5 and trajectory.xdmf in the stepper's
+  output directory (created if needed). A run at step 0 creates them afresh; a restarted run (step > 0)
+  appends to an existing trajectory.h5 of the same model and lists its steps up to the restart step again.
+
+  Collective
+
+  Input Parameters:
++ st - the stepper (set up here if it is not yet)
+. format - "xdmf", or "none" for no writer (traj is NULL)
+- every - write every `every` steps
+
+  Output Parameter:
+. traj - the writer
+
+  Notes:
+  An unknown format is PETSC_ERR_USER_INPUT; a directory or file that cannot be written
+  PETSC_ERR_FILE_OPEN, an existing trajectory.h5 a restart cannot append to PETSC_ERR_FILE_UNEXPECTED,
+  each naming the file. docs/output.md describes the files.
+
+  Level: developer
+
+.seealso: `MbsStepperSetTrajectory()`, `MbsTrajectoryWrite()`, `MbsTrajectoryDestroy()`
+@*/
+PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt every, MbsTrajectory *traj)
+{
+  MbsTrajectory tr;
+  MPI_Comm      comm;
+  PetscMPIInt   rank;
+  PetscBool     xdmf, none, exists = PETSC_FALSE, foreign = PETSC_FALSE;
+  char          h5[PETSC_MAX_PATH_LEN], xml[PETSC_MAX_PATH_LEN];
+  int           err = 0;
+  PetscInt      nkept = 0, *kept_step = NULL;
+  PetscReal    *kept_time = NULL;
+
+  PetscFunctionBegin;
+  *traj = NULL;
+  PetscCall(MbsModelGetComm(st->model, &comm));
+  PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
+  PetscCall(PetscStrcmp(format, "none", &none));
+  PetscCheck(xdmf || none, comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected one of xdmf, none", format);
+  PetscCheck(every > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Trajectory frequency must be positive, got %" PetscInt_FMT, every);
+  if (none) PetscFunctionReturn(0);
+  PetscCall(MbsTrajInitializePackage());
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(PetscSNPrintf(h5, sizeof(h5), "%s/%s", st->output_dir, MBS_TRAJ_H5));
+  PetscCall(PetscSNPrintf(xml, sizeof(xml), "%s/%s", st->output_dir, MBS_TRAJ_XDMF));
+  PetscCall(MbsMakeDirectory(comm, st->output_dir));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) { /* HDF5's own failure would name neither the file nor the reason */
+    struct stat sh, sx;
+    const int   has_xml = stat(xml, &sx) == 0;
+
+    exists = stat(h5, &sh) == 0 ? PETSC_TRUE : PETSC_FALSE;
+    if (access(st->output_dir, W_OK | X_OK) || (exists && access(h5, R_OK | W_OK)) || (has_xml && access(xml, W_OK))) err = errno;
+    else if ((exists && !S_ISREG(sh.st_mode)) || (has_xml && !S_ISREG(sx.st_mode))) err = EISDIR;
+    else if (exists && st->step > 0) { /* a restart appends to it */
+      static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+      unsigned char              head[8]      = {0};
+      FILE                      *fp           = fopen(h5, "rb");
+
+      if (!fp) err = errno;
+      else {
+        foreign = fread(head, 1, sizeof(head), fp) != sizeof(head) || memcmp(head, signature, sizeof(head)) ? PETSC_TRUE : PETSC_FALSE;
+        fclose(fp);
+      }
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
+  PetscCallMPI(MPI_Bcast(&foreign, 1, MPIU_BOOL, 0, comm));
+  PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "Cannot write the trajectory to '%s': %s", h5, strerror(err));
+  PetscCheck(!foreign, comm, PETSC_ERR_FILE_UNEXPECTED, "The restarted run would append to '%s', which is not an HDF5 file: remove it or choose another output directory", h5);
+  PetscCall(PetscNew(&tr));
+  tr->comm        = comm;
+  tr->rank        = rank;
+  tr->every       = every;
+  tr->create_step = st->step;
+  tr->last_step   = -1;
+  PetscCall(PetscStrncpy(tr->h5, h5, sizeof(tr->h5)));
+  PetscCall(PetscStrncpy(tr->xdmf, xml, sizeof(tr->xdmf)));
+  PetscCall(MbsTrajBuildTopology(tr, st->model));
+  PetscCall(MbsTrajCreateVectors(tr, st));
+  PetscCall(PetscViewerHDF5Open(comm, tr->h5, st->step > 0 && exists ? FILE_MODE_APPEND : FILE_MODE_WRITE, &tr->viewer));
+  if (st->step > 0 && exists) PetscCall(MbsTrajReadEarlierSteps(tr, &nkept, &kept_step, &kept_time));
+  else PetscCall(MbsTrajWriteTopology(tr));
+  PetscCall(MbsTrajWriteXDMF(tr, nkept, kept_step, kept_time));
+  PetscCall(PetscFree(kept_step));
+  PetscCall(PetscFree(kept_time));
+  *traj = tr;
+  PetscFunctionReturn(0);
+}
+
+/* Point data of the current state: positions, velocities M^-1 p, directors (zero for particles). */
+static PetscErrorCode MbsTrajGatherPoints(MbsTrajectory tr, MbsStepper st)
+{
+  const PetscInt np = tr->npoints;
+  PetscScalar   *x;
+  PetscInt       lo, hi;
+
+  PetscFunctionBegin;
+  PetscCall(VecScatterBegin(tr->q_to_points, st->q, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(tr->q_to_points, st->q, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterBegin(tr->p_to_points, st->p, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(tr->p_to_points, st->p, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetOwnershipRange(tr->data, &lo, &hi));
+  PetscCall(VecGetArray(tr->data, &x));
+  for (PetscInt r = PetscMax(lo / 3, MBS_TRAJ_VELOCITY * np); r < PetscMin(hi / 3, MBS_TRAJ_VELOCITY * np + tr->nbodies); r++)
+    for (int j = 0; j < 3; j++) x[3 * r - lo + j] /= st->model->bodies[r - MBS_TRAJ_VELOCITY * np].mblock[0];
+  PetscCall(VecRestoreArray(tr->data, &x));
+  PetscFunctionReturn(0);
+}
+
+/*
+  Cell data: the force the element exerts on the body at the cell's second point, on its translational
+  block (particle x, rigid body phi): -(G_e(q_w)^T lambda_e) for a constraint, with the multipliers of
+  the step that led to this state (zero for the initial state, which no step led to), and -dV_e/dq at
+  the current state for a spring.
+*/
+static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
+{
+  MbsModel           model = st->model;
+  const PetscScalar *x = NULL, *lam = NULL;
+  PetscScalar       *f;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCoordinatesToLocal(model, st->q, tr->qloc));
+  if (st->started) { /* a step was solved (or restored by a restart): st->X holds its multipliers, st->q0 its start */
+    PetscReal w;
+    PetscCall(MbsTrajMultiplierWeight(st, &w));
+    for (PetscInt i = 0; i < model->nq_ghosted; i++) tr->qw[i] = (1.0 - w) * st->q0[i] + w * tr->qloc[i];
+    for (PetscInt fld = 0; fld < st->sys->nfields; fld++) {
+      PetscBool is_lambda;
+      PetscCall(PetscStrcmp(st->sys->name[fld], "lambda", &is_lambda));
+      if (!is_lambda) continue;
+      PetscCall(VecGetArrayRead(st->X, &x));
+      lam = x + st->sys->foff[fld];
+    }
+  }
+  PetscCall(VecGetArray(tr->cell_owned, &f));
+  for (PetscInt i = 0; i < tr->nowned; i++) {
+    const PetscInt    k = tr->owned_k[i], cell = tr->owned_cell[i];
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon;
+    const PetscInt    off = tr->cell_side[cell] && el->body[0] >= 0 ? 3 * el->data.nblocks_a : 0;
+    PetscReal         qe[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ];
+
+    for (int j = 0; j < nq; j++) fe[j] = 0.0;
+    if (nc && lam) {
+      PetscReal ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+      MbsElementGather(model, el, tr->qw, qe);
+      el->kernel->constraint(&el->data, qe, ge, G);
+      for (int r = 0; r < nc; r++)
+        for (int j = 0; j < nq; j++) fe[j] += G[r * nq + j] * PetscRealPart(lam[model->elem_c[k] + r]);
+    } else if (!nc && el->kernel->gradient) {
+      MbsElementGather(model, el, tr->qloc, qe);
+      el->kernel->gradient(&el->data, qe, fe);
+    }
+    for (int j = 0; j < 3; j++) f[3 * i + j] = -fe[off + j];
+  }
+  PetscCall(VecRestoreArray(tr->cell_owned, &f));
+  if (x) PetscCall(VecRestoreArrayRead(st->X, &x));
+  PetscCall(VecScatterBegin(tr->to_cells, tr->cell_owned, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(tr->to_cells, tr->cell_owned, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsTrajectoryWrite - Writes the stepper's current state if its step is a multiple of `every`, or if
+  force is set; a step already written is not written again.
+
+  Collective
+
+  Input Parameters:
++ traj - the writer (NULL: nothing to do)
+. st - the stepper
+- force - write whatever the step number (the last step of MbsStepperSolve())
+
+  Notes:
+  The step's group gets its attributes and the chain of written steps its new end, then its dataset
+  (followed by a flush of the file), then the XDMF file lists it: an interrupted run leaves both files
+  readable up to the last listed step. Logged as the event MbsTrajWrite.
+
+  Level: developer
+
+.seealso: `MbsTrajectoryCreate()`
+@*/
+PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool force)
+{
+  char group[64];
+
+  PetscFunctionBegin;
+  if (!tr) PetscFunctionReturn(0);
+  if (!force && st->step % tr->every) PetscFunctionReturn(0);
+  if (st->step <= tr->last_step) PetscFunctionReturn(0);
+  PetscCall(PetscLogEventBegin(MBS_TrajWrite, 0, 0, 0, 0));
+  PetscCall(MbsTrajGatherPoints(tr, st));
+  PetscCall(MbsTrajComputeForces(tr, st));
+  PetscCall(MbsTrajStepGroup(st->step, group, sizeof(group)));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, group, "time", PETSC_REAL, &st->t));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, group, "step", PETSC_INT, &st->step));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, group, "previous_step", PETSC_INT, &tr->last_step));
+  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "last_step", PETSC_INT, &st->step));
+  PetscCall(PetscViewerHDF5PushGroup(tr->viewer, group));
+  PetscCall(VecView(tr->data, tr->viewer));
+  PetscCall(PetscViewerHDF5PopGroup(tr->viewer));
+  PetscCall(MbsTrajAppendXDMF(tr, st->step, st->t));
+  tr->last_step = st->step;
+  PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsTrajectoryDestroy - Closes the files (both stay complete) and frees the writer.
+
+  Collective
+
+  Input Parameter:
+. traj - the writer; set to NULL
+
+  Level: developer
+
+.seealso: `MbsTrajectoryCreate()`
+@*/
+PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
+{
+  MbsTrajectory tr;
+
+  PetscFunctionBegin;
+  if (!traj || !*traj) PetscFunctionReturn(0);
+  tr = *traj;
+  PetscCall(PetscViewerDestroy(&tr->viewer));
+  PetscCall(VecDestroy(&tr->data));
+  PetscCall(VecDestroy(&tr->cell_owned));
+  PetscCall(VecScatterDestroy(&tr->q_to_points));
+  PetscCall(VecScatterDestroy(&tr->p_to_points));
+  PetscCall(VecScatterDestroy(&tr->to_cells));
+  PetscCall(PetscFree5(tr->cell_elem, tr->cell_point, tr->cell_kind, tr->cell_side, tr->anchor));
+  PetscCall(PetscFree(tr->point_body));
+  PetscCall(PetscFree2(tr->owned_k, tr->owned_cell));
+  PetscCall(PetscFree2(tr->qloc, tr->qw));
+  PetscCall(PetscFree(*traj));
   PetscFunctionReturn(0);
 }

@@ -1,4 +1,5 @@
-/* Trajectory output for visualization: XDMF (XML, light data) + HDF5 (heavy data, PETSc's HDF5 viewer). */
+/* Trajectory output for visualization: XDMF (XML, light data) + HDF5 (heavy data, PETSc's HDF5 viewer);
+   docs/output.md describes the files. */
 #ifndef MBS_TRAJECTORY_H
 #define MBS_TRAJECTORY_H
 
@@ -6,7 +7,8 @@
 
 typedef struct _n_MbsTrajectory *MbsTrajectory;
 
-/* Opens the writer for the stepper's output directory; format is "xdmf"; writes every `every` steps (and the last step of MbsStepperSolve()). */
+/* Opens the writer for the stepper's output directory; format is "xdmf" ("none": no writer, NULL); writes
+   every `every` steps (and the last step of MbsStepperSolve()). A restarted run (step > 0) appends. */
 PETSC_INTERN PetscErrorCode MbsTrajectoryCreate(MbsStepper, const char format[], PetscInt every, MbsTrajectory *);
 /* Writes the current state if its step is due (force: always). Collective. */
 PETSC_INTERN PetscErrorCode MbsTrajectoryWrite(MbsTrajectory, MbsStepper, PetscBool force);

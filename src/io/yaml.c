@@ -76,7 +76,7 @@ typedef struct {
 
 static const char *const top_keys[]        = {"time", "scheme", "gravity", "bodies", "chains", "rigid_chains", "nets", "meshes", "joints", "springs", "output", NULL};
 static const char *const time_keys[]       = {"step", "end", NULL};
-static const char *const output_keys[]     = {"directory", "every", NULL};
+static const char *const output_keys[]     = {"directory", "every", "trajectory", NULL};
 static const char *const particle_keys[]   = {"name", "type", "mass", "position", "velocity", NULL};
 static const char *const rigid_keys[]      = {"name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
 static const char *const orientation_keys[] = {"matrix", "axis", "angle", NULL};
@@ -98,7 +98,7 @@ static const char *const spring_keys[]     = {"type", "bodies", "points", "stiff
 
   Output Parameter:
 . cfg - dt = t_end = 0 (unset: 'time' is required in an input), scheme "em" with no parameters given (the scheme's
-        defaults apply), output directory "output", output every step
+        defaults apply), output directory "output", output every step, no trajectory format ("")
 
   Level: beginner
 
@@ -692,17 +692,25 @@ static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
 
 static PetscErrorCode ParseOutput(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfig *cfg)
 {
-  yaml_node_t *node, *dir, *every;
-  char         path[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN];
+  yaml_node_t *node, *dir, *every, *traj;
+  char         path[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
   const char  *name = NULL;
 
   PetscFunctionBegin;
   PetscCall(Lookup(r, root, "", "output", NULL, path, &node));
   if (!node) PetscFunctionReturn(0);
-  PetscCall(ExpectMapping(r, node, path, "a mapping {directory: path, every: n}"));
+  PetscCall(ExpectMapping(r, node, path, "a mapping {directory: path, every: n, trajectory: xdmf}"));
   PetscCall(CheckKeys(r, node, path, output_keys, ""));
   PetscCall(Lookup(r, node, path, "directory", NULL, dpath, &dir));
   PetscCall(Lookup(r, node, path, "every", NULL, epath, &every));
+  PetscCall(Lookup(r, node, path, "trajectory", NULL, tpath, &traj));
+  if (traj) {
+    const char *format = NULL;
+
+    PetscCall(ParseString(r, traj, tpath, "one of xdmf, none", &format));
+    if (strcmp(format, "xdmf") && strcmp(format, "none")) PetscCall(FailNode(r, traj, tpath, "one of xdmf, none"));
+    PetscCall(PetscStrncpy(cfg->trajectory, format, sizeof(cfg->trajectory)));
+  }
   if (dir) {
     PetscCall(ParseString(r, dir, dpath, "a directory name", &name));
     if (strlen(name) >= sizeof(cfg->output_dir)) PetscCall(FailNode(r, dir, dpath, "a shorter directory name"));

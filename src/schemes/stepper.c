@@ -773,8 +773,13 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
       PetscCall(MbsStepperMonitorSet(st, MbsStepperMonitorProgress, c, MbsMonitorCtxDestroy));
     }
     PetscCall(PetscOptionsString("-mbs_trajectory", "Trajectory output: xdmf or none", "MbsStepperSetTrajectory", st->traj_format, fmt, sizeof(fmt), &flg));
-    PetscCall(PetscOptionsInt("-mbs_trajectory_every", "Write the trajectory every n steps", "MbsStepperSetTrajectory", every, &every, NULL));
-    if (flg || every != st->traj_every) PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
+    {
+      /* the trajectory is written as often as the diagnostics unless told otherwise */
+      PetscBool set_every;
+      if (!st->traj_format[0]) every = st->output_every;
+      PetscCall(PetscOptionsInt("-mbs_trajectory_every", "Write the trajectory every n steps (default: as -mbs_output_every)", "MbsStepperSetTrajectory", every, &every, &set_every));
+      if (flg || set_every) PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
+    }
     PetscCall(PetscOptionsString("-mbs_checkpoint", "Checkpoint file (default <output dir>/checkpoint.bin)", "MbsStepperSetCheckpoint", st->checkpoint, st->checkpoint, sizeof(st->checkpoint), NULL));
     PetscCall(PetscOptionsInt("-mbs_checkpoint_every", "Write a checkpoint every n steps and at the end (0: never)", "MbsStepperSetCheckpoint", ckevery, &ckevery, NULL));
     PetscCall(MbsStepperSetCheckpoint(st, NULL, ckevery));
