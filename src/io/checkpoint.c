@@ -221,7 +221,7 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
-  if (st->monitored_step < 0) { /* no step yet: q0, p0 hold the initial state */
+  if (!st->started) { /* no step yet (nor restored): let the last step's start be the current state */
     PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
   }

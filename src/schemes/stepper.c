@@ -1222,9 +1222,10 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
   PetscCall(MbsStepperSetUp(st));
   if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
   nsteps = (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
-  /* A restarted run appends to the diagnostics of the run it continues (rows after its step dropped). */
-  PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->restarted ? st->step : -1, &file));
-  if (!st->restarted || !MbsDiagnosticsFileHasStep(file, st->step)) PetscCall(MbsStepperWriteDiagnostics(st, file));
+  /* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the
+     diagnostics it continues, rows after its step dropped; a run from step 0 starts the file afresh. */
+  PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->step > 0 ? st->step : -1, &file));
+  if (!MbsDiagnosticsFileHasStep(file, st->step)) PetscCall(MbsStepperWriteDiagnostics(st, file));
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st));
   while (st->step < nsteps) {
     ierr = MbsStepperStep(st);
