@@ -6,18 +6,28 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config petsc-dev libmetis-dev libyaml-dev libcmocka-dev openmpi-bin libopenmpi-dev python3-matplotlib)
 # ParaView reads the trajectory back in the tests and renders docs/figures/paraview_*.png. Debian's
-# ParaView renders only through GLX, so headless runs need Xvfb. pvpython needs python3-paraview and
-# xvfb-run needs xauth, both only recommended (skipped by --no-install-recommends).
-packages+=(paraview python3-paraview xvfb xauth)
+# ParaView renders only through GLX, so headless runs need Xvfb. These are installed with their
+# recommended packages (python3-paraview, xauth for xvfb-run, fonts, GL drivers): the configuration the
+# ParaView tests were run in.
+viewers=(paraview python3-paraview xvfb xauth xfonts-base)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then
+missing_viewers=()
+for p in "${viewers[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_viewers+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ] || [ ${#missing_viewers[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [ ${#missing[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  if [ ${#missing_viewers[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing_viewers[@]}"
+  fi
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGGLMBS_WERROR=ON "$@"
