@@ -112,22 +112,24 @@ static PetscErrorCode MbsCheckpointPath(MbsStepper st, const char filename[], ch
   PetscFunctionReturn(0);
 }
 
-/* The coordinate-layout vector x in input order, on rank 0 (a sequential Vec there, empty elsewhere). */
-static PetscErrorCode MbsWriteNatural(PetscViewer viewer, MbsModel model, Vec x)
+/* The coordinate-layout vectors x[0..n-1] in input order, written from rank 0 (one gather each). */
+static PetscErrorCode MbsWriteNatural(PetscViewer viewer, MbsModel model, PetscInt n, Vec x[])
 {
   VecScatter         scatter;
   Vec                x0;
   const PetscScalar *a;
-  PetscInt           n;
+  PetscInt           n0;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelCreateScatterToZero(model, x, &scatter, &x0));
-  PetscCall(VecScatterBegin(scatter, x, x0, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(scatter, x, x0, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGetLocalSize(x0, &n));
-  PetscCall(VecGetArrayRead(x0, &a));
-  PetscCall(PetscViewerBinaryWrite(viewer, a, model->rank == 0 ? n : 0, PETSC_SCALAR));
-  PetscCall(VecRestoreArrayRead(x0, &a));
+  PetscCall(MbsModelCreateScatterToZero(model, x[0], &scatter, &x0));
+  PetscCall(VecGetLocalSize(x0, &n0));
+  for (PetscInt k = 0; k < n; k++) {
+    PetscCall(VecScatterBegin(scatter, x[k], x0, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecScatterEnd(scatter, x[k], x0, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecGetArrayRead(x0, &a));
+    PetscCall(PetscViewerBinaryWrite(viewer, a, n0, PETSC_SCALAR));
+    PetscCall(VecRestoreArrayRead(x0, &a));
+  }
   PetscCall(VecScatterDestroy(&scatter));
   PetscCall(VecDestroy(&x0));
   PetscFunctionReturn(0);
@@ -153,7 +155,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_STEP]        = st->step;
   ints[MBS_CKPT_TOTAL_ITS]   = st->total_its;
   ints[MBS_CKPT_RETRIES]     = st->retries;
-  ints[MBS_CKPT_JAC_VALID]   = st->jac_valid;
+  ints[MBS_CKPT_JAC_VALID]   = st->jac_valid && st->reuse; /* only a kept Jacobian is recorded (MbsStepperFormJacobian) */
   ints[MBS_CKPT_JAC_EVALS]   = st->jac_evals;
   ints[MBS_CKPT_STARTED]     = st->started;
   ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model);
@@ -177,8 +179,10 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(PetscViewerBinaryWrite(viewer, ints, MBS_CKPT_NINTS, PETSC_INT64));
   PetscCall(PetscViewerBinaryWrite(viewer, reals, MBS_CKPT_NREALS, PETSC_REAL));
   PetscCall(PetscViewerBinaryWrite(viewer, scheme, sizeof(scheme), PETSC_CHAR));
-  PetscCall(MbsWriteNatural(viewer, model, st->q));
-  PetscCall(MbsWriteNatural(viewer, model, st->p));
+  {
+    Vec state[2] = {st->q, st->p};
+    PetscCall(MbsWriteNatural(viewer, model, 2, state));
+  }
   PetscCall(VecView(st->X, viewer));
   PetscCall(VecView(st->Xjac, viewer));
   PetscCall(VecView(st->qjac, viewer));
@@ -242,26 +246,28 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
   PetscFunctionReturn(0);
 }
 
-/* Reads a natural-order array (every rank receives all of it, as PetscViewerBinaryRead() does) and
-   inserts it into x (coordinate layout) from rank 0. */
-static PetscErrorCode MbsReadNatural(PetscViewer viewer, MbsModel model, Vec x)
+/* Reads n natural-order arrays (every rank receives all of each, as PetscViewerBinaryRead() does) and
+   inserts them into x[0..n-1] (coordinate layout) from rank 0 (one scatter for all). */
+static PetscErrorCode MbsReadNatural(PetscViewer viewer, MbsModel model, PetscInt n, Vec x[])
 {
   VecScatter   scatter;
   Vec          x0;
   PetscScalar *a, *all;
-  PetscInt     n;
+  PetscInt     n0;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(model->nq, &all));
-  PetscCall(PetscViewerBinaryRead(viewer, all, model->nq, NULL, PETSC_SCALAR));
-  PetscCall(MbsModelCreateScatterToZero(model, x, &scatter, &x0));
-  PetscCall(VecGetLocalSize(x0, &n));
-  PetscCall(VecGetArray(x0, &a));
-  for (PetscInt i = 0; i < n; i++) a[i] = all[i];
-  PetscCall(VecRestoreArray(x0, &a));
+  PetscCall(MbsModelCreateScatterToZero(model, x[0], &scatter, &x0));
+  PetscCall(VecGetLocalSize(x0, &n0));
+  for (PetscInt k = 0; k < n; k++) {
+    PetscCall(PetscViewerBinaryRead(viewer, all, model->nq, NULL, PETSC_SCALAR));
+    PetscCall(VecGetArray(x0, &a));
+    for (PetscInt i = 0; i < n0; i++) a[i] = all[i];
+    PetscCall(VecRestoreArray(x0, &a));
+    PetscCall(VecScatterBegin(scatter, x0, x[k], INSERT_VALUES, SCATTER_REVERSE));
+    PetscCall(VecScatterEnd(scatter, x0, x[k], INSERT_VALUES, SCATTER_REVERSE));
+  }
   PetscCall(PetscFree(all));
-  PetscCall(VecScatterBegin(scatter, x0, x, INSERT_VALUES, SCATTER_REVERSE));
-  PetscCall(VecScatterEnd(scatter, x0, x, INSERT_VALUES, SCATTER_REVERSE));
   PetscCall(VecScatterDestroy(&scatter));
   PetscCall(VecDestroy(&x0));
   PetscFunctionReturn(0);
@@ -307,10 +313,11 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
 static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast, Vec plast, char end[16], const char **what)
 {
   PetscFunctionBegin;
-  *what = "the state q";
-  PetscCall(MbsReadNatural(viewer, st->model, st->q));
-  *what = "the state p";
-  PetscCall(MbsReadNatural(viewer, st->model, st->p));
+  *what = "the state (q, p)";
+  {
+    Vec state[2] = {st->q, st->p};
+    PetscCall(MbsReadNatural(viewer, st->model, 2, state));
+  }
   *what = "the solver state";
   PetscCall(MbsReadVec(viewer, st->X, same_layout));
   PetscCall(MbsReadVec(viewer, st->Xjac, same_layout));

@@ -666,6 +666,7 @@ PetscErrorCode MbsStepperSetJacobianReuse(MbsStepper st, PetscBool reuse, PetscR
   if (rate == (PetscReal)PETSC_DEFAULT) rate = 0.75;
   PetscCheck(rate > 0 && rate < 1, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Jacobian reuse rate must be in (0, 1), got %g", (double)rate);
   if (st->reuse && !reuse) PetscCall(SNESSetLagJacobian(st->snes, 1));
+  if (!st->reuse && reuse) st->jac_valid = PETSC_FALSE; /* a Jacobian of Newton proper was not recorded for checkpoints: start afresh */
   st->reuse      = reuse;
   st->reuse_set  = PETSC_TRUE;
   st->reuse_rate = rate;
@@ -871,11 +872,14 @@ static PetscErrorCode MbsStepperFormJacobian(SNES snes, Vec X, Mat J, Mat P, voi
   st->jac_fresh = PETSC_TRUE;
   st->jac_h     = st->hstep;
   st->jac_evals++;
-  /* What defines this Jacobian, for a checkpoint to rebuild the same factors: X, the (sub-)step's
-     start state and size. */
-  PetscCall(VecCopy(X, st->Xjac));
-  PetscCall(VecCopy(st->q, st->qjac));
-  PetscCall(VecCopy(st->p, st->pjac));
+  /* What defines a kept Jacobian, for a checkpoint to rebuild the same factors: X, the (sub-)step's
+     start state and size. Newton's method proper assembles afresh at every iteration, so only a kept
+     (modified-Newton) Jacobian outlives its step. */
+  if (st->reuse) {
+    PetscCall(VecCopy(X, st->Xjac));
+    PetscCall(VecCopy(st->q, st->qjac));
+    PetscCall(VecCopy(st->p, st->pjac));
+  }
   PetscCall(MbsStepperAssembleJacobian(st, X, J, P));
   PetscFunctionReturn(0);
 }
@@ -1221,7 +1225,7 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
   if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
-  nsteps = (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
+  nsteps = MbsStepperNumSteps(st);
   /* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the
      diagnostics it continues, rows after its step dropped; a run from step 0 starts the file afresh. */
   PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->step > 0 ? st->step : -1, &file));
@@ -1491,7 +1495,7 @@ PetscErrorCode MbsStepperMonitorProgress(MbsStepper st, PetscInt step, PetscReal
 {
   MbsMonitorProgressCtx *c = (MbsMonitorProgressCtx *)ctx;
   PetscLogDouble         now;
-  PetscInt               nsteps = (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
+  PetscInt               nsteps = MbsStepperNumSteps(st);
   PetscReal              rate, eta;
 
   PetscFunctionBegin;

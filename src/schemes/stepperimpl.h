@@ -112,6 +112,12 @@ struct _p_MbsStepper {
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
+
+/* The number of steps of h from t = 0 to t_end (the last may end past t_end by less than a step) */
+static inline PetscInt MbsStepperNumSteps(MbsStepper st)
+{
+  return (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
+}
 PETSC_INTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
 PETSC_INTERN PetscErrorCode MbsSchemeCreate_EM(MbsStepper);
