@@ -140,6 +140,15 @@ static const BadInput bad_inputs[] = {
   {"net_prefix_clash",              3,  12, "nets[0].name",                 "are not those of another generator",                 "'n', whose nodes 'n.1.<j>' are already the bodies of rigid_chains[0] 'n.1'"},
   {"unknown_net_member",            5,  31, "joints[0].body",               "expected the name of a body in 'bodies' or of a generated one", "'net.4.0', which is not defined (nets[0] 'net' has the nodes <i>.<j> with i < 4, j < 3)"},
   {"unknown_mesh_member",           5,  31, "joints[0].body",               "expected the name of a body in 'bodies' or of a generated one", "'m.43', which is not defined (meshes[0] 'm' has no node with this tag)"},
+  {"huge_chain",                    4,  25, "chains[0].count",              "expected a model that fits in memory: 1000000000 particles need about", "(the machine's physical memory; -mbs_memory_limit), got '1000000000'"},
+  {"huge_rigid_chain",              3,  26, "rigid_chains[0].count",        "expected a model that fits in memory: 2000000000 links need about", "got '2000000000'"},
+  {"huge_net",                      3,  24, "nets[0].count",                "expected a model that fits in memory: 100000 x 10000 nodes need about", "got a sequence of 2 items"},
+  {"steps_overflow",                2,  14, "time.step",                    "expected a time step giving at most 2147483646 steps up to 'end'", "got '1e-12', 1e+15 steps"},
+  {"chain_extent",                  4,  25, "chains[0].count",              "expected a chain whose members lie at finite positions (|start| + count x length <= 1e300)", "'10'"},
+  {"net_extent",                    3,  24, "nets[0].count",                "expected a net whose members lie at finite positions (|origin| + nx |step_i| + ny |step_j| <= 1e300)", "a sequence of 2 items"},
+  {"mesh_scale_overflow",           4,  21, NULL,                           "net5x4_quad41.msh:88: expected an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'", "beyond 1e300 apart or at infinity after scale and translation"},
+  {"subnormal_length",              3,  47, "chains[0].length",             "expected a positive number (length of each link in m)", "'1e-310'"},
+  {"direction_overflow",            3,  63, "chains[0].direction",          "expected a 3-vector of length from 1e-150 to 1e+150 (direction of the chain)", "[1e+300, 1e+300, 0]"},
 };
 
 static void ExpectContains(const char *name, const char *message, const char *part)
@@ -206,6 +215,58 @@ static void TestLabels(void **state)
   snprintf(where, sizeof(where), "%s:7:5: joints[1] (rod)", path);
   ExpectContains("rod_violated", error_message, where);
   assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+/* The memory limit: -mbs_memory_limit refuses memory_limit.yaml (about 1.5 GiB) at its count with both
+   numbers, MbsModelSetMemoryLimit() overrides the option, 0 means no limit, a malformed size is an error. */
+static void TestMemoryLimit(void **state)
+{
+  char           path[PETSC_MAX_PATH_LEN], where[PETSC_MAX_PATH_LEN + 160];
+  MbsModel       model;
+  MbsRunConfig   cfg;
+  PetscInt64     limit;
+  PetscReal      estimate;
+  PetscInt       n;
+  PetscErrorCode ierr;
+
+  (void)state;
+  InputPath(path, sizeof(path), "tests/inputs/bad/memory_limit.yaml");
+  snprintf(where, sizeof(where), "%s:5:25: key 'chains[0].count': expected a model that fits in memory: 100000 particles need about ", path);
+  assert_int_equal(PetscOptionsSetValue(NULL, "-mbs_memory_limit", "100MiB"), 0);
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  assert_int_equal(MbsModelGetMemoryLimit(model, &limit), 0);
+  assert_true(limit == 100 * 1048576);
+  ClearError();
+  ierr = MbsModelLoadYAML(model, path, &cfg);
+  if (ierr != PETSC_ERR_USER_INPUT) fail_msg("memory_limit: expected PETSC_ERR_USER_INPUT, got %d: %s", (int)ierr, error_message);
+  if (strncmp(error_message, where, strlen(where))) fail_msg("memory_limit: the message\n  %s\ndoes not start with\n  %s", error_message, where);
+  ExpectContains("memory_limit", error_message, "GiB (estimate), the limit is 100 MiB (-mbs_memory_limit), got '100000'");
+  assert_int_equal(MbsModelGetNumBodies(model, &n), 0);
+  assert_int_equal(n, 0); /* refused before anything was added */
+  assert_int_equal(MbsModelDestroy(&model), 0);
+
+  /* the setter wins over the option; 0 is no limit */
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  assert_int_equal(MbsModelSetMemoryLimit(model, 0), 0);
+  ClearError();
+  if (MbsModelLoadYAML(model, path, &cfg)) fail_msg("memory_limit without a limit: %s", error_message);
+  assert_int_equal(MbsModelEstimateMemory(model, &estimate), 0);
+  if (!(estimate > 1.0 * 1073741824.0 && estimate < 2.0 * 1073741824.0)) fail_msg("memory_limit: estimate %g bytes, expected 1-2 GiB (measured peak RSS 1.48 GiB)", (double)estimate);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  assert_int_equal(MbsModelSetMemoryLimit(model, 1073741824), 0);
+  ClearError();
+  assert_int_equal(MbsModelLoadYAML(model, path, &cfg), PETSC_ERR_USER_INPUT);
+  ExpectContains("memory_limit", error_message, "the limit is 1 GiB (MbsModelSetMemoryLimit())");
+  assert_int_equal(MbsModelDestroy(&model), 0);
+
+  assert_int_equal(PetscOptionsSetValue(NULL, "-mbs_memory_limit", "4XB"), 0);
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  ClearError();
+  assert_int_equal(MbsModelLoadYAML(model, path, &cfg), PETSC_ERR_ARG_WRONG);
+  ExpectContains("memory_limit", error_message, "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '4XB'");
+  assert_int_equal(MbsModelDestroy(&model), 0);
+  assert_int_equal(PetscOptionsClearValue(NULL, "-mbs_memory_limit"), 0);
 }
 
 static void TestRunConfigDefaults(void **state)
@@ -394,7 +455,7 @@ int main(int argc, char **argv)
 {
   const size_t      nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
   const size_t      ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
-  struct CMUnitTest tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 6];
+  struct CMUnitTest tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 7];
   size_t            n = 0;
   int               failed;
 
@@ -418,6 +479,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};
   for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_inputs[i].name, TestBadInput, NULL, NULL, (void *)&bad_inputs[i]};
   failed = _cmocka_run_group_tests("yaml", tests, n, NULL, NULL);
   if (PetscPopErrorHandler()) return 1;

@@ -47,6 +47,9 @@ PETSC_EXTERN PetscErrorCode MbsModelSetFromOptions(MbsModel);
 PETSC_EXTERN PetscErrorCode MbsModelSetUp(MbsModel);
 PETSC_EXTERN PetscErrorCode MbsModelView(MbsModel, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsModelSetPartitioner(MbsModel, const char type[]);
+PETSC_EXTERN PetscErrorCode MbsModelSetMemoryLimit(MbsModel, PetscInt64 bytes);
+PETSC_EXTERN PetscErrorCode MbsModelGetMemoryLimit(MbsModel, PetscInt64 *bytes);
+PETSC_EXTERN PetscErrorCode MbsModelEstimateMemory(MbsModel, PetscReal *bytes);
 PETSC_EXTERN PetscErrorCode MbsModelViewPartition(MbsModel, PetscViewer);
 /* Gather a coordinate-layout vector onto rank 0 in input (body) order */
 PETSC_EXTERN PetscErrorCode MbsModelCreateScatterToZero(MbsModel, Vec x, VecScatter *, Vec *x0);

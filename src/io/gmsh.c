@@ -319,7 +319,8 @@ static PetscErrorCode ReadEntities(MbsGmshParser *p)
       PetscCall(FieldInt(p, nfirst, 0, p->ntok - nfirst - 1, "the number of physical tags of the entity", &nphys));
       if (d) {
         if (p->ntok < nfirst + nphys + 2) PetscCall(FailAt(p, p->line, NULL, "%s", what));
-        PetscCall(FieldInt(p, nfirst + 1 + nphys, 0, PETSC_MAX_INT, "the number of bounding entities", &nbound));
+        /* bounded by the fields left on the line, so that the count below cannot overflow */
+        PetscCall(FieldInt(p, nfirst + 1 + nphys, 0, p->ntok - nfirst - 2 - nphys, "the number of bounding entities", &nbound));
       }
       if (p->ntok != nfirst + 1 + nphys + (d ? 1 + nbound : 0)) PetscCall(FailAt(p, p->line, NULL, "%s", what));
       {

@@ -6,6 +6,7 @@
   is PETSC_ERR_USER_INPUT with "file:line:column: key 'path': expected ..., got ...".
 */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,14 @@
 
 #include "io/gmsh.h"
 #include "io/readfile.h"
+#include "model/generators.h"
 
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
 #define MBS_YAML_ROTATION_TOL 1e-9
+/* lengths of directions and axes, which are normalized */
+#define MBS_YAML_DIRECTION_MIN 1e-150
+#define MBS_YAML_DIRECTION_MAX 1e150
 
 typedef enum {
   MBS_YAML_FINITE,
@@ -308,7 +313,8 @@ static PetscErrorCode ParseReal(MbsYAMLReader *r, yaml_node_t *node, const char 
   if (quantity) snprintf(expected, sizeof(expected), "%s (%s)", what, quantity);
   else snprintf(expected, sizeof(expected), "%s", what);
   PetscCall(ParseFinite(r, node, path, expected, &v));
-  if ((range == MBS_YAML_POSITIVE && !(v > 0)) || (range == MBS_YAML_NONNEGATIVE && !(v >= 0))) PetscCall(FailNode(r, node, path, expected));
+  /* positive quantities (masses, lengths, step, ...) are divided by or normalized: no subnormal ones */
+  if ((range == MBS_YAML_POSITIVE && !(v >= DBL_MIN)) || (range == MBS_YAML_NONNEGATIVE && !(v >= 0))) PetscCall(FailNode(r, node, path, expected));
   *value = (PetscReal)v;
   PetscFunctionReturn(0);
 }
@@ -361,6 +367,18 @@ static PetscErrorCode ParseNonzeroVec3(MbsYAMLReader *r, yaml_node_t *node, cons
   PetscCall(ParseVec3(r, node, path, quantity, v));
   snprintf(expected, sizeof(expected), "a non-zero 3-vector (%s)", quantity);
   if (v[0] == 0 && v[1] == 0 && v[2] == 0) PetscCall(Fail(r, node->start_mark, path, expected, "[0, 0, 0]"));
+  {
+    /* it is normalized: its length must be neither subnormal nor overflow when squared */
+    const PetscReal norm = PetscSqrtReal(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+
+    if (!(norm >= MBS_YAML_DIRECTION_MIN && norm <= MBS_YAML_DIRECTION_MAX)) {
+      char got[MBS_YAML_GOT_LEN];
+
+      snprintf(expected, sizeof(expected), "a 3-vector of length from %g to %g (%s)", MBS_YAML_DIRECTION_MIN, MBS_YAML_DIRECTION_MAX, quantity);
+      snprintf(got, sizeof(got), "[%g, %g, %g]", (double)v[0], (double)v[1], (double)v[2]);
+      PetscCall(Fail(r, node->start_mark, path, expected, got));
+    }
+  }
   PetscFunctionReturn(0);
 }
 
@@ -631,6 +649,14 @@ static PetscErrorCode ParseTime(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfi
   PetscCall(Lookup(r, node, path, "end", "a positive number (final time in s)", epath, &end));
   PetscCall(ParseReal(r, step, spath, MBS_YAML_POSITIVE, "time step in s", &cfg->dt));
   PetscCall(ParseReal(r, end, epath, MBS_YAML_POSITIVE, "final time in s", &cfg->t_end));
+  /* the stepper counts steps in PetscInt: ceil(end / step) must fit */
+  if (!(cfg->t_end / cfg->dt < (PetscReal)PETSC_MAX_INT)) {
+    char expected[160], got[MBS_YAML_GOT_LEN];
+
+    snprintf(expected, sizeof(expected), "a time step giving at most %" PetscInt_FMT " steps up to 'end'", PETSC_MAX_INT - 1);
+    snprintf(got, sizeof(got), "'%.40s', %.3g steps", ScalarText(step), (double)(cfg->t_end / cfg->dt));
+    PetscCall(Fail(r, step->start_mark, spath, expected, got));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -892,6 +918,36 @@ static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node
   PetscFunctionReturn(0);
 }
 
+/* A generator's model must fit in memory and its unknowns in PetscInt: refused at its count, before
+   anything is allocated. 'what' says what the count makes, e.g. "1000000000 links". */
+static PetscErrorCode CheckFits(MbsYAMLReader *r, yaml_node_t *count, const char path[], const MbsModelSize *added, const char what[])
+{
+  PetscBool fits;
+  char      why[256], expected[512];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckSize(r->model, added, &fits, why, sizeof(why)));
+  if (fits) PetscFunctionReturn(0);
+  snprintf(expected, sizeof(expected), "a model that fits %s: %s %s", strncmp(why, "need", 4) ? "PetscInt" : "in memory", what, why);
+  PetscCall(FailNode(r, count, path, expected));
+  PetscFunctionReturn(0);
+}
+
+/* The far end of a straight generator, |start| + extent, must be finite (extent = count x length, ...). */
+static PetscErrorCode CheckExtent(MbsYAMLReader *r, yaml_node_t *node, const char path[], const PetscReal start[3], PetscReal extent, const char what[], const char formula[])
+{
+  PetscReal far = PetscAbsReal(start[0]) + PetscAbsReal(start[1]) + PetscAbsReal(start[2]) + extent;
+
+  PetscFunctionBegin;
+  if (!(far <= 1e300)) {
+    char expected[256];
+
+    snprintf(expected, sizeof(expected), "a %s whose members lie at finite positions (%s <= 1e300)", what, formula);
+    PetscCall(FailNode(r, node, path, expected));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* Labels of a generator's bodies and elements start with its place in the file. */
 static void GroupLabelPrefix(MbsYAMLReader *r, const MbsYAMLGroup *g, yaml_node_t *item, char prefix[], size_t size)
 {
@@ -903,8 +959,8 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
     MbsYAMLGroup *ch;
-    yaml_node_t  *item = SequenceItem(r, list, i), *name, *node;
-    char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    yaml_node_t  *item = SequenceItem(r, list, i), *name, *node, *cnode;
+    char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
     PetscReal     mass = 0, length = 0, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0};
     PetscInt      first_elem, end_elem;
 
@@ -912,8 +968,8 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., length: ..., start: [..], direction: [..]}"));
     PetscCall(CheckKeys(r, item, ipath, chain_keys, ""));
     PetscCall(NewGroup(r, MBS_YAML_CHAIN, "chains", i, item, ipath, &ch, &name, npath));
-    PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of particles)", kpath, &node));
-    PetscCall(ParseInt(r, node, kpath, "number of particles", &ch->count));
+    PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of particles)", cpath, &cnode));
+    PetscCall(ParseInt(r, cnode, cpath, "number of particles", &ch->count));
     PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each particle in kg)", kpath, &node));
     PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each particle in kg", &mass));
     PetscCall(Lookup(r, item, ipath, "length", "a positive number (length of each link in m)", kpath, &node));
@@ -922,6 +978,16 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
     if (node) PetscCall(ParseVec3(r, node, kpath, "start point in m", start));
     PetscCall(Lookup(r, item, ipath, "direction", "a non-zero 3-vector (direction of the chain)", kpath, &node));
     PetscCall(ParseNonzeroVec3(r, node, kpath, "direction of the chain", direction));
+    PetscCall(CheckExtent(r, cnode, cpath, start, (PetscReal)ch->count * length, "chain", "|start| + count x length"));
+    {
+      MbsModelSize added;
+      char         what[64];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeChain(&added, (PetscReal)ch->count);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " particles", ch->count);
+      PetscCall(CheckFits(r, cnode, cpath, &added, what));
+    }
     PetscCall(RegisterGroup(r, ch, name, npath));
 
     PetscCall(MbsModelGetNumElements(r->model, &first_elem));
@@ -945,8 +1011,8 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
     MbsYAMLGroup     *ch;
-    yaml_node_t      *item = SequenceItem(r, list, i), *name, *node, *axis_node;
-    char              ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    yaml_node_t      *item = SequenceItem(r, list, i), *name, *node, *axis_node, *cnode;
+    char              ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
     PetscReal         mass = 0, length = 0, J[3] = {0, 0, 0}, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0}, axis[3] = {0, 0, 0};
     PetscInt          first_elem, end_elem;
     MbsChainJointType joint = MBS_CHAIN_JOINT_SPHERICAL;
@@ -956,8 +1022,8 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., inertia: [..], length: ..., direction: [..], ...}"));
     PetscCall(CheckKeys(r, item, ipath, rigid_chain_keys, ""));
     PetscCall(NewGroup(r, MBS_YAML_RIGID_CHAIN, "rigid_chains", i, item, ipath, &ch, &name, npath));
-    PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of links)", kpath, &node));
-    PetscCall(ParseInt(r, node, kpath, "number of links", &ch->count));
+    PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of links)", cpath, &cnode));
+    PetscCall(ParseInt(r, cnode, cpath, "number of links", &ch->count));
     PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each link in kg)", kpath, &node));
     PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each link in kg", &mass));
     PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia of each link about its centre of mass in kg m^2, J3 about the link axis)", kpath, &node));
@@ -992,6 +1058,16 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
         snprintf(got, sizeof(got), "[%g, %g, %g], parallel to the direction [%g, %g, %g]", (double)axis[0], (double)axis[1], (double)axis[2], (double)direction[0], (double)direction[1], (double)direction[2]);
         PetscCall(Fail(r, axis_node->start_mark, apath, "a hinge axis not parallel to 'direction' (the chain could not bend)", got));
       }
+    }
+    PetscCall(CheckExtent(r, cnode, cpath, start, (PetscReal)ch->count * length, "rigid chain", "|start| + count x length"));
+    {
+      MbsModelSize added;
+      char         what[64];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeRigidChain(&added, (PetscReal)ch->count, joint);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " links", ch->count);
+      PetscCall(CheckFits(r, cnode, cpath, &added, what));
     }
     PetscCall(RegisterGroup(r, ch, name, npath));
 
@@ -1087,8 +1163,8 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
     MbsYAMLGroup  *net;
-    yaml_node_t   *item = SequenceItem(r, list, i), *name, *node;
-    char           ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    yaml_node_t   *item = SequenceItem(r, list, i), *name, *node, *cnode;
+    char           ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
     PetscReal      mass = 0, spacing[2] = {0, 0}, origin[3] = {0, 0, 0}, dir[2][3] = {{1, 0, 0}, {0, 1, 0}}, step[2][3], c[3], norm[2];
     PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
     PetscBool     *is_fixed;
@@ -1145,6 +1221,17 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
 
       snprintf(got, sizeof(got), "the parallel vectors [%g, %g, %g] and [%g, %g, %g]", (double)dir[0][0], (double)dir[0][1], (double)dir[0][2], (double)dir[1][0], (double)dir[1][1], (double)dir[1][2]);
       PetscCall(Fail(r, node->start_mark, kpath, "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)", got));
+    }
+    PetscCall(Lookup(r, item, ipath, "count", NULL, cpath, &cnode));
+    PetscCall(CheckExtent(r, cnode, cpath, origin, (PetscReal)net->count * spacing[0] + (PetscReal)net->ny * spacing[1], "net", "|origin| + nx |step_i| + ny |step_j|"));
+    {
+      MbsModelSize added;
+      char         what[96];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeNet(&added, (PetscReal)net->count, (PetscReal)net->ny, 0);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " x %" PetscInt_FMT " nodes", net->count, net->ny);
+      PetscCall(CheckFits(r, cnode, cpath, &added, what));
     }
     PetscCall(RegisterGroup(r, net, name, npath));
     PetscCall(Lookup(r, item, ipath, "fixed", NULL, kpath, &node));
@@ -1275,6 +1362,7 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   PetscReal    line_density = 0, node_mass = 0, scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0}, *x = NULL;
   PetscInt     nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
   PetscBool   *is_fixed = NULL, has_density, has_node_mass;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   /* every node carries a rod: a node on no line, triangle or quadrangle would be a free particle */
@@ -1314,12 +1402,36 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   PetscCall(Lookup(r, item, ipath, "fixed", NULL, kpath, &node));
   if (node) PetscCall(ParseMeshFixed(r, node, kpath, mesh, &nfixed, &fixed));
 
+  {
+    MbsModelSize added;
+    yaml_node_t *file;
+    char         fpath[MBS_YAML_PATH_LEN], what[PETSC_MAX_PATH_LEN + 96];
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeRodNetwork(&added, (PetscReal)mesh->nnodes, (PetscReal)mesh->nedges, (PetscReal)nfixed);
+    PetscCall(Lookup(r, item, ipath, "file", "a Gmsh mesh file", fpath, &file));
+    snprintf(what, sizeof(what), "the %" PetscInt_FMT " nodes and %" PetscInt_FMT " edges of %s", mesh->nnodes, mesh->nedges, mesh->file);
+    ierr = CheckFits(r, file, fpath, &added, what);
+    if (ierr) PetscCall(PetscFree(fixed));
+    PetscCall(ierr);
+  }
   PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
   for (PetscInt k = 0; k < mesh->nnodes; k++)
     for (PetscInt l = 0; l < 3; l++) x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] + R[3 * l + 2] * mesh->x[3 * k + 2]);
+  /* scale and translation may carry a node, or the length of an edge, beyond the doubles */
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+    const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) + PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
+
+    if (d > 0 && d <= 1e300) continue;
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation", mesh->node_tag[a], mesh->node_tag[b], d == 0 ? "at the same position" : "beyond 1e300 apart or at infinity");
+    PetscCall(PetscFree(x));
+    PetscCall(PetscFree(fixed));
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k], "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'", got));
+  }
   PetscCall(MbsModelGetNumElements(r->model, &first_elem));
   {
-    PetscErrorCode ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge, line_density, node_mass, nfixed, fixed, &g->first_body);
+    ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge, line_density, node_mass, nfixed, fixed, &g->first_body);
 
     PetscCall(PetscFree(x));
     if (ierr) PetscCall(PetscFree(fixed));

@@ -1,6 +1,7 @@
 #include "model/modelimpl.h"
 #include <metis.h>
 #include "model/operators.h"
+#include "model/generators.h"
 
 static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 {
@@ -623,6 +624,13 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
   PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': length must be positive and finite", name ? name : "");
   PetscCheck(MbsIsFinite3(start), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': start must be finite", name ? name : "");
   PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
+  {
+    MbsModelSize added;
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeChain(&added, (PetscReal)count);
+    PetscCall(MbsModelCheckGeneratorSize(model, "Chain", name ? name : "", &added));
+  }
   for (PetscInt i = 0; i < count; i++) {
     const PetscReal x[3] = {start[0] + (i + 1) * length * u[0], start[1] + (i + 1) * length * u[1], start[2] + (i + 1) * length * u[2]};
     PetscCall(PetscSNPrintf(pname, sizeof(pname), "%s.%" PetscInt_FMT, name ? name : "chain", i));

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Builds the libFuzzer targets (clang, ASan + UBSan, coverage) in build-fuzz and runs each for a given
+# time on one core: fuzz_yaml (YAML reader, model builder, stepper set-up) and fuzz_gmsh (Gmsh reader).
+#
+#   scripts/fuzz.sh [seconds per target, default 600] [target ...]
+#
+# Seeds: inputs/, tests/inputs/{good,bad,fuzz}, meshes/, tests/inputs/mesh, tests/inputs/bad/mesh. The
+# growing corpus is kept in build-fuzz/corpus/<target> (later runs continue from it); anything found goes
+# to build-fuzz/findings/<target>/ (crash-*, leak-*, timeout-*, oom-*) and the script exits non-zero.
+# Each run's log is build-fuzz/<target>.log; its last lines give executions, exec/s, cov and ft.
+# A finding is reproduced with: GGLMBS_SOURCE_DIR=$PWD build-fuzz/tests/fuzz/<target> <file>.
+# Needs clang and libclang-rt-14-dev (Debian). docs/robustness.md has the results.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-600}
+shift || true
+targets=${*:-"fuzz_yaml fuzz_gmsh"}
+build=$here/build-fuzz
+export GGLMBS_SOURCE_DIR=$here OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self
+
+mkdir -p "$build"
+cmake -S "$here" -B "$build" -DCMAKE_C_COMPILER=clang -DGGLMBS_FUZZ=ON -DBUILD_TESTING=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/cmake.log" 2>&1 || { cat "$build/cmake.log"; exit 1; }
+cmake --build "$build" -j2 --target $targets > "$build/build.log" 2>&1 || { tail -40 "$build/build.log"; exit 1; }
+
+status=0
+for t in $targets; do
+  case $t in
+    fuzz_yaml) seeds="$here/inputs $here/tests/inputs/good $here/tests/inputs/bad $here/tests/inputs/app $here/tests/inputs/fuzz/yaml"; dict=yaml.dict; len=8192 ;;
+    fuzz_gmsh) seeds="$here/meshes $here/tests/inputs/mesh $here/tests/inputs/bad/mesh $here/tests/inputs/fuzz/gmsh"; dict=gmsh.dict; len=16384 ;;
+    *) echo "fuzz.sh: unknown target $t" >&2; exit 2 ;;
+  esac
+  corpus=$build/corpus/$t findings=$build/findings/$t
+  mkdir -p "$corpus" "$findings"
+  existing=""
+  for d in $seeds; do [ -d "$d" ] && existing="$existing $d"; done
+  # -timeout: an input taking seconds is a finding; -rss_limit_mb: so is one that needs more memory
+  # than the memory limit the target sets (-mbs_memory_limit 128MiB) lets through.
+  (cd "$findings" && "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=$len -dict="$here/tests/fuzz/$dict" -print_final_stats=1 -artifact_prefix="$findings/" \
+      "$corpus" $existing) > "$build/$t.log" 2>&1 || status=1
+  tail -n 25 "$build/$t.log" | grep -E "^#|stat::|ERROR|FUZZ FINDING|SUMMARY" | tail -n 12
+done
+[ $status = 0 ] && echo "fuzz.sh: no findings" || echo "fuzz.sh: findings in $build/findings (see the logs $build/fuzz_*.log)"
+exit $status
