@@ -65,6 +65,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperGetPredictor(MbsStepper, MbsPredictor *);
 PETSC_EXTERN PetscErrorCode MbsStepperSetAdapt(MbsStepper, PetscBool adapt, PetscInt max_halvings);
 PETSC_EXTERN PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper, PetscInt *retries);
 PETSC_EXTERN PetscErrorCode MbsStepperSetJacobianReuse(MbsStepper, PetscBool reuse, PetscReal rate);
+PETSC_EXTERN PetscErrorCode MbsStepperSetAllowRedundantConstraints(MbsStepper, PetscBool allow);
 PETSC_EXTERN PetscErrorCode MbsStepperSetFromOptions(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperSetUp(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperStep(MbsStepper);

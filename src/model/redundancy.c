@@ -1,9 +1,408 @@
+/*
+  Redundant constraints (docs/robustness.md, "Over-constrained models").
+
+  The dependent rows of G (m x d) are the null space of A = G M^-1 G^T (m x m, sparse, symmetric positive
+  semi-definite). A is scaled to unit diagonal, A_s = S A S with S = diag(A)^-1/2, so that every row is a
+  constraint direction of unit length in the kinetic metric and thresholds mean the same for rods, joints
+  and the internal constraints of rigid bodies, whatever the masses and lengths.
+
+  Rank: A_s is factored by MUMPS (LDL^T) with null-pivot detection; a pivot below tol is null and
+  INFOG(28), the number of null pivots, is m - rank G. Pivots, not eigenvalues: a full-rank chain of N
+  links has lambda_min(A_s) ~ 1/N^2 (1e-10 at N = 1e5), which no eigenvalue threshold tells from a true
+  dependency, while its pivots stay O(1/N) (the last separator's Schur complement); a true dependency gives
+  a pivot at round-off, ~1e-16. A tiny pivot of a semi-definite matrix always means a nearly dependent
+  row (interlacing), so a null pivot is never a false alarm beyond tol.
+
+  Null vectors: MUMPS replaces the null pivots, so its factor F is that of A_s + C, C supported on the
+  null-pivot rows, with A_s + C nonsingular. Then A_s F^-1 A_s = A_s and P = I - F^-1 A_s is a projector
+  onto null(A_s); y = P w for random w spans the null space. P is applied twice: the second pass removes
+  the solve error of the first (measured off-support noise 3e-9 -> 2e-12 on a 1e5-link chain). MUMPS's own
+  null-space option (ICNTL(25)) is not used: it fails with a distributed solution (INFOG(1) = -37).
+
+  Which elements: Gauss-Jordan elimination with complete pivoting on the null vectors gives a basis in
+  which independent dependencies (two duplicated rods far apart) come out separately; the support of each
+  vector, mapped from constraint rows to the elements that own them, names the elements.
+*/
+#include <stdarg.h>
+#include <string.h>
+#include <petscmat.h>
 #include "model/redundancy.h"
+#include "model/operators.h"
+
+/* Entries of a null vector below this fraction of its largest are round-off (measured <= 2e-12) */
+#define MBS_REDUNDANCY_SUPPORT 1e-8
+
+/* G(q) M^-1/2 as a distributed matrix: rows are the constraint rows (owned by the element's rank),
+   columns the coordinates. */
+static PetscErrorCode MbsRedundancyAssembleG(MbsModel model, const PetscScalar *q, Mat *G)
+{
+  const PetscInt rstart = model->rank_cstart[model->rank];
+  PetscInt      *dnz, *onz;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc2(model->ncon_local, &dnz, model->ncon_local, &onz));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    for (int s = 0; s < 2; s++) {
+      const PetscInt b = el->body[s];
+      if (b < 0) continue;
+      for (int r = 0; r < el->kernel->ncon; r++) {
+        if (model->body_rank[b] == model->rank) dnz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+        else onz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+      }
+    }
+  }
+  PetscCall(MatCreateAIJ(model->comm, model->ncon_local, model->nq_local, model->ncon, model->nq, 0, dnz, 0, onz, G));
+  PetscCall(PetscFree2(dnz, onz));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data);
+    PetscReal         qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], Ge[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt          lidx[MBS_ELEM_MAX_NQ], cols[MBS_ELEM_MAX_NQ], n = 0;
+    PetscScalar       vals[MBS_ELEM_MAX_NQ];
+
+    if (!nc) continue;
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, lidx);
+    for (int s = 0; s < 2; s++) {
+      const PetscInt b = el->body[s];
+      if (b < 0) continue;
+      for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) cols[n++] = model->body_q[b] + i;
+    }
+    el->kernel->constraint(&el->data, qe, ge, Ge);
+    for (int r = 0; r < nc; r++) {
+      const PetscInt row = rstart + model->elem_c[k] + r;
+      for (int i = 0; i < nq; i++) vals[i] = Ge[r * nq + i] * PetscSqrtReal(model->minv[lidx[i]]);
+      PetscCall(MatSetValues(*G, 1, &row, nq, cols, vals, INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(*G, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*G, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* y <- P y, P = I - F^-1 A: the part of y in the null space of A (see the comment at the top). */
+static PetscErrorCode MbsRedundancyProject(Mat A, Mat F, Vec y, Vec work1, Vec work2)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMult(A, y, work1));
+  PetscCall(MatSolve(F, work1, work2));
+  PetscCall(VecAXPY(y, -1.0, work2));
+  PetscFunctionReturn(0);
+}
+
+/*
+  Gauss-Jordan elimination with complete pivoting on the n vectors y (distributed like the constraint
+  rows): afterwards each vector has a pivot row where it is 1 and all others are 0. Returns in *nbasis how
+  many vectors are numerically independent (pivot above 1e-8 of the first).
+*/
+static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y[], PetscInt *nbasis)
+{
+  PetscScalar **a;
+  PetscReal     first = 0, *rowv;
+  PetscInt      ml    = model->ncon_local;
+
+  PetscFunctionBegin;
+  *nbasis = n;
+  PetscCall(PetscMalloc2(n, &a, n, &rowv));
+  for (PetscInt j = 0; j < n; j++) PetscCall(VecGetArray(y[j], &a[j]));
+  for (PetscInt j = 0; j < n; j++) {
+    struct {
+      double val;
+      int    rank;
+    } loc = {-1.0, (int)model->rank}, glob;
+    PetscInt where[2] = {-1, -1}; /* vector, local row */
+
+    for (PetscInt l = j; l < n; l++)
+      for (PetscInt r = 0; r < ml; r++)
+        if (PetscAbsScalar(a[l][r]) > loc.val) {
+          loc.val  = PetscAbsScalar(a[l][r]);
+          where[0] = l;
+          where[1] = r;
+        }
+    PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, model->comm));
+    if (j == 0) first = glob.val;
+    if (!(glob.val > 1e-8 * first) || glob.val <= 0) {
+      *nbasis = j;
+      break;
+    }
+    PetscCallMPI(MPI_Bcast(where, 2, MPIU_INT, glob.rank, model->comm));
+    if (where[0] != j) {
+      PetscScalar *ta = a[j];
+      Vec          tv = y[j];
+      a[j]            = a[where[0]];
+      y[j]            = y[where[0]];
+      a[where[0]]     = ta;
+      y[where[0]]     = tv;
+    }
+    if (model->rank == glob.rank)
+      for (PetscInt l = 0; l < n; l++) rowv[l] = PetscRealPart(a[l][where[1]]);
+    PetscCallMPI(MPI_Bcast(rowv, (PetscMPIInt)n, MPIU_REAL, glob.rank, model->comm));
+    for (PetscInt r = 0; r < ml; r++) a[j][r] /= rowv[j];
+    for (PetscInt l = 0; l < n; l++) {
+      if (l == j || rowv[l] == 0) continue;
+      for (PetscInt r = 0; r < ml; r++) a[l][r] -= rowv[l] * a[j][r];
+    }
+  }
+  for (PetscInt j = 0; j < n; j++) PetscCall(VecRestoreArray(y[j], &a[j]));
+  PetscCall(PetscFree2(a, rowv));
+  PetscFunctionReturn(0);
+}
+
+/* The elements whose rows take part in each of the n vectors y, gathered on every rank and sorted. */
+static PetscErrorCode MbsRedundancySupports(MbsModel model, PetscInt n, Vec y[], PetscInt **offset, PetscInt **elems)
+{
+  const PetscScalar **a;
+  PetscReal          *maxglob;
+  PetscInt           *pairs, npairs = 0, cap = 0, *counts, total = 0;
+  PetscMPIInt        *rcounts, *displs, size = model->size;
+  PetscInt           *all;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(n, &a, n, &maxglob));
+  for (PetscInt j = 0; j < n; j++) {
+    PetscCall(VecGetArrayRead(y[j], &a[j]));
+    PetscCall(VecNorm(y[j], NORM_INFINITY, &maxglob[j]));
+  }
+  PetscCall(PetscMalloc1(16, &pairs));
+  cap = 8;
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    for (PetscInt j = 0; j < n; j++) {
+      PetscReal m = 0;
+      for (int r = 0; r < el->kernel->ncon; r++) m = PetscMax(m, PetscAbsScalar(a[j][model->elem_c[k] + r]));
+      if (!(m > MBS_REDUNDANCY_SUPPORT * maxglob[j])) continue;
+      if (npairs == cap) {
+        PetscInt *p;
+        cap *= 2;
+        PetscCall(PetscMalloc1(2 * cap, &p));
+        PetscCall(PetscArraycpy(p, pairs, 2 * npairs));
+        PetscCall(PetscFree(pairs));
+        pairs = p;
+      }
+      pairs[2 * npairs]     = j;
+      pairs[2 * npairs + 1] = model->elem_local[k];
+      npairs++;
+    }
+  }
+  for (PetscInt j = 0; j < n; j++) PetscCall(VecRestoreArrayRead(y[j], &a[j]));
+  PetscCall(PetscMalloc2(size, &rcounts, size, &displs));
+  {
+    PetscMPIInt mine = (PetscMPIInt)(2 * npairs);
+    PetscCallMPI(MPI_Allgather(&mine, 1, MPI_INT, rcounts, 1, MPI_INT, model->comm));
+  }
+  displs[0] = 0;
+  for (PetscMPIInt r = 1; r < size; r++) displs[r] = displs[r - 1] + rcounts[r - 1];
+  total = (displs[size - 1] + rcounts[size - 1]) / 2;
+  PetscCall(PetscMalloc1(2 * total + 1, &all));
+  PetscCallMPI(MPI_Allgatherv(pairs, (PetscMPIInt)(2 * npairs), MPIU_INT, all, rcounts, displs, MPIU_INT, model->comm));
+  PetscCall(PetscFree(pairs));
+  PetscCall(PetscFree2(rcounts, displs));
+  PetscCall(PetscCalloc1(n + 1, &counts));
+  for (PetscInt p = 0; p < total; p++) counts[all[2 * p]]++;
+  PetscCall(PetscMalloc1(n + 1, offset));
+  PetscCall(PetscMalloc1(total + 1, elems));
+  (*offset)[0] = 0;
+  for (PetscInt j = 0; j < n; j++) (*offset)[j + 1] = (*offset)[j] + counts[j];
+  for (PetscInt j = 0; j < n; j++) counts[j] = (*offset)[j];
+  for (PetscInt p = 0; p < total; p++) (*elems)[counts[all[2 * p]]++] = all[2 * p + 1];
+  for (PetscInt j = 0; j < n; j++) PetscCall(PetscSortInt((*offset)[j + 1] - (*offset)[j], *elems + (*offset)[j]));
+  PetscCall(PetscFree(counts));
+  PetscCall(PetscFree(all));
+  PetscCall(PetscFree2(a, maxglob));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent, PetscInt *nreported, PetscInt **offset, PetscInt **elems)
+{
+  PetscScalar *qloc;
+  Mat          G, A, F;
+  Vec          d, work1, work2, y[MBS_REDUNDANCY_MAX_REPORTED];
+  PetscInt     k = 0, nv = 0, bad = 0;
+  PetscReal    dmax;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(tol > 0 && tol < 1, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "The redundancy threshold must be in (0, 1), got %g", (double)tol);
+  *ndependent = 0;
+  *nreported  = 0;
+  *offset     = NULL;
+  *elems      = NULL;
+  if (!model->ncon) PetscFunctionReturn(0);
+  PetscCall(PetscMalloc1(model->nq_ghosted, &qloc));
+  PetscCall(MbsModelCoordinatesToLocal(model, q, qloc));
+  PetscCall(MbsRedundancyAssembleG(model, qloc, &G));
+  PetscCall(PetscFree(qloc));
+  PetscCall(MatMatTransposeMult(G, G, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &A));
+  PetscCall(MatDestroy(&G));
+
+  /* Unit diagonal. A zero row of G (a constraint without gradient) keeps a zero row: a null pivot. */
+  PetscCall(MatCreateVecs(A, &d, NULL));
+  PetscCall(MatGetDiagonal(A, d));
+  {
+    PetscScalar *da;
+    PetscInt     n;
+    PetscCall(VecGetLocalSize(d, &n));
+    PetscCall(VecGetArray(d, &da));
+    for (PetscInt i = 0; i < n; i++) {
+      const PetscReal v = PetscRealPart(da[i]);
+      if (PetscIsInfOrNanReal(v)) bad = 1;
+      da[i] = v > 0 && !PetscIsInfOrNanReal(v) ? 1.0 / PetscSqrtReal(v) : 1.0;
+    }
+    PetscCall(VecRestoreArray(d, &da));
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, model->comm));
+  }
+  if (bad) { /* not a question of rank: the caller reports the non-finite state */
+    PetscCall(PetscInfo(NULL, "G(q) is not finite: no redundancy analysis\n"));
+    PetscCall(VecDestroy(&d));
+    PetscCall(MatDestroy(&A));
+    *ndependent = -1;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MatDiagonalScale(A, d, d));
+  PetscCall(VecDestroy(&d));
+  PetscCall(MatNorm(A, NORM_INFINITY, &dmax));
+
+  /* Own prefix: the options that tune the stepper's MUMPS (-mat_mumps_*) must not change this test. */
+  PetscCall(MatSetOptionsPrefix(A, "mbs_redundancy_"));
+  PetscCall(MatGetFactor(A, MATSOLVERMUMPS, MAT_FACTOR_CHOLESKY, &F));
+  PetscCall(MatSetOptionsPrefix(F, "mbs_redundancy_"));
+  PetscCall(MatMumpsSetIcntl(F, 24, 1));    /* null-pivot detection */
+  PetscCall(MatMumpsSetIcntl(F, 13, 1));    /* no ScaLAPACK on the root front: it does not detect null pivots */
+  PetscCall(MatMumpsSetIcntl(F, 8, 0));     /* A is already scaled */
+  PetscCall(MatMumpsSetIcntl(F, 14, 100));  /* delayed pivots */
+  PetscCall(MatMumpsSetCntl(F, 3, -tol));   /* absolute threshold on the unit-diagonal matrix */
+  PetscCall(MatCholeskyFactorSymbolic(F, A, NULL, NULL));
+  PetscCall(MatCholeskyFactorNumeric(F, A, NULL));
+  {
+    MatFactorError err;
+    PetscCall(MatFactorGetError(F, &err));
+    PetscCheck(err == MAT_FACTOR_NOERROR, model->comm, PETSC_ERR_LIB, "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
+  }
+  PetscCall(MatMumpsGetInfog(F, 28, &k));
+  *ndependent = k;
+  PetscCall(PetscInfo(NULL, "G(q): %" PetscInt_FMT " rows, %" PetscInt_FMT " dependent (null pivots below %g of the unit diagonal; |A_s|_inf = %g)\n", model->ncon, k, (double)tol, (double)dmax));
+
+  nv = PetscMin(k, MBS_REDUNDANCY_MAX_REPORTED);
+  if (nv > 0) {
+    PetscRandom rnd;
+    PetscInt    nbasis;
+    PetscCall(MatCreateVecs(A, &work1, &work2));
+    PetscCall(PetscRandomCreate(model->comm, &rnd));
+    PetscCall(PetscRandomSetSeed(rnd, 20240601));
+    PetscCall(PetscRandomSeed(rnd));
+    for (PetscInt j = 0; j < nv; j++) {
+      PetscCall(VecDuplicate(work1, &y[j]));
+      PetscCall(VecSetRandom(y[j], rnd));
+      PetscCall(VecShift(y[j], -0.5));
+      for (int pass = 0; pass < 2; pass++) PetscCall(MbsRedundancyProject(A, F, y[j], work1, work2));
+    }
+    PetscCall(PetscRandomDestroy(&rnd));
+    if (PetscDefined(USE_INFO)) {
+      for (PetscInt j = 0; j < nv; j++) {
+        PetscReal ny, nr;
+        PetscCall(MatMult(A, y[j], work1));
+        PetscCall(VecNorm(work1, NORM_INFINITY, &nr));
+        PetscCall(VecNorm(y[j], NORM_INFINITY, &ny));
+        PetscCall(PetscInfo(NULL, "null vector %" PetscInt_FMT ": |A_s y| / |y| = %g\n", j, (double)(ny > 0 ? nr / ny : 0)));
+      }
+    }
+    PetscCall(MbsRedundancySparseBasis(model, nv, y, &nbasis));
+    PetscCall(MbsRedundancySupports(model, nbasis, y, offset, elems));
+    *nreported = nbasis;
+    for (PetscInt j = 0; j < nv; j++) PetscCall(VecDestroy(&y[j]));
+    PetscCall(VecDestroy(&work1));
+    PetscCall(VecDestroy(&work2));
+  }
+  PetscCall(MatDestroy(&F));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+/* Append to a message, truncating at its end. */
+static void MbsAppend(char msg[], size_t len, const char *fmt, ...)
+{
+  size_t  n = strlen(msg);
+  va_list ap;
+  if (n + 1 >= len) return;
+  va_start(ap, fmt);
+  vsnprintf(msg + n, len - n, fmt, ap);
+  va_end(ap);
+}
+
+static const char *MbsBodyName(MbsModel model, PetscInt b, char buf[], size_t len)
+{
+  if (b < 0) return "ground";
+  if (model->bodies[b].name && model->bodies[b].name[0]) snprintf(buf, len, "'%s'", model->bodies[b].name);
+  else snprintf(buf, len, "body %" PetscInt_FMT, b);
+  return buf;
+}
+
+/* One line per element: where it came from, its kind (unless the label says it), the bodies it joins. */
+static void MbsRedundancyDescribe(MbsModel model, PetscInt e, char msg[], size_t len)
+{
+  const MbsElement *el = &model->elems[e];
+  char              a[160], b[160], kind[64];
+
+  if (el->kernel == &MbsElemKernelRigidBody) {
+    const MbsBody *body = &model->bodies[el->body[0]];
+    MbsAppend(msg, len, "    internal constraints of rigid body %s%s%s\n", MbsBodyName(model, el->body[0], a, sizeof(a)), body->label ? " at " : "", body->label ? body->label : "");
+    return;
+  }
+  snprintf(kind, sizeof(kind), "(%s)", el->kernel->name);
+  if (el->label && strstr(el->label, kind)) MbsAppend(msg, len, "    %s", el->label);
+  else if (el->label) MbsAppend(msg, len, "    %s %s", el->label, kind);
+  else MbsAppend(msg, len, "    element %" PetscInt_FMT " %s", e, kind);
+  if (el->body[0] >= 0 && el->body[1] >= 0) MbsAppend(msg, len, " joining %s and %s\n", MbsBodyName(model, el->body[0], a, sizeof(a)), MbsBodyName(model, el->body[1], b, sizeof(b)));
+  else MbsAppend(msg, len, " joining %s to the ground\n", MbsBodyName(model, el->body[0] >= 0 ? el->body[0] : el->body[1], a, sizeof(a)));
+}
 
 PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt *ndependent, char msg[], size_t len)
 {
+  PetscReal tol = MBS_REDUNDANCY_TOL;
+  PetscInt  nrep, *offset, *elems;
+  const int max_elems = 8, max_deps = 4;
+
   PetscFunctionBegin;
-  *ndependent = 0;
   if (len) msg[0] = 0;
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-mbs_redundancy_tol", &tol, NULL));
+  PetscCall(MbsModelGetRedundantConstraints(model, q, tol, ndependent, &nrep, &offset, &elems));
+  if (*ndependent <= 0) {
+    *ndependent = 0;
+    PetscFunctionReturn(0);
+  }
+  MbsAppend(msg, len, "redundant constraints: %" PetscInt_FMT " of the %" PetscInt_FMT " constraint rows depend linearly on the others (G(q) has rank %" PetscInt_FMT "), so the multipliers are not unique and the linear system of a step is singular.\n", *ndependent, model->ncon, model->ncon - *ndependent);
+  for (PetscInt j = 0; j < PetscMin(nrep, max_deps); j++) {
+    const PetscInt n = offset[j + 1] - offset[j];
+    MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ", %" PetscInt_FMT " element%s:\n", j + 1, *ndependent, n, n == 1 ? "" : "s");
+    for (PetscInt i = 0; i < PetscMin(n, max_elems); i++) MbsRedundancyDescribe(model, elems[offset[j] + i], msg, len);
+    if (n > max_elems) MbsAppend(msg, len, "      ... and %" PetscInt_FMT " more\n", n - max_elems);
+  }
+  if (*ndependent > PetscMin(nrep, max_deps)) MbsAppend(msg, len, "  (%" PetscInt_FMT " more dependencies not listed)\n", *ndependent - PetscMin(nrep, max_deps));
+  MbsAppend(msg, len, "Remove one element of each dependency or constrain fewer directions (e.g. spherical instead of revolute joints in a closed planar loop); if the redundancy is consistent (the same rod twice, a loop that closes exactly), -mbs_allow_redundant_constraints runs anyway (docs/robustness.md)");
+  PetscCall(PetscFree(offset));
+  PetscCall(PetscFree(elems));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsPCAllowNullPivots(PC pc, PetscReal tol)
+{
+  Mat       F;
+  PetscBool islu;
+  PCType    type;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetType(pc, &type));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
+  PetscCheck(islu, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "Redundant constraints are allowed with the direct solve only (-pc_type lu), not with -pc_type %s", type);
+  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+  PetscCall(PCFactorSetUpMatSolverType(pc));
+  PetscCall(PCFactorGetMatrix(pc, &F));
+  PetscCall(MatMumpsSetIcntl(F, 24, 1)); /* null-pivot detection */
+  PetscCall(MatMumpsSetIcntl(F, 13, 1)); /* ScaLAPACK on the root front does not detect null pivots */
+  /* The maximum transversal (ICNTL(6)) stops at a structurally singular matrix (INFOG(1) = -6), which the
+     Jacobian of EM-G, VI-A and VI-B is when two rows of G have the same pattern (the same rod twice). */
+  PetscCall(MatMumpsSetIcntl(F, 6, 0));
+  PetscCall(MatMumpsSetCntl(F, 3, tol));
   PetscFunctionReturn(0);
 }

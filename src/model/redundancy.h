@@ -2,14 +2,38 @@
 #ifndef MBS_REDUNDANCY_H
 #define MBS_REDUNDANCY_H
 
+#include <petscksp.h>
 #include "model/modelimpl.h"
+
+/* Default null-pivot threshold on G M^-1 G^T scaled to unit diagonal (-mbs_redundancy_tol) */
+#define MBS_REDUNDANCY_TOL 1e-10
+/* At most this many dependencies are resolved into their elements (the count is always exact) */
+#define MBS_REDUNDANCY_MAX_REPORTED 16
 
 /*
   Collective. Looks for linearly dependent rows of the constraint Jacobian G(q) at the coordinates q
   (coordinate layout Vec). On return *ndependent is the number of independent dependencies found (0: G
   has full row rank), and msg (every rank gets the same text) names the elements involved and what to
-  do about it; msg is "" when *ndependent is 0.
+  do about it; msg is "" when *ndependent is 0. The threshold is -mbs_redundancy_tol (default
+  MBS_REDUNDANCY_TOL).
 */
 PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt *ndependent, char msg[], size_t len);
+
+/*
+  Collective. The same search with an explicit threshold tol, returning the elements: *ndependent =
+  m - rank G(q); the first *nreported (<= MBS_REDUNDANCY_MAX_REPORTED) dependencies, each as the sorted
+  element indices elems[offset[i] .. offset[i+1]-1] of the elements whose constraint rows take part in it
+  (a sparse basis of the null space of G^T: independent dependencies come out separately). offset and
+  elems are allocated (PetscFree() both; NULL when nothing is reported) and the same on every rank.
+*/
+PETSC_INTERN PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent, PetscInt *nreported, PetscInt **offset, PetscInt **elems);
+
+/*
+  Collective. Makes the linear solver of a direct-solve PC (the stepper's) tolerate redundant constraints:
+  LU by MUMPS with null-pivot detection (ICNTL(24) = 1, threshold CNTL(3) = tol relative to the scaled
+  matrix), so a singular saddle-point system with consistent right-hand side is solved with one of its
+  solutions. The PC must have its operators.
+*/
+PETSC_INTERN PetscErrorCode MbsPCAllowNullPivots(PC pc, PetscReal tol);
 
 #endif

@@ -788,6 +788,11 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
   }
   PetscCall(PetscOptionsReal("-mbs_stagnation_tol", "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)", "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
   PetscCall(PetscOptionsReal("-mbs_stagnation_rtol", "... or below this factor times the step's initial residual norm (systems whose floor is above -mbs_stagnation_tol)", "MbsStepperCreate", st->stagnation_rtol, &st->stagnation_rtol, NULL));
+  {
+    PetscBool allow = st->allow_redundant, set;
+    PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints", "Solve with MUMPS null-pivot detection so that consistent redundant constraints run", "MbsStepperSetAllowRedundantConstraints", allow, &allow, &set));
+    if (set) PetscCall(MbsStepperSetAllowRedundantConstraints(st, allow));
+  }
   if (st->ops.setfromoptions) PetscCall(st->ops.setfromoptions(st, PetscOptionsObject));
   PetscOptionsEnd();
   PetscCall(SNESSetFromOptions(st->snes));
@@ -934,6 +939,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(MbsSystemCreateMatrix(st->sys, &st->J));
   PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction, st));
   PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian, st));
+  PetscCall(MbsStepperAllowRedundant_Private(st));
   {
     KSP               ksp;
     PC                pc;

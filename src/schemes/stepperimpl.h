@@ -78,6 +78,7 @@ struct _p_MbsStepper {
   PetscInt  jac_evals;                  /* Jacobian assemblies since set-up */
   PetscBool jac_fresh;                  /* assembled since the last convergence test */
   PetscInt  jac_uses;                   /* iterations of the current solve on the current Jacobian */
+  PetscBool allow_redundant;            /* MUMPS with null-pivot detection (MbsStepperSetAllowRedundantConstraints()) */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
@@ -110,6 +111,7 @@ struct _p_MbsStepper {
 };
 
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
+PETSC_INTERN PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
 
