@@ -12,6 +12,7 @@
 #include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -105,18 +107,33 @@ static void FreeRun(ProgramRun *run)
   free(run->err);
 }
 
-/* Runs $GGLMBS_BINARY (on np ranks through $GGLMBS_MPIEXEC when np > 1) with the arguments, stdin from
-   /dev/null, stdout and stderr captured to <dir>/stdout.txt and <dir>/stderr.txt. */
-static ProgramRun RunProgramV(const char *dir, int np, va_list ap)
+/* Starts $GGLMBS_BINARY (on np ranks through $GGLMBS_MPIEXEC when np > 1) with the arguments, stdin from
+   /dev/null, stdout and stderr captured to <dir>/stdout.txt and <dir>/stderr.txt. With a disk (a
+   directory), the program runs in a mount namespace of its own (unshare -m) with a tmpfs of disk_kib KiB
+   mounted on that directory: a small disk that fills up; its files are copied to <disk>.saved when the
+   program ends (exit status 99: the tmpfs could not be mounted). Returns the child's pid. */
+static pid_t SpawnProgramV(const char *dir, int np, const char *disk, long disk_kib, va_list ap)
 {
   const char                *binary = getenv("GGLMBS_BINARY"), *mpiexec = getenv("GGLMBS_MPIEXEC");
-  char                      *argv[MAX_ARGS + 6], out[PATH_SIZE], err[PATH_SIZE], nps[16];
+  char                      *argv[MAX_ARGS + 16], out[PATH_SIZE], err[PATH_SIZE], nps[16], script[256], saved[PATH_SIZE];
   posix_spawn_file_actions_t actions;
-  ProgramRun                 run = {0, -1, NULL, NULL};
   pid_t                      pid;
-  int                        argc = 0, wstatus, rc;
+  int                        argc = 0, rc;
 
   if (!binary) fail_msg("GGLMBS_BINARY is not set (ctest sets it to the gglmbs executable)");
+  if (disk) {
+    snprintf(script, sizeof(script), "d=$1; s=$2; shift 2; mount -t tmpfs -o size=%ldk tmpfs \"$d\" || exit 99; \"$@\"; rc=$?; cp -R \"$d\"/. \"$s\"/; exit $rc", disk_kib);
+    if (snprintf(saved, sizeof(saved), "%s.saved", disk) >= (int)sizeof(saved)) fail_msg("path too long: %s", disk);
+    if (mkdir(disk, 0777) || mkdir(saved, 0777)) fail_msg("cannot create %s and %s", disk, saved);
+    argv[argc++] = "/usr/bin/unshare";
+    argv[argc++] = "-m";
+    argv[argc++] = "/bin/sh";
+    argv[argc++] = "-c";
+    argv[argc++] = script;
+    argv[argc++] = "sh";
+    argv[argc++] = (char *)disk;
+    argv[argc++] = saved;
+  }
   if (np > 1) {
     if (!mpiexec) fail_msg("GGLMBS_MPIEXEC is not set (ctest sets it to mpiexec)");
     snprintf(nps, sizeof(nps), "%d", np);
@@ -127,7 +144,7 @@ static ProgramRun RunProgramV(const char *dir, int np, va_list ap)
   }
   argv[argc++] = (char *)binary;
   for (const char *arg; (arg = va_arg(ap, const char *));) {
-    if (argc > MAX_ARGS + 4) fail_msg("too many arguments");
+    if (argc > MAX_ARGS + 14) fail_msg("too many arguments");
     argv[argc++] = (char *)arg;
   }
   argv[argc] = NULL;
@@ -137,14 +154,31 @@ static ProgramRun RunProgramV(const char *dir, int np, va_list ap)
   rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc) fail_msg("cannot run %s: %s", argv[0], strerror(rc));
+  return pid;
+}
+
+/* Waits for the program started in dir and collects its status and output. */
+static ProgramRun WaitProgram(const char *dir, pid_t pid)
+{
+  char       out[PATH_SIZE], err[PATH_SIZE];
+  ProgramRun run = {0, -1, NULL, NULL};
+  int        wstatus, rc;
+
   while ((rc = waitpid(pid, &wstatus, 0)) < 0 && errno == EINTR) continue;
   if (rc < 0) fail_msg("waitpid: %s", strerror(errno));
+  JoinPath(out, dir, "stdout.txt");
+  JoinPath(err, dir, "stderr.txt");
   run.exited = WIFEXITED(wstatus);
   run.status = run.exited ? WEXITSTATUS(wstatus) : -WTERMSIG(wstatus);
   run.out    = ReadFile(out);
   run.err    = ReadFile(err);
   if (!run.out || !run.err) fail_msg("cannot read the captured output in %s", dir);
   return run;
+}
+
+static ProgramRun RunProgramV(const char *dir, int np, va_list ap)
+{
+  return WaitProgram(dir, SpawnProgramV(dir, np, NULL, 0, ap));
 }
 
 /* Runs the program on one rank with the NULL-terminated arguments. */
@@ -751,6 +785,255 @@ static void TestRestartErrors(void **state)
   }
 }
 
+/* ---------------------------------------------------------------- interrupts, failures, full disks */
+
+static pid_t SpawnProgram(const char *dir, int np, const char *disk, long disk_kib, ...)
+{
+  pid_t   pid;
+  va_list ap;
+
+  va_start(ap, disk_kib);
+  pid = SpawnProgramV(dir, np, disk, disk_kib, ap);
+  va_end(ap);
+  return pid;
+}
+
+static int CountLines(const char *path)
+{
+  char *text = ReadFile(path);
+  int   n    = 0;
+
+  if (!text) return 0;
+  for (const char *c = text; *c; c++) n += *c == '\n';
+  free(text);
+  return n;
+}
+
+/* The number after "prefix" in text, or -1. */
+static long NumberAfter(const char *text, const char *prefix)
+{
+  const char *s = strstr(text, prefix);
+
+  return s ? strtol(s + strlen(prefix), NULL, 10) : -1;
+}
+
+#define INTERRUPT_T_END "0.12" /* the uninterrupted run and the restart: 120 steps of h = 1e-3 */
+
+/* A run stopped by a signal once it has written 20 rows: it finishes its step, writes a checkpoint and
+   says how to continue, exits with 128 + the signal number; continued with -mbs_restart, its diagnostics
+   equal the uninterrupted run's byte for byte. On 2 ranks the signal goes to mpiexec, which passes SIGTERM
+   on to the ranks (OpenMPI), as a batch system's does. The restart of a chain under modified Newton is
+   bit-identical on 2 ranks too (MUMPS is deterministic on chains: docs/restart.md). */
+static void InterruptCase(const char *name, int np, int sig, const char *signame)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE], tmp[PATH_SIZE], line[PATH_SIZE], expect[64];
+  ProgramRun run;
+  pid_t      pid;
+  long       step;
+
+  SourcePath(input, "inputs/chain1000.yaml");
+  CaseDirectory(dir, name);
+  JoinPath(a, dir, "full");
+  JoinPath(b, dir, "stopped");
+  JoinPath(fb, b, "diagnostics.csv");
+  pid = SpawnProgram(dir, np, NULL, 0, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", "100", "-mbs_output_every", "3", "-mbs_output_dir", b, NULL);
+  for (int waited = 0; CountLines(fb) < 8; waited++) { /* header, step 0 and 6 more rows: it is stepping */
+    if (waited > 6000) fail_msg("%s: no progress in 60 s", name);
+    if (waitpid(pid, NULL, WNOHANG) == pid) fail_msg("%s: the run ended before the signal", name);
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  }
+  if (kill(pid, sig)) fail_msg("kill: %s", strerror(errno));
+  run = WaitProgram(dir, pid);
+  if (!run.exited) fail_msg("%s: killed by signal %d instead of stopping cleanly; stderr:\n%s", name, -run.status, run.err);
+  if (np == 1 && run.status != 128 + sig) fail_msg("%s: exit status %d, expected %d; stderr:\n%s", name, run.status, 128 + sig, run.err);
+  if (run.status == 0) fail_msg("%s: exit status 0 after %s", name, signame);
+  ExpectLacks("stderr", run.err, "PETSC ERROR");
+  if (LinesStarting(run.err, "gglmbs: error: ", line, sizeof(line)) != 1) fail_msg("%s: expected one line 'gglmbs: error: ...', got\n%s", name, run.err);
+  snprintf(expect, sizeof(expect), "Interrupted by %s after step ", np == 1 ? signame : "SIGTERM");
+  ExpectContains("the message", line, expect);
+  step = NumberAfter(line, expect);
+  JoinPath(ck, b, "checkpoint.bin");
+  ExpectContains("the message", line, ck);
+  ExpectContains("the message", line, "-mbs_restart");
+  if (step < 6 || step >= 120) fail_msg("%s: stopped after step %ld, expected in [6, 120)", name, step);
+  if (!FileExists(ck)) fail_msg("%s: no checkpoint %s", name, ck);
+  JoinPath(tmp, b, "checkpoint.bin.tmp");
+  if (FileExists(tmp)) fail_msg("%s: %s was left behind", name, tmp);
+  {
+    char *text = ReadFile(fb);
+    if (!text || !*text || text[strlen(text) - 1] != '\n') fail_msg("%s: %s does not end in a whole row", name, fb);
+    free(text);
+  }
+  FreeRun(&run);
+  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", INTERRUPT_T_END, "-mbs_output_every", "3", "-mbs_output_dir", a, NULL);
+  ExpectSuccess(name, &run);
+  FreeRun(&run);
+  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", INTERRUPT_T_END, "-mbs_output_every", "3", "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  ExpectSuccess(name, &run);
+  FreeRun(&run);
+  JoinPath(fa, a, "diagnostics.csv");
+  ExpectSameFile(fa, fb);
+}
+
+static void TestInterrupt(void **state)
+{
+  (void)state;
+  InterruptCase("interrupt", 1, SIGINT, "SIGINT");
+}
+
+static void TestInterruptParallel(void **state)
+{
+  (void)state;
+  InterruptCase("interrupt_np2", 2, SIGINT, "SIGINT");
+}
+
+/* A step that fails leaves the state at its start in <output>/failed_step.bin, which the message names;
+   continued from it with working solver options, the run equals the one that never failed. */
+static void TestFailureCheckpoint(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/heavy_top.yaml");
+  CaseDirectory(dir, "failure_checkpoint");
+  JoinPath(a, dir, "full");
+  JoinPath(b, dir, "failed");
+  JoinPath(ck, b, "failed_step.bin");
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", a, NULL);
+  ExpectSuccess("failure_checkpoint", &run);
+  FreeRun(&run);
+  /* the run to t = 0.02 succeeds; continued to 0.04 with one Newton iteration a step, step 11 fails */
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.02", "-mbs_output_dir", b, "-mbs_checkpoint_every", "10", NULL);
+  ExpectSuccess("failure_checkpoint", &run);
+  FreeRun(&run);
+  {
+    char first[PATH_SIZE];
+    JoinPath(first, b, "checkpoint.bin");
+    run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", b, "-mbs_restart", first, "-snes_max_it", "1", NULL);
+  }
+  ExpectUserError("failure_checkpoint", &run);
+  ExpectContains("stderr", run.err, "Step 11 ");
+  ExpectContains("stderr", run.err, "did not converge");
+  ExpectContains("stderr", run.err, ck);
+  ExpectContains("stderr", run.err, "-mbs_restart");
+  if (!FileExists(ck)) fail_msg("no failure checkpoint %s", ck);
+  FreeRun(&run);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  ExpectSuccess("failure_checkpoint restart", &run);
+  FreeRun(&run);
+  JoinPath(fa, a, "diagnostics.csv");
+  JoinPath(fb, b, "diagnostics.csv");
+  ExpectSameFile(fa, fb);
+}
+
+/* VI-S on the four particles at h = 0.05 blows up (seed 004 Fig. 32): the run stops at the first step
+   whose energy leaves E_0 by more than 10 times the energy scale max(|E_0|, T_0, |V_0|) (no gravity),
+   found here from the diagnostics of the same run with the check off, and leaves that state for
+   inspection. */
+static void TestEnergyDivergence(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], ck[PATH_SIZE], expect[64];
+  Csv        d;
+  ProgramRun run;
+  int        first = -1;
+  double     scale;
+
+  (void)state;
+  SourcePath(input, "inputs/four_particle.yaml");
+  CaseDirectory(dir, "energy_divergence");
+  JoinPath(a, dir, "unchecked");
+  JoinPath(b, dir, "checked");
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-s", "-mbs_dt", "0.05", "-mbs_t_end", "0.5", "-mbs_output_dir", a, "-mbs_energy_divergence", "0", NULL);
+  FreeRun(&run); /* Newton may fail once the energy is far gone: the rows up to there are what counts */
+  ReadDiagnostics(a, &d);
+  scale = fmax(fabs(d.v[0][COL_E]), fmax(d.v[0][COL_E + 1], fabs(d.v[0][COL_E + 2])));
+  for (int i = 1; i < d.nrows && first < 0; i++)
+    if (!(fabs(d.v[i][COL_E] - d.v[0][COL_E]) <= 10 * scale)) first = (int)d.v[i][COL_STEP];
+  if (first < 0) fail_msg("vi-s at h = 0.05 did not blow up within %d rows", d.nrows);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-s", "-mbs_dt", "0.05", "-mbs_t_end", "0.5", "-mbs_output_dir", b, NULL);
+  ExpectUserError("energy divergence", &run);
+  snprintf(expect, sizeof(expect), "Step %d ", first);
+  ExpectContains("stderr", run.err, expect);
+  ExpectContains("stderr", run.err, "the energy diverged");
+  JoinPath(ck, b, "failed_step.bin");
+  ExpectContains("stderr", run.err, ck);
+  if (!FileExists(ck)) fail_msg("no failure checkpoint %s", ck);
+  FreeRun(&run);
+  ReadDiagnostics(b, &d);
+  if ((int)d.v[d.nrows - 1][COL_STEP] != first - 1) fail_msg("the diagnostics end at step %g, expected %d (the last step before the divergence)", d.v[d.nrows - 1][COL_STEP], first - 1);
+}
+
+/* Writes that fail: a disk that fills up during the run (a 16 KiB tmpfs) stops it at the first failed
+   write with the file, the step and the system's reason (ENOSPC) named, and the diagnostics end in a whole
+   row; so does a trajectory that outgrows its disk (512 KiB), with no crash; diagnostics.csv on a full
+   device (/dev/full) and an output directory that cannot be created fail at once. */
+static void TestWriteErrors(void **state)
+{
+  char        input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE], csv[PATH_SIZE], file[PATH_SIZE], bad[PATH_SIZE], saved[PATH_SIZE];
+  ProgramRun  run;
+  struct stat sb;
+  long        step;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  CaseDirectory(dir, "write_errors");
+  JoinPath(out, dir, "small_disk");
+  JoinPath(csv, out, "diagnostics.csv");
+  run = WaitProgram(dir, SpawnProgram(dir, 1, out, 16, "-i", input, "-mbs_t_end", "10", "-mbs_output_dir", out, NULL));
+  if (run.exited && run.status == 99) fail_msg("cannot mount a tmpfs in a mount namespace (unshare -m; root needed):\n%s", run.err);
+  ExpectUserError("full disk", &run);
+  ExpectContains("stderr", run.err, csv);
+  ExpectContains("stderr", run.err, "failed at step ");
+  ExpectContains("stderr", run.err, strerror(ENOSPC));
+  step = NumberAfter(run.err, "failed at step ");
+  JoinPath(saved, dir, "small_disk.saved");
+  JoinPath(csv, saved, "diagnostics.csv");
+  if (stat(csv, &sb) || sb.st_size > 16384) fail_msg("%s is missing or larger than the disk", csv);
+  {
+    char *text = ReadFile(csv), *last; /* more rows than ReadCsv takes: the last one by hand */
+    if (!text || !*text || text[strlen(text) - 1] != '\n') fail_msg("%s does not end in a whole row", csv);
+    text[strlen(text) - 1] = 0;
+    last = strrchr(text, '\n');
+    if (!last || strtol(last + 1, NULL, 10) + 1 != step) fail_msg("the last row of %s is not the step before %ld:\n%s", csv, step, last ? last + 1 : text);
+    if (CountLines(csv) < 10) fail_msg("%s: only %d lines before the disk was full", csv, CountLines(csv));
+    free(text);
+  }
+  FreeRun(&run);
+
+  /* the trajectory (HDF5) on a small disk: stopped before HDF5 writes what does not fit (it cannot
+     recover from a failed write), with the need and the free space named */
+  JoinPath(out, dir, "small_disk_trajectory");
+  {
+    char h5[PATH_SIZE];
+    JoinPath(h5, out, "trajectory.h5");
+    run = WaitProgram(dir, SpawnProgram(dir, 1, out, 512, "-i", input, "-mbs_t_end", "10", "-mbs_output_dir", out, "-mbs_trajectory", "xdmf", NULL));
+    ExpectUserError("full disk, trajectory", &run);
+    ExpectContains("stderr", run.err, h5);
+    ExpectContains("stderr", run.err, strerror(ENOSPC));
+    ExpectContains("stderr", run.err, "bytes needed");
+    FreeRun(&run);
+  }
+
+  JoinPath(out, dir, "full");
+  JoinPath(csv, out, "diagnostics.csv");
+  if (mkdir(out, 0777) || symlink("/dev/full", csv)) fail_msg("cannot set up %s -> /dev/full", csv);
+  run = RunProgram(dir, "-i", input, "-mbs_t_end", "0.5", "-mbs_output_dir", out, NULL);
+  ExpectUserError("/dev/full", &run);
+  ExpectContains("stderr", run.err, csv);
+  ExpectContains("stderr", run.err, strerror(ENOSPC));
+  FreeRun(&run);
+
+  JoinPath(file, dir, "a_file");
+  CopyFile(input, file, -1);
+  JoinPath(bad, file, "out");
+  run = RunProgram(dir, "-i", input, "-mbs_t_end", "0.5", "-mbs_output_dir", bad, NULL);
+  ExpectUserError("output under a file", &run);
+  ExpectContains("stderr", run.err, bad);
+  ExpectContains("stderr", run.err, strerror(ENOTDIR));
+  FreeRun(&run);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static void PrintFile(FILE *to, const char *path)
@@ -764,7 +1047,7 @@ static void PrintFile(FILE *to, const char *path)
 int main(void)
 {
   const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
-  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 16];
+  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 24];
   const char       *tmp  = getenv("TMPDIR");
   char              report[PATH_SIZE];
   size_t            n    = 0;
@@ -793,6 +1076,11 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"restart heavy top vi-b", TestRestartTop, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"interrupt", TestInterrupt, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"interrupt on 2 ranks", TestInterruptParallel, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"failure checkpoint", TestFailureCheckpoint, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"energy divergence", TestEnergyDivergence, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"write errors", TestWriteErrors, NULL, NULL, NULL};
   failed = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
 
   if (failed) { /* assertion messages are only in the report */

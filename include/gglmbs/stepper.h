@@ -108,4 +108,13 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetCheckpoint(MbsStepper, const char filen
 PETSC_EXTERN PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper, const char filename[]);
 PETSC_EXTERN PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper, const char filename[]);
 
+/* Failures: a step whose solve fails or whose energy diverges is an error, its state left in a checkpoint */
+PETSC_EXTERN PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper, PetscReal factor);
+PETSC_EXTERN PetscErrorCode MbsStepperSetFailureCheckpoint(MbsStepper, const char filename[]);
+
+/* SIGINT/SIGTERM: MbsStepperSolve() stops between steps, checkpoints, and returns PETSC_ERR_SIG */
+PETSC_EXTERN PetscErrorCode MbsInterruptHandlerPush(void);
+PETSC_EXTERN PetscErrorCode MbsInterruptHandlerPop(void);
+PETSC_EXTERN PetscErrorCode MbsInterruptPending(PetscBool *installed, int *signum);
+
 #endif

@@ -14,7 +14,7 @@ static const char help[] = "gglmbs: structure-preserving multibody dynamics.\n"
    anything else gets PETSc's traceback. */
 static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
 {
-  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_NOT_CONVERGED || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FILE_WRITE || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_ARG_OUTOFRANGE) {
+  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_NOT_CONVERGED || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FILE_WRITE || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_ARG_OUTOFRANGE || n == PETSC_ERR_SIG) {
     PetscMPIInt rank = 0;
     if (p == PETSC_ERROR_INITIAL) {
       if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
@@ -102,14 +102,20 @@ static PetscErrorCode Run(void)
   PetscFunctionReturn(0);
 }
 
+/* Exit status: 0, 1 for an error, 128 + the signal number for a run stopped by SIGINT or SIGTERM (the
+   shell convention, so a batch script can tell an interrupted run from a failed one). */
 int main(int argc, char **argv)
 {
   PetscErrorCode ierr;
+  int            signum = 0;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscPushErrorHandler(MbsAppErrorHandler, NULL));
+  PetscCall(MbsInterruptHandlerPush());
   ierr = Run();
+  if (ierr == PETSC_ERR_SIG) PetscCall(MbsInterruptPending(NULL, &signum));
+  PetscCall(MbsInterruptHandlerPop());
   PetscCall(PetscPopErrorHandler());
   PetscCall(PetscFinalize());
-  return ierr ? 1 : 0;
+  return ierr ? (signum ? 128 + signum : 1) : 0;
 }

@@ -452,6 +452,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   PetscCall(VecDestroy(&qlast));
   PetscCall(VecDestroy(&plast));
   st->restarted      = PETSC_TRUE;
+  st->energy_set     = PETSC_FALSE; /* the energy check starts from the restored state */
   st->monitored_step = -1;
   PetscCall(PetscInfo(NULL, "Restarted from %s at step %" PetscInt_FMT ", t = %g\n", filename, st->step, (double)st->t));
   PetscFunctionReturn(0);

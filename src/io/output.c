@@ -1,6 +1,9 @@
+#define _POSIX_C_SOURCE 200809L /* fileno, ftruncate, lseek */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "io/output.h"
 
 struct _n_MbsDiagnosticsFile {
@@ -25,7 +28,7 @@ static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp
   if (!in) {
     if (errno != ENOENT) return errno;
     *fp = fopen(path, "w");
-    if (!*fp || fputs(MbsDiagnosticsHeader, *fp) < 0) return errno ? errno : EIO;
+    if (!*fp || fputs(MbsDiagnosticsHeader, *fp) < 0 || fflush(*fp)) return errno ? errno : EIO;
     return 0;
   }
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -39,6 +42,8 @@ static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp
   if (fgets(line, sizeof(line), in)) { /* skip the old header */
     while (!err && fgets(line, sizeof(line), in)) {
       long long step;
+      const size_t n = strlen(line);
+      if (!n || line[n - 1] != '\n') break; /* a row cut short (the run was killed as it wrote it) */
       if (sscanf(line, "%lld,", &step) != 1 || step > keep_upto) break;
       if (fputs(line, out) < 0) err = errno ? errno : EIO;
       *last_kept = (PetscInt)step;
@@ -96,7 +101,7 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Pet
     if (keep_upto >= 0) err = MbsDiagnosticsReopen(f->path, keep_upto, &f->fp, &f->last_kept);
     else {
       f->fp = fopen(f->path, "w");
-      if (!f->fp || fputs(MbsDiagnosticsHeader, f->fp) < 0) err = errno ? errno : EIO;
+      if (!f->fp || fputs(MbsDiagnosticsHeader, f->fp) < 0 || fflush(f->fp)) err = errno ? errno : EIO;
     }
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
@@ -110,16 +115,30 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Pet
   PetscFunctionReturn(0);
 }
 
+/* A row is written whole or not at all: it goes out in one write() past the stdio buffer (empty after
+   the header), and a write that fails (disk full, I/O error) is cut back to the end of the last whole
+   row, so the file stays a valid CSV that a restart can continue. */
 PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, PetscReal t, const MbsDiagnostics *d, PetscInt newton_its)
 {
   int  err    = 0;
   char Gv[32] = ""; /* the scheme's own velocity-level residual, empty for schemes without one */
+  char row[512];
 
   PetscFunctionBegin;
   if (d->has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), "%.17g", (double)d->Gv_max));
   if (f->fp) {
-    if (fprintf(f->fp, "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT ",%s\n", step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its, Gv) < 0 || fflush(f->fp))
-      err = errno ? errno : EIO;
+    const int   fd  = fileno(f->fp);
+    const int   len = snprintf(row, sizeof(row), "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT ",%s\n", step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its, Gv);
+    const off_t end = lseek(fd, 0, SEEK_END);
+
+    if (len < 0 || len >= (int)sizeof(row)) err = EOVERFLOW;
+    for (size_t done = 0; !err && done < (size_t)len;) {
+      const ssize_t n = write(fd, row + done, (size_t)len - done);
+      if (n > 0) done += (size_t)n;
+      else if (n < 0 && errno == EINTR) continue;
+      else err = n < 0 ? errno : ENOSPC;
+    }
+    if (err && end >= 0 && !ftruncate(fd, end)) (void)lseek(fd, end, SEEK_SET);
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, f->comm));
   PetscCheck(!err, f->comm, PETSC_ERR_FILE_WRITE, "Writing '%s' failed at step %" PetscInt_FMT ": %s", f->path, step, strerror(err));

@@ -10,12 +10,13 @@
   internal constraints, gravity) have no cell. The topology is written once; each written step adds a
   group with the step's data (docs/output.md has the layout).
 */
-#define _POSIX_C_SOURCE 200809L /* pwrite, access */
+#define _POSIX_C_SOURCE 200809L /* pwrite, access, statvfs */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <petscviewerhdf5.h>
 #include "io/output.h"
@@ -51,7 +52,7 @@ struct _n_MbsTrajectory {
   MPI_Comm    comm;
   PetscMPIInt rank;
   PetscInt    every;
-  char        h5[PETSC_MAX_PATH_LEN], xdmf[PETSC_MAX_PATH_LEN];
+  char        h5[PETSC_MAX_PATH_LEN], xdmf[PETSC_MAX_PATH_LEN], dir[PETSC_MAX_PATH_LEN];
   PetscViewer viewer;
 
   PetscInt   nbodies, npoints, ncells;
@@ -533,6 +534,72 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
   PetscFunctionReturn(0);
 }
 
+/* Parallel HDF5 (1.10) cannot recover from a write that fails for want of space: the metadata it could
+   not flush makes it crash when MPI finalizes, whatever is done with the file. So the free space of
+   the output file system is checked before each write (rank 0, statvfs): the data of the write, the
+   same again for the file's metadata and free-space bookkeeping, and a fixed margin for closing the
+   file. A full disk is then reported before HDF5 touches the file, which stays valid. */
+#define MBS_TRAJ_SPACE_MARGIN (256 * 1024)
+
+static PetscErrorCode MbsTrajCheckSpace(MbsTrajectory tr, PetscInt64 bytes, PetscInt step)
+{
+  double avail = 0, need = 2.0 * (double)bytes + MBS_TRAJ_SPACE_MARGIN;
+  int    err   = 0;
+
+  PetscFunctionBegin;
+  if (tr->rank == 0) {
+    struct statvfs fs;
+    if (statvfs(tr->dir, &fs)) err = errno;
+    else avail = (double)fs.f_bavail * (double)fs.f_frsize;
+    if (!err && avail < need) err = ENOSPC;
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
+  PetscCallMPI(MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, tr->comm));
+  if (err == ENOSPC) {
+    PetscCall(PetscViewerDestroy(&tr->viewer)); /* the file holds the steps written so far */
+    SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s (%.0f bytes needed, %.0f free)", tr->h5, step, strerror(ENOSPC), need, avail);
+  }
+  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s", tr->h5, step, strerror(err));
+  PetscFunctionReturn(0);
+}
+
+/* HDF5 prints its error stack itself unless told not to; a failed write is reported once, by
+   MbsTrajFailed(). The host's own setting is restored after each write. */
+typedef struct {
+  H5E_auto2_t func;
+  void       *data;
+} MbsTrajH5Quiet;
+
+static void MbsTrajQuietBegin(MbsTrajH5Quiet *q)
+{
+  if (H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data) < 0) q->func = NULL, q->data = NULL;
+  (void)H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void MbsTrajQuietEnd(const MbsTrajH5Quiet *q)
+{
+  (void)H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+/* An HDF5 write that failed (disk full, quota, I/O error) leaves the file with metadata it cannot flush:
+   the viewer is closed at once, its own errors ignored (HDF5 would otherwise try again, and crash, when
+   MPI finalizes), and the failure is reported once, naming the file and the step. */
+static PetscErrorCode MbsTrajFailed(MbsTrajectory tr, PetscErrorCode ierr, PetscInt step)
+{
+  PetscFunctionBegin;
+  if (!ierr) PetscFunctionReturn(0);
+  {
+    MbsTrajH5Quiet quiet;
+    MbsTrajQuietBegin(&quiet);
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    (void)PetscViewerDestroy(&tr->viewer);
+    PetscCall(PetscPopErrorHandler());
+    MbsTrajQuietEnd(&quiet);
+  }
+  tr->viewer = NULL;
+  SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": HDF5 failed to write it (disk full, quota exceeded or I/O error)", tr->h5, step);
+}
+
 /*@C
   MbsTrajectoryCreate - Opens the trajectory files trajectory.h5 and trajectory.xdmf in the stepper's
   output directory (created if needed). A run at step 0 creates them afresh; a restarted run (step > 0)
@@ -614,11 +681,30 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
   tr->last_step   = -1;
   PetscCall(PetscStrncpy(tr->h5, h5, sizeof(tr->h5)));
   PetscCall(PetscStrncpy(tr->xdmf, xml, sizeof(tr->xdmf)));
+  PetscCall(PetscStrncpy(tr->dir, st->output_dir, sizeof(tr->dir)));
   PetscCall(MbsTrajBuildTopology(tr, st->model));
   PetscCall(MbsTrajCreateVectors(tr, st));
   PetscCall(PetscViewerHDF5Open(comm, tr->h5, st->step > 0 && exists ? FILE_MODE_APPEND : FILE_MODE_WRITE, &tr->viewer));
   if (st->step > 0 && exists) PetscCall(MbsTrajReadEarlierSteps(tr, &nkept, &kept_step, &kept_time));
-  else PetscCall(MbsTrajWriteTopology(tr));
+  else {
+    PetscErrorCode ierr;
+    MbsTrajH5Quiet quiet;
+    ierr = MbsTrajCheckSpace(tr, (PetscInt64)sizeof(PetscInt) * (3 * tr->ncells + tr->npoints + 2 * tr->ncells), st->step);
+    if (ierr) {
+      PetscCall(MbsTrajectoryDestroy(&tr));
+      PetscCall(ierr);
+    }
+    MbsTrajQuietBegin(&quiet);
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MbsTrajWriteTopology(tr);
+    PetscCall(PetscPopErrorHandler());
+    MbsTrajQuietEnd(&quiet);
+    if (ierr) {
+      PetscErrorCode ierr2 = MbsTrajFailed(tr, ierr, st->step);
+      PetscCall(MbsTrajectoryDestroy(&tr));
+      PetscCall(ierr2);
+    }
+  }
   PetscCall(MbsTrajWriteXDMF(tr, nkept, kept_step, kept_time));
   PetscCall(PetscFree(kept_step));
   PetscCall(PetscFree(kept_time));
@@ -722,23 +808,36 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
 @*/
 PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool force)
 {
-  char group[64];
+  char           group[64];
+  PetscErrorCode ierr;
+  MbsTrajH5Quiet quiet;
 
   PetscFunctionBegin;
   if (!tr) PetscFunctionReturn(0);
   if (!force && st->step % tr->every) PetscFunctionReturn(0);
   if (st->step <= tr->last_step) PetscFunctionReturn(0);
+  PetscCheck(tr->viewer, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": an earlier write failed", tr->h5, st->step);
   PetscCall(PetscLogEventBegin(MBS_TrajWrite, 0, 0, 0, 0));
   PetscCall(MbsTrajGatherPoints(tr, st));
   PetscCall(MbsTrajComputeForces(tr, st));
   PetscCall(MbsTrajStepGroup(st->step, group, sizeof(group)));
-  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, group, "time", PETSC_REAL, &st->t));
-  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, group, "step", PETSC_INT, &st->step));
-  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, group, "previous_step", PETSC_INT, &tr->last_step));
-  PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "last_step", PETSC_INT, &st->step));
-  PetscCall(PetscViewerHDF5PushGroup(tr->viewer, group));
-  PetscCall(VecView(tr->data, tr->viewer));
-  PetscCall(PetscViewerHDF5PopGroup(tr->viewer));
+  {
+    PetscInt n;
+    PetscCall(VecGetSize(tr->data, &n));
+    PetscCall(MbsTrajCheckSpace(tr, (PetscInt64)sizeof(PetscScalar) * n, st->step));
+  }
+  MbsTrajQuietBegin(&quiet);
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = PetscViewerHDF5WriteAttribute(tr->viewer, group, "time", PETSC_REAL, &st->t);
+  if (!ierr) ierr = PetscViewerHDF5WriteAttribute(tr->viewer, group, "step", PETSC_INT, &st->step);
+  if (!ierr) ierr = PetscViewerHDF5WriteAttribute(tr->viewer, group, "previous_step", PETSC_INT, &tr->last_step);
+  if (!ierr) ierr = PetscViewerHDF5WriteAttribute(tr->viewer, "/", "last_step", PETSC_INT, &st->step);
+  if (!ierr) ierr = PetscViewerHDF5PushGroup(tr->viewer, group);
+  if (!ierr) ierr = VecView(tr->data, tr->viewer);
+  if (!ierr) ierr = PetscViewerHDF5PopGroup(tr->viewer);
+  PetscCall(PetscPopErrorHandler());
+  MbsTrajQuietEnd(&quiet);
+  PetscCall(MbsTrajFailed(tr, ierr, st->step));
   PetscCall(MbsTrajAppendXDMF(tr, st->step, st->t));
   tr->last_step = st->step;
   PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));

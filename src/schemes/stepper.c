@@ -1,7 +1,9 @@
+#include <signal.h>
 #include <unistd.h>
 #include <petsctime.h>
 #include "schemes/stepperimpl.h"
 #include "io/output.h"
+#include "model/redundancy.h"
 
 /* Contexts of the built-in monitors (-mbs_monitor, -mbs_progress) */
 typedef struct {
@@ -314,6 +316,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->adapt_max = 5;
   st->reuse      = PETSC_TRUE; /* unless set, decided in MbsStepperSetUp() from the system size */
   st->reuse_rate = 0.75;
+  st->energy_divergence = MBS_ENERGY_DIVERGENCE;
   PetscCall(PetscStrncpy(st->output_dir, "output", sizeof(st->output_dir)));
   PetscCall(SNESCreate(st->comm, &st->snes));
   /* Conservation to round-off needs Newton converged to round-off: tight absolute tolerance, and a
@@ -786,6 +789,12 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
     PetscCall(MbsStepperSetCheckpoint(st, NULL, ckevery));
     PetscCall(PetscOptionsString("-mbs_restart", "Continue from this checkpoint", "MbsStepperLoadCheckpoint", st->restart, st->restart, sizeof(st->restart), NULL));
   }
+  {
+    PetscReal factor = st->energy_divergence;
+    PetscCall(PetscOptionsReal("-mbs_energy_divergence", "Stop when the energy moves from its initial value (plus external work) by more than this many times its scale (0: never)", "MbsStepperSetEnergyDivergence", factor, &factor, &flg));
+    if (flg) PetscCall(MbsStepperSetEnergyDivergence(st, factor));
+    PetscCall(PetscOptionsString("-mbs_failure_checkpoint", "Where a failed or diverged step leaves its state (default <output dir>/failed_step.bin, none: nowhere)", "MbsStepperSetFailureCheckpoint", st->failure_checkpoint, st->failure_checkpoint, sizeof(st->failure_checkpoint), NULL));
+  }
   PetscCall(PetscOptionsReal("-mbs_stagnation_tol", "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)", "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
   PetscCall(PetscOptionsReal("-mbs_stagnation_rtol", "... or below this factor times the step's initial residual norm (systems whose floor is above -mbs_stagnation_tol)", "MbsStepperCreate", st->stagnation_rtol, &st->stagnation_rtol, NULL));
   {
@@ -1048,10 +1057,18 @@ static PetscErrorCode MbsStepperPredict(MbsStepper st)
   PetscFunctionReturn(0);
 }
 
+/* Why a (sub-)step solve failed, for the report of MbsStepperStep() */
+typedef struct {
+  SNESConvergedReason reason;
+  PetscReal           fnorm, t0, hstep;
+  PetscInt            its, level;
+} MbsStepFailure;
+
 /* Solves one (sub-)step of size st->hstep from the current state, starting at time t0, at halving
-   level `level`. On success the state moves on; on failure it stays, and with adapt the (sub-)step is
-   retried as two halves until adapt_max halvings. */
-static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt level)
+   level `level`. On success the state moves on and *failed is false; on failure the state stays, and
+   with adapt the (sub-)step is retried as two halves until adapt_max halvings; when that does not help
+   either, *failed is true and fail says why. */
+static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt level, PetscBool *failed, MbsStepFailure *fail)
 {
   SNESConvergedReason reason;
   PetscInt            its;
@@ -1059,6 +1076,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   PetscBool           stale = PETSC_FALSE;
 
   PetscFunctionBegin;
+  *failed = PETSC_FALSE;
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
   if (st->force) {
@@ -1090,21 +1108,133 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   }
   if (reason > 0) {
     PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
+    if (st->force) { /* the work of the external force along the step, for the energy check */
+      const PetscScalar *f, *q;
+      PetscInt           n;
+      PetscCall(VecGetLocalSize(st->q, &n));
+      PetscCall(VecGetArrayRead(st->Fext, &f));
+      PetscCall(VecGetArrayRead(st->q, &q));
+      for (PetscInt i = 0; i < n; i++) st->ext_work += PetscRealPart(f[i] * (q[i] - st->q0[i])); /* owned coordinates come first in q0 */
+      PetscCall(VecRestoreArrayRead(st->q, &q));
+      PetscCall(VecRestoreArrayRead(st->Fext, &f));
+    }
     PetscFunctionReturn(0);
   }
   PetscCall(SNESGetFunctionNorm(st->snes, &fnorm));
   PetscCall(VecCopy(st->Xsave, st->X)); /* the guess, with the multipliers of the last accepted step */
   if (!st->adapt || level >= st->adapt_max) {
-    char sub[128] = "";
-    if (level) PetscCall(PetscSNPrintf(sub, sizeof(sub), " after %" PetscInt_FMT " halvings (sub-step t = %g, h = %g)", level, (double)t0, (double)st->hstep));
-    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fnorm, its, SNESConvergedReasons[reason]);
+    *failed      = PETSC_TRUE;
+    fail->reason = reason;
+    fail->fnorm  = fnorm;
+    fail->its    = its;
+    fail->level  = level;
+    fail->t0     = t0;
+    fail->hstep  = st->hstep;
+    PetscFunctionReturn(0);
   }
   st->retries++;
   PetscCall(PetscPrintf(st->comm, "gglmbs: step %" PetscInt_FMT " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s; retrying as 2 sub-steps of h = %g\n", st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its, SNESConvergedReasons[reason], (double)(0.5 * st->hstep)));
   st->hstep *= 0.5;
-  PetscCall(MbsStepperAdvance(st, t0, level + 1));
-  PetscCall(MbsStepperAdvance(st, t0 + st->hstep, level + 1));
+  PetscCall(MbsStepperAdvance(st, t0, level + 1, failed, fail));
+  if (!*failed) PetscCall(MbsStepperAdvance(st, t0 + st->hstep, level + 1, failed, fail));
   st->hstep *= 2.0;
+  PetscFunctionReturn(0);
+}
+
+/* Writes the current state to the failure checkpoint, unless it is switched off; says where in `where`
+   (for the error message). Errors of the write itself are reported in `where`, not raised: the failure
+   being reported matters more. */
+static PetscErrorCode MbsStepperWriteFailureState(MbsStepper st, PetscBool restartable, char where[], size_t len)
+{
+  char           path[PETSC_MAX_PATH_LEN];
+  PetscBool      none;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  where[0] = 0;
+  PetscCall(PetscStrcmp(st->failure_checkpoint, "none", &none));
+  if (none) PetscFunctionReturn(0);
+  if (st->failure_checkpoint[0]) PetscCall(PetscStrncpy(path, st->failure_checkpoint, sizeof(path)));
+  else PetscCall(PetscSNPrintf(path, sizeof(path), "%s/failed_step.bin", st->output_dir));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = MbsStepperWriteCheckpoint(st, path);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr) PetscCall(PetscSNPrintf(where, len, "; writing its state to %s failed too", path));
+  else if (restartable) PetscCall(PetscSNPrintf(where, len, "; the state at its start is in %s (continue from it with other options: -mbs_restart %s)", path, path));
+  else PetscCall(PetscSNPrintf(where, len, "; the state it reached is in %s, for inspection", path));
+  PetscFunctionReturn(0);
+}
+
+/* T + V of the current state (collective); also sums the ranks' external work of the step into *work. */
+static PetscErrorCode MbsStepperEnergy(MbsStepper st, PetscReal *E, PetscReal *T0, PetscReal *V0, PetscReal *work)
+{
+  MbsModel           model = st->model;
+  const PetscScalar *p;
+  PetscReal          loc[2] = {0, st->ext_work}, glob[2], V;
+  PetscInt           n;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(st->p, &n));
+  PetscCall(VecGetArrayRead(st->p, &p));
+  for (PetscInt i = 0; i < n; i++) loc[0] += 0.5 * PetscRealPart(p[i] * p[i]) * model->minv[i];
+  PetscCall(VecRestoreArrayRead(st->p, &p));
+  PetscCall(MPIU_Allreduce(loc, glob, 2, MPIU_REAL, MPIU_SUM, st->comm));
+  PetscCall(MbsModelCoordinatesToLocal(model, st->q, st->work[0]));
+  PetscCall(MbsOpPotentialEnergy(model, st->work[0], &V));
+  *E = glob[0] + V;
+  if (T0) *T0 = glob[0];
+  if (V0) *V0 = V;
+  if (work) *work = glob[1];
+  st->ext_work = 0;
+  PetscFunctionReturn(0);
+}
+
+/* The energy a run starts with and its scale: the largest of |E|, T, |V| and the work gravity does over
+   the model's extent (a chain released from rest at V = 0 has E = T = V = 0). */
+static PetscErrorCode MbsStepperEnergyStart(MbsStepper st)
+{
+  MbsModel           model = st->model;
+  const PetscScalar *q;
+  PetscReal          E, T, V, box[6], mass = 0, total_mass, g = 0, diameter = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperEnergy(st, &E, &T, &V, NULL));
+  for (int i = 0; i < 6; i++) box[i] = PETSC_MAX_REAL; /* min x_i, then min -x_i */
+  PetscCall(VecGetArrayRead(st->q, &q));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k], off = model->body_q[b] - model->rank_qstart[model->rank];
+    mass += model->bodies[b].mass;
+    for (int i = 0; i < 3; i++) {
+      box[i]     = PetscMin(box[i], PetscRealPart(q[off + i]));
+      box[3 + i] = PetscMin(box[3 + i], -PetscRealPart(q[off + i]));
+    }
+  }
+  PetscCall(VecRestoreArrayRead(st->q, &q));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, box, 6, MPIU_REAL, MPIU_MIN, st->comm));
+  PetscCall(MPIU_Allreduce(&mass, &total_mass, 1, MPIU_REAL, MPIU_SUM, st->comm));
+  for (int i = 0; i < 3; i++) {
+    g += PetscSqr(model->gravity[i]);
+    if (model->nbodies) diameter += PetscSqr(-box[3 + i] - box[i]);
+  }
+  st->energy_ref   = E;
+  st->energy_scale = PetscMax(PetscMax(PetscAbsReal(E), T), PetscMax(PetscAbsReal(V), total_mass * PetscSqrtReal(g) * PetscSqrtReal(diameter)));
+  st->energy_set   = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* After an accepted step: the energy must stay finite and within energy_divergence times its scale of
+   the initial energy plus the external work. A scheme that blows up (too large a step for a VI scheme, a
+   Newton solve that converged to a spurious root) is stopped at the step it happens. */
+static PetscErrorCode MbsStepperCheckEnergy(MbsStepper st, PetscBool *diverged, PetscReal *E)
+{
+  PetscReal work;
+
+  PetscFunctionBegin;
+  *diverged = PETSC_FALSE;
+  PetscCall(MbsStepperEnergy(st, E, NULL, NULL, &work));
+  st->energy_ref += work;
+  if (!PetscIsInfOrNanReal(*E) && (st->energy_scale == 0 || PetscAbsReal(*E - st->energy_ref) <= st->energy_divergence * st->energy_scale)) PetscFunctionReturn(0);
+  *diverged = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -1113,38 +1243,60 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   accepts the new state. A step whose solve does not converge (diverged, maximum iterations, NaN) is
   never accepted: without -mbs_adapt it is an error naming the step, the time, the scheme, the residual
   norm and the SNES reason, and the state stays at the start of the step; with -mbs_adapt it is retried
-  as two sub-steps of half the size (reported, up to the halving limit).
+  as two sub-steps of half the size (reported, up to the halving limit). When the constraints at the
+  start of a failed step are redundant (linearly dependent), the error names the elements involved.
+  A step whose energy leaves the bound of -mbs_energy_divergence is accepted and then reported as an error.
+  In both cases the state (for a failed step the one at its start, for a diverged one the state it reached)
+  is written to the failure checkpoint first (MbsStepperSetFailureCheckpoint()).
 
   Collective
 
   Level: beginner
 
-.seealso: `MbsStepperSetAdapt()`, `MbsStepperSetPredictor()`
+.seealso: `MbsStepperSetAdapt()`, `MbsStepperSetPredictor()`, `MbsStepperSetFailureCheckpoint()`, `MbsStepperSetEnergyDivergence()`
 @*/
 PetscErrorCode MbsStepperStep(MbsStepper st)
 {
-  PetscErrorCode ierr;
+  MbsStepFailure fail;
+  PetscBool      failed, diverged = PETSC_FALSE;
+  PetscReal      E = 0;
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
+  if (st->energy_divergence > 0 && !st->energy_set) PetscCall(MbsStepperEnergyStart(st));
   PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
   st->hstep    = st->h;
   st->last_its = 0;
+  st->ext_work = 0;
   if (st->adapt) { /* sub-steps may be accepted before a later one fails */
     PetscCall(VecCopy(st->q, st->qstart));
     PetscCall(VecCopy(st->p, st->pstart));
   }
-  ierr      = MbsStepperAdvance(st, st->t, 0);
+  PetscCall(MbsStepperAdvance(st, st->t, 0, &failed, &fail));
   st->hstep = st->h;
-  if (ierr && st->adapt) {
-    PetscCall(VecCopy(st->qstart, st->q));
-    PetscCall(VecCopy(st->pstart, st->p));
-  }
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
-  PetscCall(ierr);
+  if (failed) {
+    char     sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[1024] = "";
+    PetscInt ndependent = 0;
+    if (st->adapt) {
+      PetscCall(VecCopy(st->qstart, st->q));
+      PetscCall(VecCopy(st->pstart, st->p));
+    }
+    if (fail.level) PetscCall(PetscSNPrintf(sub, sizeof(sub), " after %" PetscInt_FMT " halvings (sub-step t = %g, h = %g)", fail.level, (double)fail.t0, (double)fail.hstep));
+    PetscCall(MbsModelFindRedundantConstraints(st->model, st->q, &ndependent, redundant, sizeof(redundant)));
+    PetscCall(MbsStepperWriteFailureState(st, PETSC_TRUE, where, sizeof(where)));
+    if (ndependent) SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s: %s%s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], redundant, where);
+    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason%s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], where);
+  }
   st->step++;
   st->t = st->step * st->h;
+  if (st->energy_divergence > 0) PetscCall(MbsStepperCheckEnergy(st, &diverged, &E));
+  if (diverged) {
+    char where[2 * PETSC_MAX_PATH_LEN + 128];
+    PetscCall(MbsStepperWriteFailureState(st, PETSC_FALSE, where, sizeof(where)));
+    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s: the energy diverged: E = %.6e, expected %.6e within %g times its scale %.3e (-mbs_energy_divergence). Try a smaller step (-mbs_dt) or another scheme%s", st->step, (double)(st->t - st->h), (double)st->t, st->type, (double)E, (double)st->energy_ref, (double)st->energy_divergence, (double)st->energy_scale, where);
+  }
   PetscCall(MbsStepperMonitor(st));
   PetscFunctionReturn(0);
 }
@@ -1216,28 +1368,46 @@ static PetscErrorCode MbsStepperWriteDiagnostics(MbsStepper st, MbsDiagnosticsFi
   -mbs_restart FILE it first continues from that checkpoint (MbsStepperLoadCheckpoint()), appending to
   the diagnostics of the interrupted run.
 
+  With the handlers of MbsInterruptHandlerPush() installed, a SIGINT or SIGTERM stops the run after the
+  step in progress: a checkpoint (the file of MbsStepperSetCheckpoint(), default <output
+  directory>/checkpoint.bin) is written, the outputs are closed, and Solve returns
+  PETSC_ERR_SIG with a message naming the checkpoint and the -mbs_restart option that continues the run.
+  A step that fails or diverges is an error of MbsStepperStep(); the diagnostics written so far stay
+  complete (every row is whole: a failed write is cut back to the last whole row).
+
   Collective
 
   Level: beginner
 
-.seealso: `MbsStepperStep()`, `MbsStepperSetCheckpoint()`, `MbsStepperSetTrajectory()`
+.seealso: `MbsStepperStep()`, `MbsStepperSetCheckpoint()`, `MbsStepperSetTrajectory()`, `MbsInterruptHandlerPush()`
 @*/
 PetscErrorCode MbsStepperSolve(MbsStepper st)
 {
   MbsDiagnosticsFile file = NULL;
   PetscInt           nsteps;
   PetscErrorCode     ierr = 0;
+  PetscBool          catch_signals;
+  int                signum = 0;
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
   if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
+  PetscCheck(st->t_end / st->h < (PetscReal)PETSC_MAX_INT, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "A final time of %g with steps of %g makes %g steps, more than %" PetscInt_FMT " (the largest PetscInt)", (double)st->t_end, (double)st->h, (double)(st->t_end / st->h), (PetscInt)PETSC_MAX_INT);
   nsteps = MbsStepperNumSteps(st);
+  PetscCall(MbsInterruptPending(&catch_signals, NULL));
   /* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the
      diagnostics it continues, rows after its step dropped; a run from step 0 starts the file afresh. */
   PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->step > 0 ? st->step : -1, &file));
-  if (!MbsDiagnosticsFileHasStep(file, st->step)) PetscCall(MbsStepperWriteDiagnostics(st, file));
+  /* a continued run adds no row off the output grid (a checkpoint taken at an interrupt may lie there) */
+  if (!MbsDiagnosticsFileHasStep(file, st->step) && st->step % st->output_every == 0) PetscCall(MbsStepperWriteDiagnostics(st, file));
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st));
   while (st->step < nsteps) {
+    if (catch_signals) { /* every rank stops after the same step */
+      int sig;
+      PetscCall(MbsInterruptPending(NULL, &sig));
+      PetscCallMPI(MPI_Allreduce(&sig, &signum, 1, MPI_INT, MPI_MAX, st->comm));
+      if (signum) break;
+    }
     ierr = MbsStepperStep(st);
     if (ierr) break;
     if (st->step % st->output_every == 0 || st->step == nsteps) {
@@ -1248,6 +1418,17 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
       ierr = MbsStepperWriteCheckpoint(st, NULL);
       if (ierr) break;
     }
+  }
+  if (signum) {
+    /* The diagnostics and the trajectory keep their rows and frames on the -mbs_output_every grid (each
+       is flushed as it is written), so that the restarted run continues them as if never interrupted. */
+    char path[PETSC_MAX_PATH_LEN];
+    ierr = MbsStepperWriteCheckpoint(st, NULL);
+    PetscCall(MbsDiagnosticsFileClose(&file));
+    PetscCall(ierr);
+    if (st->checkpoint[0]) PetscCall(PetscStrncpy(path, st->checkpoint, sizeof(path)));
+    else PetscCall(PetscSNPrintf(path, sizeof(path), "%s/checkpoint.bin", st->output_dir));
+    SETERRQ(st->comm, PETSC_ERR_SIG, "Interrupted by %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (t = %g): the checkpoint is in %s; continue with the same command and -mbs_restart %s", signum == SIGINT ? "SIGINT" : signum == SIGTERM ? "SIGTERM" : "a signal", st->step, nsteps, (double)st->t, path, path);
   }
   PetscCall(MbsDiagnosticsFileClose(&file));
   PetscCall(ierr);
@@ -1669,5 +1850,64 @@ PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], Pet
   PetscCheck(every >= 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Checkpoint frequency must be non-negative, got %" PetscInt_FMT, every);
   if (filename) PetscCall(PetscStrncpy(st->checkpoint, filename, sizeof(st->checkpoint)));
   st->checkpoint_every = every;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetEnergyDivergence - Stops a run whose energy diverges: after every accepted step, the energy
+  E = T + V must be finite and within factor * scale of the initial energy plus the work of external forces
+  since (MbsStepperSetExternalForce()), where scale is the largest of |E_0|, T_0, |V_0| and m |g| D (total
+  mass, gravity, diameter of the initial configuration). A step that breaks this is an error naming the step,
+  the energies and the bound, and its state goes to the failure checkpoint (MbsStepperSetFailureCheckpoint()).
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- factor - the bound (default 10; 0 switches the check off)
+
+  Options Database Key:
+. -mbs_energy_divergence <factor> - the bound
+
+  Note:
+  EM and EM-G conserve energy to round-off, and the variational schemes keep its error bounded by a
+  fraction of its scale at stable step sizes; an error of ten times the scale is a blow-up, not an
+  integration error. The check costs one pass over the bodies and elements per step.
+
+  Level: intermediate
+
+.seealso: `MbsStepperStep()`, `MbsStepperSetFailureCheckpoint()`
+@*/
+PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper st, PetscReal factor)
+{
+  PetscFunctionBegin;
+  PetscCheck(factor >= 0 && !PetscIsInfOrNanReal(factor), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The energy divergence bound must be non-negative and finite (0: no check), got %g", (double)factor);
+  st->energy_divergence = factor;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetFailureCheckpoint - Where a step that fails (its solve does not converge) or whose energy
+  diverges leaves the state, as a checkpoint (MbsStepperWriteCheckpoint()): for a failed step the state at
+  its start, which a run with other solver options can continue from (-mbs_restart), for a diverged step
+  the state it reached, for inspection.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- filename - the file; NULL or "" for the default <output directory>/failed_step.bin, "none" to write nothing
+
+  Options Database Key:
+. -mbs_failure_checkpoint <file> - the file
+
+  Level: intermediate
+
+.seealso: `MbsStepperStep()`, `MbsStepperLoadCheckpoint()`, `MbsStepperSetEnergyDivergence()`
+@*/
+PetscErrorCode MbsStepperSetFailureCheckpoint(MbsStepper st, const char filename[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(st->failure_checkpoint, filename ? filename : "", sizeof(st->failure_checkpoint)));
   PetscFunctionReturn(0);
 }

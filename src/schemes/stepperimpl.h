@@ -34,6 +34,7 @@ typedef struct {
 #define MBS_FLOOR_EPS_FACTOR   1e3
 #define MBS_STEPPER_MAX_PARAMS 4
 #define MBS_MAX_MONITORS       8
+#define MBS_ENERGY_DIVERGENCE  10.0 /* default of MbsStepperSetEnergyDivergence() */
 
 struct _p_MbsStepper {
   MPI_Comm     comm;
@@ -108,7 +109,16 @@ struct _p_MbsStepper {
   char     restart[PETSC_MAX_PATH_LEN];
   PetscBool restarted;                  /* the restart file was loaded */
   Vec      Xjac, qjac, pjac;            /* where the current Jacobian was assembled */
+
+  /* failures: a step that fails or whose energy diverges leaves its state in failure_checkpoint ("":
+     <output dir>/failed_step.bin, "none": not written) */
+  char      failure_checkpoint[PETSC_MAX_PATH_LEN];
+  PetscReal energy_divergence;          /* stop when |E - E_ref| > energy_divergence * energy_scale (0: never) */
+  PetscBool energy_set;                 /* energy_ref and energy_scale hold for the current run */
+  PetscReal energy_ref, energy_scale;   /* initial energy plus the work of external forces since; its scale */
+  PetscReal ext_work;                   /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
 };
+
 
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
 PETSC_INTERN PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper);

@@ -1,0 +1,97 @@
+/*
+  SIGINT and SIGTERM during a run: the handler only records the signal; MbsStepperSolve() looks at the
+  record between steps (all ranks agree through one reduction), finishes there, writes a checkpoint and
+  its outputs, and returns PETSC_ERR_SIG saying how to continue. A second signal while the first is being
+  handled ends the process at once, the way an impatient Ctrl-C expects.
+*/
+#define _POSIX_C_SOURCE 200809L /* sigaction */
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include <gglmbs/stepper.h>
+
+static volatile sig_atomic_t MbsInterruptSignal = 0;
+static struct sigaction      MbsInterruptSaved[2];
+static PetscBool             MbsInterruptInstalled = PETSC_FALSE;
+static const int             MbsInterruptSignals[2] = {SIGINT, SIGTERM};
+
+static void MbsInterruptHandler(int sig)
+{
+  static const char again[] = "\ngglmbs: second interrupt: stopping at once, without a checkpoint\n";
+
+  if (MbsInterruptSignal) {
+    ssize_t n = write(STDERR_FILENO, again, sizeof(again) - 1);
+    (void)n;
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  MbsInterruptSignal = sig;
+}
+
+/*@C
+  MbsInterruptHandlerPush - Catches SIGINT and SIGTERM so that MbsStepperSolve() stops between two steps,
+  writes a checkpoint, flushes its outputs and returns PETSC_ERR_SIG with a message saying how to restart;
+  a second signal ends the process at once. Call it on every rank, after PetscInitialize() (which installs
+  PETSc's own handlers).
+
+  Not Collective
+
+  Level: intermediate
+
+.seealso: `MbsInterruptHandlerPop()`, `MbsInterruptPending()`, `MbsStepperSolve()`
+@*/
+PetscErrorCode MbsInterruptHandlerPush(void)
+{
+  struct sigaction sa;
+
+  PetscFunctionBegin;
+  if (MbsInterruptInstalled) PetscFunctionReturn(0);
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = MbsInterruptHandler;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 2; i++) PetscCheck(!sigaction(MbsInterruptSignals[i], &sa, &MbsInterruptSaved[i]), PETSC_COMM_SELF, PETSC_ERR_SYS, "Cannot install the handler of signal %d", MbsInterruptSignals[i]);
+  MbsInterruptSignal    = 0;
+  MbsInterruptInstalled = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsInterruptHandlerPop - Restores the SIGINT and SIGTERM handlers that MbsInterruptHandlerPush() replaced.
+
+  Not Collective
+
+  Level: intermediate
+
+.seealso: `MbsInterruptHandlerPush()`
+@*/
+PetscErrorCode MbsInterruptHandlerPop(void)
+{
+  PetscFunctionBegin;
+  if (!MbsInterruptInstalled) PetscFunctionReturn(0);
+  for (int i = 0; i < 2; i++) PetscCheck(!sigaction(MbsInterruptSignals[i], &MbsInterruptSaved[i], NULL), PETSC_COMM_SELF, PETSC_ERR_SYS, "Cannot restore the handler of signal %d", MbsInterruptSignals[i]);
+  MbsInterruptInstalled = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsInterruptPending - Whether the handlers of MbsInterruptHandlerPush() are installed, and the signal
+  this rank has received since (0: none).
+
+  Not Collective
+
+  Output Parameters:
++ installed - the handlers are installed (may be NULL)
+- signum - SIGINT, SIGTERM or 0 (may be NULL)
+
+  Level: intermediate
+
+.seealso: `MbsInterruptHandlerPush()`
+@*/
+PetscErrorCode MbsInterruptPending(PetscBool *installed, int *signum)
+{
+  PetscFunctionBegin;
+  if (installed) *installed = MbsInterruptInstalled;
+  if (signum) *signum = (int)MbsInterruptSignal;
+  PetscFunctionReturn(0);
+}
