@@ -25,7 +25,8 @@ static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fu
   return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
 }
 
-static PetscErrorCode Run(void)
+/* The run; *model and *st are created here and destroyed by the caller, also when the run fails. */
+static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
 {
   char           input[PETSC_MAX_PATH_LEN] = "";
   PetscBool      has_input, view = PETSC_FALSE;
@@ -49,11 +50,13 @@ static PetscErrorCode Run(void)
     }
     SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "no input file: run as gglmbs -i input.yaml (gglmbs -help lists the options)");
   }
-  PetscCall(MbsModelCreate(PETSC_COMM_WORLD, &model));
+  PetscCall(MbsModelCreate(PETSC_COMM_WORLD, model_out));
+  model = *model_out;
   PetscCall(MbsRunConfigSetDefaults(&cfg));
   PetscCall(MbsModelLoadYAML(model, input, &cfg));
   PetscCall(MbsModelSetUp(model));
-  PetscCall(MbsStepperCreate(model, &st));
+  PetscCall(MbsStepperCreate(model, st_out));
+  st = *st_out;
   PetscCall(MbsStepperSetType(st, cfg.scheme));
   for (PetscInt i = 0; i < cfg.nparams; i++) PetscCall(MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]));
   PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
@@ -97,9 +100,24 @@ static PetscErrorCode Run(void)
   PetscCall(MbsStepperGetTimeStep(st, &h));
   PetscCall(MbsStepperGetType(st, &type));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f%s\n", input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12), steps ? (double)its / steps : 0.0, step0 ? " (continued from a checkpoint)" : ""));
+  PetscFunctionReturn(0);
+}
+
+/* Objects are freed on every path: a failed run must not leave files open (HDF5 would flush them only
+   when MPI finalizes) or memory behind (the sanitizer and valgrind runs check the error paths too). */
+static PetscErrorCode Run(void)
+{
+  MbsModel       model = NULL;
+  MbsStepper     st    = NULL;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  ierr = RunWith(&model, &st);
+  if (ierr) PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* the error is already reported */
   PetscCall(MbsStepperDestroy(&st));
   PetscCall(MbsModelDestroy(&model));
-  PetscFunctionReturn(0);
+  if (ierr) PetscCall(PetscPopErrorHandler());
+  return ierr;
 }
 
 /* Exit status: 0, 1 for an error, 128 + the signal number for a run stopped by SIGINT or SIGTERM (the

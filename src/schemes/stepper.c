@@ -467,7 +467,7 @@ PetscErrorCode MbsStepperGetType(MbsStepper st, const char *type[])
 PetscErrorCode MbsStepperSetTimeStep(MbsStepper st, PetscReal h)
 {
   PetscFunctionBegin;
-  PetscCheck(h > 0 && PetscIsNormalReal(h), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The step size must be positive and finite, got %g", (double)h);
+  PetscCheck(h > 0 && PetscIsNormalReal(h), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The step size (-mbs_dt, time.step) must be positive and finite, got %g", (double)h);
   st->h = st->hstep = h;
   PetscFunctionReturn(0);
 }
@@ -497,7 +497,7 @@ PetscErrorCode MbsStepperGetTimeStep(MbsStepper st, PetscReal *h)
 PetscErrorCode MbsStepperSetFinalTime(MbsStepper st, PetscReal t_end)
 {
   PetscFunctionBegin;
-  PetscCheck(t_end > 0 && PetscIsNormalReal(t_end), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The final time must be positive and finite, got %g", (double)t_end);
+  PetscCheck(t_end > 0 && PetscIsNormalReal(t_end), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The final time (-mbs_t_end, time.end) must be positive and finite, got %g", (double)t_end);
   st->t_end = t_end;
   PetscFunctionReturn(0);
 }
@@ -514,7 +514,7 @@ PetscErrorCode MbsStepperSetFinalTime(MbsStepper st, PetscReal t_end)
 PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscInt every)
 {
   PetscFunctionBegin;
-  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Output frequency must be positive, got %" PetscInt_FMT, every);
+  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The output frequency (-mbs_output_every, output.every) must be positive, got %" PetscInt_FMT, every);
   if (directory) PetscCall(PetscStrncpy(st->output_dir, directory, sizeof(st->output_dir)));
   st->output_every = every;
   PetscFunctionReturn(0);
@@ -1824,7 +1824,7 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
   PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
   PetscCall(PetscStrcmp(format, "none", &none));
   PetscCheck(xdmf || none, st->comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected xdmf or none", format);
-  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Trajectory frequency must be positive, got %" PetscInt_FMT, every);
+  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The trajectory frequency (-mbs_trajectory_every) must be positive, got %" PetscInt_FMT, every);
   PetscCheck(!st->traj, st->comm, PETSC_ERR_ORDER, "The trajectory is already being written");
   PetscCall(PetscStrncpy(st->traj_format, format, sizeof(st->traj_format)));
   st->traj_every = every;
@@ -1847,7 +1847,7 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
 PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], PetscInt every)
 {
   PetscFunctionBegin;
-  PetscCheck(every >= 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Checkpoint frequency must be non-negative, got %" PetscInt_FMT, every);
+  PetscCheck(every >= 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The checkpoint frequency (-mbs_checkpoint_every) must be non-negative, got %" PetscInt_FMT, every);
   if (filename) PetscCall(PetscStrncpy(st->checkpoint, filename, sizeof(st->checkpoint)));
   st->checkpoint_every = every;
   PetscFunctionReturn(0);
@@ -1881,7 +1881,7 @@ PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], Pet
 PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper st, PetscReal factor)
 {
   PetscFunctionBegin;
-  PetscCheck(factor >= 0 && !PetscIsInfOrNanReal(factor), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The energy divergence bound must be non-negative and finite (0: no check), got %g", (double)factor);
+  PetscCheck(factor >= 0 && !PetscIsInfOrNanReal(factor), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The energy divergence bound (-mbs_energy_divergence) must be non-negative and finite (0: no check), got %g", (double)factor);
   st->energy_divergence = factor;
   PetscFunctionReturn(0);
 }
