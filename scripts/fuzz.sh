@@ -7,7 +7,8 @@
 # Seeds: inputs/, tests/inputs/{good,bad,fuzz}, meshes/, tests/inputs/mesh, tests/inputs/bad/mesh. The
 # growing corpus is kept in build-fuzz/corpus/<target> (later runs continue from it); anything found goes
 # to build-fuzz/findings/<target>/ (crash-*, leak-*, timeout-*, oom-*) and the script exits non-zero.
-# Each run's log is build-fuzz/<target>.log; its last lines give executions, exec/s, cov and ft.
+# Each run's log is build-fuzz/<target>.log; its status lines "#<executions>: cov: .. ft: .. exec/s: .."
+# give the totals.
 # A finding is reproduced with: GGLMBS_SOURCE_DIR=$PWD build-fuzz/tests/fuzz/<target> <file>.
 # Needs clang and libclang-rt-14-dev (Debian). docs/robustness.md has the results.
 set -eu
@@ -36,10 +37,14 @@ for t in $targets; do
   for d in $seeds; do [ -d "$d" ] && existing="$existing $d"; done
   # -timeout: an input taking seconds is a finding; -rss_limit_mb: so is one that needs more memory
   # than the memory limit the target sets (-mbs_memory_limit 128MiB) lets through.
-  (cd "$findings" && "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -max_len=$len -dict="$here/tests/fuzz/$dict" -print_final_stats=1 -artifact_prefix="$findings/" \
-      "$corpus" $existing) > "$build/$t.log" 2>&1 || status=1
-  tail -n 25 "$build/$t.log" | grep -E "^#|stat::|ERROR|FUZZ FINDING|SUMMARY" | tail -n 12
+  # -fork=1: one child process at a time (one core), restarted after a finding, so that one run collects
+  # all of them; the parent's status lines count executions over all children.
+  (cd "$findings" && "$build/tests/fuzz/$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+      -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=$len -dict="$here/tests/fuzz/$dict" \
+      -artifact_prefix="$findings/" "$corpus" $existing) > "$build/$t.log" 2>&1 || status=1
+  grep -E "^#[0-9]+: cov" "$build/$t.log" | tail -n 1
+  grep -h "FUZZ FINDING\|^SUMMARY" "$build/$t.log" | sort | uniq -c
+  if ls "$findings" | grep -q .; then status=1; ls "$findings"; fi
 done
 [ $status = 0 ] && echo "fuzz.sh: no findings" || echo "fuzz.sh: findings in $build/findings (see the logs $build/fuzz_*.log)"
 exit $status

@@ -58,6 +58,8 @@ typedef struct {
 
 /* What each input once did is in docs/robustness.md ("Inputs: fuzzing and malformed files"). */
 static const FuzzInput yaml_inputs[] = {
+  {"subnormal_point.yaml",     0, 0, NULL},
+  {"subnormal_direction.yaml", 0, 0, NULL},
   {NULL, 0, 0, NULL},
 };
 

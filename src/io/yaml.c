@@ -1423,8 +1423,8 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
     const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
     const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) + PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
 
-    if (d > 0 && d <= 1e300) continue;
-    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation", mesh->node_tag[a], mesh->node_tag[b], d == 0 ? "at the same position" : "beyond 1e300 apart or at infinity");
+    if (d >= DBL_MIN && d <= 1e300) continue; /* a rod's length is a normal double */
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation", mesh->node_tag[a], mesh->node_tag[b], d < DBL_MIN ? "at the same position (to 2.2e-308)" : "beyond 1e300 apart or at infinity");
     PetscCall(PetscFree(x));
     PetscCall(PetscFree(fixed));
     PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k], "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'", got));

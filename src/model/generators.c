@@ -320,7 +320,7 @@ PetscErrorCode MbsModelCheckGeneratorSize(MbsModel model, const char what[], con
 static PetscBool IsFinite3(const PetscReal x[3])
 {
   for (int i = 0; i < 3; i++)
-    if (!(PetscIsNormalReal(x[i]) || x[i] == 0.0)) return PETSC_FALSE;
+    if (PetscIsInfOrNanReal(x[i])) return PETSC_FALSE; /* subnormal components are finite */
   return PETSC_TRUE;
 }
 

@@ -12,7 +12,8 @@ static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 
 static PetscBool MbsIsFinite3(const PetscReal x[3])
 {
-  return (PetscBool)(PetscIsNormalReal(x[0]) || x[0] == 0.0) && (PetscIsNormalReal(x[1]) || x[1] == 0.0) && (PetscIsNormalReal(x[2]) || x[2] == 0.0);
+  /* subnormal components are finite (a computed position or point may be one) */
+  return (PetscBool)(!PetscIsInfOrNanReal(x[0]) && !PetscIsInfOrNanReal(x[1]) && !PetscIsInfOrNanReal(x[2]));
 }
 
 /*@C

@@ -53,6 +53,9 @@ static inline void FuzzInitializePetsc(const char *const options[])
   int    argc   = 1;
   char   name[] = "fuzz", *args[] = {name, NULL}, **argv = args;
 
+  /* the sanitizers and libFuzzer handle the signals and save the input: neither Open MPI nor PETSc may
+     catch SIGABRT or SIGSEGV first */
+  if (setenv("OMPI_MCA_opal_signal", "", 1) || setenv("PETSC_OPTIONS", "-no_signal_handler", 1)) abort();
   __lsan_disable();
   if (PetscInitialize(&argc, &argv, NULL, NULL)) abort();
   __lsan_enable();
