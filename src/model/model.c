@@ -2,6 +2,7 @@
 #include <metis.h>
 #include "model/operators.h"
 #include "model/generators.h"
+#include "model/redundancy.h"
 
 static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 {
@@ -951,7 +952,8 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
   Options Database Keys:
 + -mbs_initial_tolerance <tol> - largest accepted initial constraint violation (MbsModelSetInitialTolerance())
 . -mbs_partition <metis,contiguous> - how bodies are distributed over the ranks (MbsModelSetPartitioner())
-- -mbs_view_partition - report bodies, unknowns, ghosts and cut elements per rank after set-up
+. -mbs_view_partition - report bodies, unknowns, ghosts and cut elements per rank after set-up
+- -mbs_check_redundancy - set-up fails if constraints are redundant at the initial state, naming the elements (docs/robustness.md)
 
   Level: beginner
 @*/
@@ -970,6 +972,7 @@ PetscErrorCode MbsModelSetFromOptions(MbsModel model)
     if (set) PetscCall(PetscStrncpy(model->partitioner, parts[which], sizeof(model->partitioner)));
   }
   PetscCall(PetscOptionsBool("-mbs_view_partition", "Report bodies, unknowns, ghosts and cut elements per rank after set-up", "MbsModelViewPartition", model->view_partition, &model->view_partition, NULL));
+  PetscCall(PetscOptionsBool("-mbs_check_redundancy", "Fail at set-up if constraints are redundant (linearly dependent) at the initial state", "MbsModelSetUp", model->check_redundancy, &model->check_redundancy, NULL));
   PetscOptionsEnd();
   model->options_read = PETSC_TRUE;
   PetscFunctionReturn(0);
@@ -1007,6 +1010,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   model->setup = PETSC_TRUE;
   if (model->view_partition) PetscCall(MbsModelViewPartition(model, NULL));
   PetscCall(MbsModelCheckInitialState(model));
+  if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
   PetscFunctionReturn(0);
 }
 

@@ -29,6 +29,7 @@ struct _p_MbsModel {
   PetscReal   ic_tol;
   PetscBool   setup;
   PetscBool   options_read; /* MbsModelSetFromOptions() was called */
+  PetscBool   check_redundancy; /* -mbs_check_redundancy: MbsModelSetUp() looks for redundant constraints */
   PetscBool   memory_limit_set; /* MbsModelSetMemoryLimit() was called (else -mbs_memory_limit, else physical memory) */
   PetscInt64  memory_limit;     /* bytes, 0 for none */
 

@@ -289,7 +289,7 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
     PetscInt    nbasis;
     PetscCall(MatCreateVecs(A, &work1, &work2));
     PetscCall(PetscRandomCreate(model->comm, &rnd));
-    PetscCall(PetscRandomSetSeed(rnd, 20240601));
+    PetscCall(PetscRandomSetSeed(rnd, 20240601 + 7919 * (unsigned long)model->rank)); /* one stream per rank: equal streams make the vectors dependent */
     PetscCall(PetscRandomSeed(rnd));
     for (PetscInt j = 0; j < nv; j++) {
       PetscCall(VecDuplicate(work1, &y[j]));
@@ -382,6 +382,21 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
   MbsAppend(msg, len, "Remove one element of each dependency or constrain fewer directions (e.g. spherical instead of revolute joints in a closed planar loop); if the redundancy is consistent (the same rod twice, a loop that closes exactly), -mbs_allow_redundant_constraints runs anyway (docs/robustness.md)");
   PetscCall(PetscFree(offset));
   PetscCall(PetscFree(elems));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelCheckRedundancy(MbsModel model)
+{
+  Vec      q, p;
+  PetscInt n;
+  char     msg[4096];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCreateInitialState(model, &q, &p));
+  PetscCall(MbsModelFindRedundantConstraints(model, q, &n, msg, sizeof(msg)));
+  PetscCall(VecDestroy(&q));
+  PetscCall(VecDestroy(&p));
+  PetscCheck(!n, model->comm, PETSC_ERR_USER_INPUT, "At the initial state (-mbs_check_redundancy), %s", msg);
   PetscFunctionReturn(0);
 }
 

@@ -28,6 +28,10 @@ PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec
 */
 PETSC_INTERN PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent, PetscInt *nreported, PetscInt **offset, PetscInt **elems);
 
+/* Collective. MbsModelSetUp() with -mbs_check_redundancy: an error naming the elements if the constraints
+   are redundant at the initial state. */
+PETSC_INTERN PetscErrorCode MbsModelCheckRedundancy(MbsModel model);
+
 /*
   Collective. Makes the linear solver of a direct-solve PC (the stepper's) tolerate redundant constraints:
   LU by MUMPS with null-pivot detection (ICNTL(24) = 1, threshold CNTL(3) = tol relative to the scaled
