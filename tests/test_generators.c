@@ -538,6 +538,62 @@ static void TestGeneratorsYAML(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* Every generator refuses a model over the memory limit before it adds anything, with the estimate and
+   the limit; the estimate grows with the model and a limit of 0 means none. */
+static void TestMemoryLimit(void **state)
+{
+  const PetscReal origin[3] = {0, 0, 0}, a[3] = {0.1, 0, 0}, b[3] = {0, 0.1, 0}, down[3] = {0, 0, -1}, J[3] = {1e-6, 1e-6, 1e-7};
+  const PetscReal x[6] = {0, 0, 0, 1, 0, 0};
+  const PetscInt  edge[2] = {0, 1};
+  PetscReal       small, large;
+
+  (void)state;
+  for (int k = 0; k < 4; k++) {
+    static const char *const what[4] = {"Chain 'big'", "Rigid chain 'big'", "Net 'big'", "Rod network 'big'"};
+    MbsModel                 model;
+    PetscInt                 n;
+    PetscErrorCode           ierr = 0;
+
+    assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+    assert_int_equal(MbsModelSetMemoryLimit(model, 50 * 1048576), 0);
+    ClearError();
+    switch (k) {
+    case 0:
+      ierr = MbsModelAddChain(model, "big", 100000, 0.001, 0.01, origin, down, NULL);
+      break;
+    case 1:
+      ierr = MbsModelAddRigidChain(model, "big", 10000, 0.001, J, 0.01, origin, down, MBS_CHAIN_JOINT_SPHERICAL, NULL, NULL);
+      break;
+    case 2:
+      ierr = MbsModelAddNet(model, "big", 300, 300, 0.01, origin, a, b, 0, NULL, NULL);
+      break;
+    default:
+      ierr = MbsModelAddRodNetwork(model, "big", 2, x, NULL, 1, edge, 1, 0, 0, NULL, NULL);
+      break;
+    }
+    if (k < 3) {
+      if (ierr != PETSC_ERR_MEM) fail_msg("%s: error %d, expected PETSC_ERR_MEM (%s)", what[k], (int)ierr, error_message);
+      ExpectContains(what[k], error_message, what[k]);
+      ExpectContains(what[k], error_message, "the model would not fit: need about ");
+      ExpectContains(what[k], error_message, "(estimate), the limit is 50 MiB (MbsModelSetMemoryLimit())");
+      assert_int_equal(MbsModelGetNumBodies(model, &n), 0);
+      assert_int_equal(n, 0);
+    } else if (ierr) fail_msg("%s: a two-node network fits in 50 MiB: %s", what[k], error_message);
+    assert_int_equal(MbsModelDestroy(&model), 0);
+  }
+  /* the estimate grows with the model; without a limit the same chain is added */
+  for (int k = 0; k < 2; k++) {
+    MbsModel model;
+
+    assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+    assert_int_equal(MbsModelSetMemoryLimit(model, 0), 0);
+    assert_int_equal(MbsModelAddChain(model, "c", k ? 20000 : 10000, 0.001, 0.01, origin, down, NULL), 0);
+    assert_int_equal(MbsModelEstimateMemory(model, k ? &large : &small), 0);
+    assert_int_equal(MbsModelDestroy(&model), 0);
+  }
+  if (!(small > 0 && large > 1.5 * small - 48 * 1048576)) fail_msg("estimates %g and %g bytes for 10^4 and 2 10^4 particles", (double)small, (double)large);
+}
+
 typedef struct {
   const char    *name; /* tests/inputs/bad/mesh_<name>.yaml, referring to mesh/<name>.msh */
   PetscErrorCode code;
@@ -563,6 +619,7 @@ static const BadMesh bad_meshes[] = {
   {"tetrahedron",        PETSC_ERR_USER_INPUT, 69, "expected element type 1 (2-node line), 2 (3-node triangle), 3 (4-node quadrangle) or 15 (1-node point)", "got type 4 (4-node tetrahedron)"},
   {"unclosed_section",   PETSC_ERR_USER_INPUT, 9,  "expected $EndComments (closing $Comments at line 4)",                                  "got the end of the file"},
   {"isolated_node",      PETSC_ERR_USER_INPUT, 24, "expected every node on a line, triangle or quadrangle element",                        "got node 1 on none"},
+  {"duplicate_name",     PETSC_ERR_USER_INPUT, 10, "expected one name per physical group",                                                 "got dimension 0, tag 1 named again"},
   {"coincident",         PETSC_ERR_USER_INPUT, 60, "expected an element whose nodes are at distinct positions",                            "got nodes 1 and 5 at the same position"},
 };
 
@@ -624,6 +681,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"mesh placement", TestMeshPlacement, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"mesh fixed group", TestMeshFixedGroup, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"generators.yaml", TestGeneratorsYAML, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};
   for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_meshes[i].name, TestBadMesh, NULL, NULL, (void *)&bad_meshes[i]};
   failed = _cmocka_run_group_tests("generators", tests, n, NULL, NULL);
   if (PetscPopErrorHandler()) return 1;
