@@ -374,6 +374,13 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
   MbsAppend(msg, len, "redundant constraints: %" PetscInt_FMT " of the %" PetscInt_FMT " constraint rows depend linearly on the others (G(q) has rank %" PetscInt_FMT "), so the multipliers are not unique and the linear system of a step is singular.\n", *ndependent, model->ncon, model->ncon - *ndependent);
   for (PetscInt j = 0; j < PetscMin(nrep, max_deps); j++) {
     const PetscInt n = offset[j + 1] - offset[j];
+    PetscInt       same = -1;
+    for (PetscInt i = 0; i < j && same < 0; i++)
+      if (offset[i + 1] - offset[i] == n && !memcmp(elems + offset[i], elems + offset[j], (size_t)n * sizeof(PetscInt))) same = i;
+    if (same >= 0) { /* loops give several dependencies through the same elements */
+      MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ": the same %" PetscInt_FMT " elements as dependency %" PetscInt_FMT "\n", j + 1, *ndependent, n, same + 1);
+      continue;
+    }
     MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ", %" PetscInt_FMT " element%s:\n", j + 1, *ndependent, n, n == 1 ? "" : "s");
     for (PetscInt i = 0; i < PetscMin(n, max_elems); i++) MbsRedundancyDescribe(model, elems[offset[j] + i], msg, len);
     if (n > max_elems) MbsAppend(msg, len, "      ... and %" PetscInt_FMT " more\n", n - max_elems);
