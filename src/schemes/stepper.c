@@ -703,7 +703,10 @@ PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
 . -mbs_theta, -mbs_vartheta - the scheme's parameters (MbsStepperSetSchemeParameter())
 . -mbs_predictor <simple,advanced> - Newton initial guess
 . -mbs_adapt - retry failed steps with halved sub-steps
-- -mbs_adapt_max_halvings <n> - at most n halvings per step
+. -mbs_adapt_max_halvings <n> - at most n halvings per step
+. -mbs_energy_divergence <factor> - stop a run whose energy diverges (MbsStepperSetEnergyDivergence())
+. -mbs_failure_checkpoint <file> - where a failed step leaves its state (MbsStepperSetFailureCheckpoint())
+- -mbs_allow_redundant_constraints - run consistent redundant constraints (MbsStepperSetAllowRedundantConstraints())
 
   Level: beginner
 @*/
@@ -1277,7 +1280,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->hstep = st->h;
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
   if (failed) {
-    char     sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[1024] = "";
+    char     sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[4096] = "";
     PetscInt ndependent = 0;
     if (st->adapt) {
       PetscCall(VecCopy(st->qstart, st->q));
