@@ -111,7 +111,8 @@ static void FreeRun(ProgramRun *run)
    /dev/null, stdout and stderr captured to <dir>/stdout.txt and <dir>/stderr.txt. With a disk (a
    directory), the program runs in a mount namespace of its own (unshare -m) with a tmpfs of disk_kib KiB
    mounted on that directory: a small disk that fills up; its files are copied to <disk>.saved when the
-   program ends (exit status 99: the tmpfs could not be mounted). Returns the child's pid. */
+   program ends (exit status 98: no mount namespace, 99: the tmpfs could not be mounted, both needing
+   root). Returns the child's pid. */
 static pid_t SpawnProgramV(const char *dir, int np, const char *disk, long disk_kib, va_list ap)
 {
   const char                *binary = getenv("GGLMBS_BINARY"), *mpiexec = getenv("GGLMBS_MPIEXEC");
@@ -125,8 +126,10 @@ static pid_t SpawnProgramV(const char *dir, int np, const char *disk, long disk_
     snprintf(script, sizeof(script), "d=$1; s=$2; shift 2; mount -t tmpfs -o size=%ldk tmpfs \"$d\" || exit 99; \"$@\"; rc=$?; cp -R \"$d\"/. \"$s\"/; exit $rc", disk_kib);
     if (snprintf(saved, sizeof(saved), "%s.saved", disk) >= (int)sizeof(saved)) fail_msg("path too long: %s", disk);
     if (mkdir(disk, 0777) || mkdir(saved, 0777)) fail_msg("cannot create %s and %s", disk, saved);
-    argv[argc++] = "/usr/bin/unshare";
-    argv[argc++] = "-m";
+    argv[argc++] = "/bin/sh"; /* exit status 98: no mount namespace (not root) */
+    argv[argc++] = "-c";
+    argv[argc++] = "unshare -m true 2>/dev/null || exit 98; exec unshare -m \"$@\"";
+    argv[argc++] = "sh";
     argv[argc++] = "/bin/sh";
     argv[argc++] = "-c";
     argv[argc++] = script;
@@ -817,16 +820,17 @@ static long NumberAfter(const char *text, const char *prefix)
   return s ? strtol(s + strlen(prefix), NULL, 10) : -1;
 }
 
-#define INTERRUPT_T_END "0.12" /* the uninterrupted run and the restart: 120 steps of h = 1e-3 */
 
 /* A run stopped by a signal once it has written 20 rows: it finishes its step, writes a checkpoint and
    says how to continue, exits with 128 + the signal number; continued with -mbs_restart, its diagnostics
    equal the uninterrupted run's byte for byte. On 2 ranks the signal goes to mpiexec, which passes SIGTERM
-   on to the ranks (OpenMPI), as a batch system's does. The restart of a chain under modified Newton is
-   bit-identical on 2 ranks too (MUMPS is deterministic on chains: docs/restart.md). */
+   on to the ranks (OpenMPI), as a batch system's does; mpiexec's SIGKILL after it (1 s by default) is put
+   off (OMPI_MCA_odls_base_sigkill_timeout) so that a loaded machine still has time to write the
+   checkpoint. The restart of a chain under modified Newton is bit-identical on 2 ranks too (MUMPS is
+   deterministic on chains: docs/restart.md). */
 static void InterruptCase(const char *name, int np, int sig, const char *signame)
 {
-  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE], tmp[PATH_SIZE], line[PATH_SIZE], expect[64];
+  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE], tmp[PATH_SIZE], line[PATH_SIZE], expect[64], t_end[32];
   ProgramRun run;
   pid_t      pid;
   long       step;
@@ -855,7 +859,7 @@ static void InterruptCase(const char *name, int np, int sig, const char *signame
   JoinPath(ck, b, "checkpoint.bin");
   ExpectContains("the message", line, ck);
   ExpectContains("the message", line, "-mbs_restart");
-  if (step < 6 || step >= 120) fail_msg("%s: stopped after step %ld, expected in [6, 120)", name, step);
+  if (step < 6) fail_msg("%s: stopped after step %ld, before the 6 rows it had written", name, step);
   if (!FileExists(ck)) fail_msg("%s: no checkpoint %s", name, ck);
   JoinPath(tmp, b, "checkpoint.bin.tmp");
   if (FileExists(tmp)) fail_msg("%s: %s was left behind", name, tmp);
@@ -865,10 +869,11 @@ static void InterruptCase(const char *name, int np, int sig, const char *signame
     free(text);
   }
   FreeRun(&run);
-  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", INTERRUPT_T_END, "-mbs_output_every", "3", "-mbs_output_dir", a, NULL);
+  snprintf(t_end, sizeof(t_end), "%.3f", (step + 30) * 1e-3); /* 30 steps past the interrupt */
+  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", t_end, "-mbs_output_every", "3", "-mbs_output_dir", a, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
-  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", INTERRUPT_T_END, "-mbs_output_every", "3", "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", t_end, "-mbs_output_every", "3", "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
@@ -964,24 +969,29 @@ static void TestEnergyDivergence(void **state)
   if ((int)d.v[d.nrows - 1][COL_STEP] != first - 1) fail_msg("the diagnostics end at step %g, expected %d (the last step before the divergence)", d.v[d.nrows - 1][COL_STEP], first - 1);
 }
 
-/* Writes that fail: a disk that fills up during the run (a 16 KiB tmpfs) stops it at the first failed
-   write with the file, the step and the system's reason (ENOSPC) named, and the diagnostics end in a whole
-   row; so does a trajectory that outgrows its disk (512 KiB), with no crash; diagnostics.csv on a full
-   device (/dev/full) and an output directory that cannot be created fail at once. */
-static void TestWriteErrors(void **state)
+/* A disk that fills up during the run (a 16 KiB tmpfs) stops it at the first failed write with the file,
+   the step and the system's reason (ENOSPC) named, and the diagnostics end in a whole row; so does a
+   trajectory that outgrows its disk (512 KiB), with no crash. Skipped where a mount namespace cannot be
+   made (not root). Then: diagnostics.csv on a full device (/dev/full) and an output directory that cannot
+   be created fail at once. */
+static void TestFullDisk(void **state)
 {
-  char        input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE], csv[PATH_SIZE], file[PATH_SIZE], bad[PATH_SIZE], saved[PATH_SIZE];
+  char        input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE], csv[PATH_SIZE], saved[PATH_SIZE];
   ProgramRun  run;
   struct stat sb;
   long        step;
 
   (void)state;
   SourcePath(input, "inputs/pendulum3d.yaml");
-  CaseDirectory(dir, "write_errors");
+  CaseDirectory(dir, "full_disk");
   JoinPath(out, dir, "small_disk");
   JoinPath(csv, out, "diagnostics.csv");
   run = WaitProgram(dir, SpawnProgram(dir, 1, out, 16, "-i", input, "-mbs_t_end", "10", "-mbs_output_dir", out, NULL));
-  if (run.exited && run.status == 99) fail_msg("cannot mount a tmpfs in a mount namespace (unshare -m; root needed):\n%s", run.err);
+  if (run.exited && (run.status == 98 || run.status == 99)) { /* a user's machine, not CI (root) */
+    fprintf(stderr, "test_app: full disk: SKIPPED: cannot mount a tmpfs in a mount namespace (unshare -m needs root)\n");
+    FreeRun(&run);
+    skip();
+  }
   ExpectUserError("full disk", &run);
   ExpectContains("stderr", run.err, csv);
   ExpectContains("stderr", run.err, "failed at step ");
@@ -1014,7 +1024,16 @@ static void TestWriteErrors(void **state)
     ExpectContains("stderr", run.err, "bytes needed");
     FreeRun(&run);
   }
+}
 
+static void TestWriteErrors(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE], csv[PATH_SIZE], file[PATH_SIZE], bad[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  CaseDirectory(dir, "write_errors");
   JoinPath(out, dir, "full");
   JoinPath(csv, out, "diagnostics.csv");
   if (mkdir(out, 0777) || symlink("/dev/full", csv)) fail_msg("cannot set up %s -> /dev/full", csv);
@@ -1059,6 +1078,7 @@ int main(void)
   }
   /* cmocka's report goes to an XML file, so a passing run prints nothing */
   if (snprintf(report, sizeof(report), "%s/report.xml", scratch) >= (int)sizeof(report)) return 1;
+  if (setenv("OMPI_MCA_odls_base_sigkill_timeout", "60", 1)) return 1; /* InterruptCase() */
   (void)remove(report); /* cmocka writes to stderr instead of an existing file */
   if (setenv("CMOCKA_MESSAGE_OUTPUT", "XML", 1) || setenv("CMOCKA_XML_FILE", report, 1)) return 1;
 
@@ -1080,6 +1100,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"interrupt on 2 ranks", TestInterruptParallel, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"failure checkpoint", TestFailureCheckpoint, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"energy divergence", TestEnergyDivergence, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"full disk", TestFullDisk, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"write errors", TestWriteErrors, NULL, NULL, NULL};
   failed = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
 

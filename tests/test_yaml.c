@@ -140,7 +140,7 @@ static const BadInput bad_inputs[] = {
   {"net_prefix_clash",              3,  12, "nets[0].name",                 "are not those of another generator",                 "'n', whose nodes 'n.1.<j>' are already the bodies of rigid_chains[0] 'n.1'"},
   {"unknown_net_member",            5,  31, "joints[0].body",               "expected the name of a body in 'bodies' or of a generated one", "'net.4.0', which is not defined (nets[0] 'net' has the nodes <i>.<j> with i < 4, j < 3)"},
   {"unknown_mesh_member",           5,  31, "joints[0].body",               "expected the name of a body in 'bodies' or of a generated one", "'m.43', which is not defined (meshes[0] 'm' has no node with this tag)"},
-  {"huge_chain",                    4,  25, "chains[0].count",              "expected a model that fits in memory: 1000000000 particles need about", "(the machine's physical memory; -mbs_memory_limit), got '1000000000'"},
+  {"huge_chain",                    4,  25, "chains[0].count",              "expected a model that fits in memory: 1000000000 particles need about", "(the physical memory of the ranks' machines; -mbs_memory_limit), got '1000000000'"},
   {"huge_rigid_chain",              3,  26, "rigid_chains[0].count",        "expected a model that fits in memory: 2000000000 links need about", "got '2000000000'"},
   {"huge_net",                      3,  24, "nets[0].count",                "expected a model that fits in memory: 100000 x 10000 nodes need about", "got a sequence of 2 items"},
   {"steps_overflow",                2,  14, "time.step",                    "expected a time step giving at most 2147483646 steps up to 'end'", "got '1e-12', 1e+15 steps"},

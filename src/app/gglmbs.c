@@ -113,11 +113,16 @@ static PetscErrorCode Run(void)
 
   PetscFunctionBegin;
   ierr = RunWith(&model, &st);
-  if (ierr) PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* the error is already reported */
-  PetscCall(MbsStepperDestroy(&st));
-  PetscCall(MbsModelDestroy(&model));
-  if (ierr) PetscCall(PetscPopErrorHandler());
-  return ierr;
+  if (!ierr) {
+    PetscCall(MbsStepperDestroy(&st));
+    PetscCall(MbsModelDestroy(&model));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* the run's error is the one reported */
+  (void)MbsStepperDestroy(&st);
+  (void)MbsModelDestroy(&model);
+  PetscCall(PetscPopErrorHandler());
+  PetscFunctionReturn(ierr);
 }
 
 /* Exit status: 0, 1 for an error, 128 + the signal number for a run stopped by SIGINT or SIGTERM (the

@@ -699,6 +699,7 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
     ierr = MbsTrajWriteTopology(tr);
     PetscCall(PetscPopErrorHandler());
     MbsTrajQuietEnd(&quiet);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, comm));
     if (ierr) {
       PetscErrorCode ierr2 = MbsTrajFailed(tr, ierr, st->step);
       PetscCall(MbsTrajectoryDestroy(&tr));
@@ -817,15 +818,15 @@ PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool for
   if (!force && st->step % tr->every) PetscFunctionReturn(0);
   if (st->step <= tr->last_step) PetscFunctionReturn(0);
   PetscCheck(tr->viewer, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": an earlier write failed", tr->h5, st->step);
-  PetscCall(PetscLogEventBegin(MBS_TrajWrite, 0, 0, 0, 0));
-  PetscCall(MbsTrajGatherPoints(tr, st));
-  PetscCall(MbsTrajComputeForces(tr, st));
-  PetscCall(MbsTrajStepGroup(st->step, group, sizeof(group)));
   {
     PetscInt n;
     PetscCall(VecGetSize(tr->data, &n));
     PetscCall(MbsTrajCheckSpace(tr, (PetscInt64)sizeof(PetscScalar) * n, st->step));
   }
+  PetscCall(PetscLogEventBegin(MBS_TrajWrite, 0, 0, 0, 0));
+  PetscCall(MbsTrajGatherPoints(tr, st));
+  PetscCall(MbsTrajComputeForces(tr, st));
+  PetscCall(MbsTrajStepGroup(st->step, group, sizeof(group)));
   MbsTrajQuietBegin(&quiet);
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = PetscViewerHDF5WriteAttribute(tr->viewer, group, "time", PETSC_REAL, &st->t);
@@ -837,6 +838,9 @@ PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool for
   if (!ierr) ierr = PetscViewerHDF5PopGroup(tr->viewer);
   PetscCall(PetscPopErrorHandler());
   MbsTrajQuietEnd(&quiet);
+  /* independent I/O may fail on some ranks only; closing the file is collective */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, tr->comm));
+  if (ierr) PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
   PetscCall(MbsTrajFailed(tr, ierr, st->step));
   PetscCall(MbsTrajAppendXDMF(tr, st->step, st->t));
   tr->last_step = st->step;

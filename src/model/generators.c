@@ -138,12 +138,23 @@ static PetscErrorCode GetMemoryLimit(MbsModel model, PetscReal *limit, const cha
     *source = "-mbs_memory_limit";
     PetscFunctionReturn(0);
   }
-  {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-
-    *limit  = pages > 0 && page > 0 ? (PetscReal)pages * (PetscReal)page : 0;
-    *source = "the machine's physical memory; -mbs_memory_limit";
+  if (!model->memory_physical) {
+    /* The estimate covers all ranks, so the limit is the memory of all their nodes: each node's first
+       rank adds its own (sysconf), and every rank gets the same sum, so all ranks decide alike. */
+    MPI_Comm    node;
+    PetscMPIInt node_rank;
+    PetscReal   mine = 0;
+    PetscCallMPI(MPI_Comm_split_type(model->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    PetscCallMPI(MPI_Comm_rank(node, &node_rank));
+    PetscCallMPI(MPI_Comm_free(&node));
+    if (!node_rank) {
+      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+      mine = pages > 0 && page > 0 ? (PetscReal)pages * (PetscReal)page : 0;
+    }
+    PetscCall(MPIU_Allreduce(&mine, &model->memory_physical, 1, MPIU_REAL, MPIU_SUM, model->comm));
   }
+  *limit  = model->memory_physical;
+  *source = "the physical memory of the ranks' machines; -mbs_memory_limit";
   PetscFunctionReturn(0);
 }
 
@@ -227,7 +238,7 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
 . -mbs_memory_limit <size> - the limit when no setter call gave one, e.g. 4GiB, 512MiB, 8e9, or 0 (none)
 
   Notes:
-  The default is the machine's physical memory (sysconf). The estimate, documented in docs/input.md,
+  The default is the physical memory of the machines (nodes) the ranks run on (sysconf on each node, summed). The estimate, documented in docs/input.md,
   counts the model (held by every rank) and one step's solve of the largest scheme: the unknowns, the
   Jacobian's nonzeros and an LU fill estimate. A model over the limit is refused with both numbers,
   before anything is allocated; so is one whose unknowns or Jacobian nonzeros do not fit `PetscInt`.
@@ -253,7 +264,7 @@ PetscErrorCode MbsModelSetMemoryLimit(MbsModel model, PetscInt64 bytes)
 
 /*@C
   MbsModelGetMemoryLimit - Gets the memory limit in force: the one set with `MbsModelSetMemoryLimit()`,
-  else -mbs_memory_limit, else the machine's physical memory
+  else -mbs_memory_limit, else the physical memory of the ranks' machines
 
   Collective (reads the options database)
 

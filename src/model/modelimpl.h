@@ -32,6 +32,7 @@ struct _p_MbsModel {
   PetscBool   check_redundancy; /* -mbs_check_redundancy: MbsModelSetUp() looks for redundant constraints */
   PetscBool   memory_limit_set; /* MbsModelSetMemoryLimit() was called (else -mbs_memory_limit, else physical memory) */
   PetscInt64  memory_limit;     /* bytes, 0 for none */
+  PetscReal   memory_physical;  /* physical memory of all the nodes the ranks run on, 0 until asked for */
 
   PetscInt    nbodies, maxbodies;
   MbsBody    *bodies;

@@ -11,6 +11,7 @@
 #include <gglmbs/stepper.h>
 
 static volatile sig_atomic_t MbsInterruptSignal = 0;
+static int                   MbsInterruptAgreed = 0; /* the signal the ranks agreed on in MbsStepperSolve() */
 static struct sigaction      MbsInterruptSaved[2];
 static PetscBool             MbsInterruptInstalled = PETSC_FALSE;
 static const int             MbsInterruptSignals[2] = {SIGINT, SIGTERM};
@@ -49,9 +50,11 @@ PetscErrorCode MbsInterruptHandlerPush(void)
   if (MbsInterruptInstalled) PetscFunctionReturn(0);
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = MbsInterruptHandler;
+  sa.sa_flags   = SA_RESTART; /* a Ctrl-C must not make a write to a pipe or an MPI socket fail with EINTR */
   sigemptyset(&sa.sa_mask);
   for (int i = 0; i < 2; i++) PetscCheck(!sigaction(MbsInterruptSignals[i], &sa, &MbsInterruptSaved[i]), PETSC_COMM_SELF, PETSC_ERR_SYS, "Cannot install the handler of signal %d", MbsInterruptSignals[i]);
   MbsInterruptSignal    = 0;
+  MbsInterruptAgreed    = 0;
   MbsInterruptInstalled = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
@@ -74,9 +77,20 @@ PetscErrorCode MbsInterruptHandlerPop(void)
   PetscFunctionReturn(0);
 }
 
+/* MbsStepperSolve(): the signal all ranks agreed to stop on (0 at the start of a Solve). It is reported
+   by MbsInterruptPending() on every rank, also on those that never received it. */
+PetscErrorCode MbsInterruptSetAgreed_Private(int signum)
+{
+  PetscFunctionBegin;
+  MbsInterruptAgreed = signum;
+  if (signum) MbsInterruptSignal = 0; /* handled: a later Solve of the same process starts afresh */
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsInterruptPending - Whether the handlers of MbsInterruptHandlerPush() are installed, and the signal
-  this rank has received since (0: none).
+  received since: the one the ranks agreed on when MbsStepperSolve() stopped for it, else the one this
+  rank has received and not yet acted on (0: none).
 
   Not Collective
 
@@ -92,6 +106,6 @@ PetscErrorCode MbsInterruptPending(PetscBool *installed, int *signum)
 {
   PetscFunctionBegin;
   if (installed) *installed = MbsInterruptInstalled;
-  if (signum) *signum = (int)MbsInterruptSignal;
+  if (signum) *signum = MbsInterruptAgreed ? MbsInterruptAgreed : (int)MbsInterruptSignal;
   PetscFunctionReturn(0);
 }

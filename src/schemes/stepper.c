@@ -1280,16 +1280,25 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->hstep = st->h;
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
   if (failed) {
-    char     sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[4096] = "";
+    char     sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "";
     PetscInt ndependent = 0;
     if (st->adapt) {
       PetscCall(VecCopy(st->qstart, st->q));
       PetscCall(VecCopy(st->pstart, st->p));
     }
     if (fail.level) PetscCall(PetscSNPrintf(sub, sizeof(sub), " after %" PetscInt_FMT " halvings (sub-step t = %g, h = %g)", fail.level, (double)fail.t0, (double)fail.hstep));
-    PetscCall(MbsModelFindRedundantConstraints(st->model, st->q, &ndependent, redundant, sizeof(redundant)));
     PetscCall(MbsStepperWriteFailureState(st, PETSC_TRUE, where, sizeof(where)));
-    if (ndependent) SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s: %s%s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], redundant, where);
+    {
+      /* The diagnosis needs a factorization of its own; if that fails too, the step's failure is still
+         what gets reported. */
+      PetscErrorCode ierr;
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = MbsModelFindRedundantConstraints(st->model, st->q, &ndependent, redundant, sizeof(redundant));
+      PetscCall(PetscPopErrorHandler());
+      if (ierr) ndependent = 0;
+    }
+    /* the checkpoint comes before the report, which may be long (PETSc keeps 2047 characters of a message) */
+    if (ndependent) SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s%s. Cause: %s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], where, redundant);
     SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason%s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], where);
   }
   st->step++;
@@ -1397,7 +1406,13 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
   if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
   PetscCheck(st->t_end / st->h < (PetscReal)PETSC_MAX_INT, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "A final time of %g with steps of %g makes %g steps, more than %" PetscInt_FMT " (the largest PetscInt)", (double)st->t_end, (double)st->h, (double)(st->t_end / st->h), (PetscInt)PETSC_MAX_INT);
   nsteps = MbsStepperNumSteps(st);
-  PetscCall(MbsInterruptPending(&catch_signals, NULL));
+  {
+    /* every rank takes part in the per-step reduction if any rank catches signals */
+    PetscBool installed;
+    PetscCall(MbsInterruptPending(&installed, NULL));
+    PetscCallMPI(MPI_Allreduce(&installed, &catch_signals, 1, MPIU_BOOL, MPI_LOR, st->comm));
+    PetscCall(MbsInterruptSetAgreed_Private(0));
+  }
   /* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the
      diagnostics it continues, rows after its step dropped; a run from step 0 starts the file afresh. */
   PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->step > 0 ? st->step : -1, &file));
@@ -1423,6 +1438,7 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     }
   }
   if (signum) {
+    PetscCall(MbsInterruptSetAgreed_Private(signum));
     /* The diagnostics and the trajectory keep their rows and frames on the -mbs_output_every grid (each
        is flushed as it is written), so that the restarted run continues them as if never interrupted. */
     char path[PETSC_MAX_PATH_LEN];

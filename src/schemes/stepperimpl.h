@@ -124,6 +124,7 @@ PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const Mb
 PETSC_INTERN PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsInterruptSetAgreed_Private(int signum);
 
 /* The number of steps of h from t = 0 to t_end (the last may end past t_end by less than a step) */
 static inline PetscInt MbsStepperNumSteps(MbsStepper st)
