@@ -5,7 +5,7 @@
 
     char[16]    "GGLMBS-CKPT"                      magic
     int64[24]   header (MBS_CKPT_* below)           version, sizes, step, counters, model and layout hashes
-    real[8]     t, h, t_end, jac_h, scheme parameters
+    real[10]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale (8 reals in version 1)
     char[64]    scheme name
     real[nq]    q, p                                 input (natural) order: any number of ranks can read them
     Vec         X, Xjac                              solver state in the scheme's unknown layout
@@ -24,7 +24,7 @@
 #include "schemes/stepperimpl.h"
 #include "io/output.h"
 
-#define MBS_CKPT_VERSION 1
+#define MBS_CKPT_VERSION 2 /* 2: the energy check's reference; version 1 files are read too */
 #define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
 #define MBS_CKPT_END     "GGLMBS-CKPT-END"
 
@@ -45,9 +45,10 @@ enum {
   MBS_CKPT_MODEL_HASH,
   MBS_CKPT_LAYOUT_HASH,
   MBS_CKPT_NPARAMS,
+  MBS_CKPT_ENERGY_SET,
   MBS_CKPT_NINTS = 24
 };
-enum { MBS_CKPT_T, MBS_CKPT_H, MBS_CKPT_T_END, MBS_CKPT_JAC_H, MBS_CKPT_PARAM0, MBS_CKPT_NREALS = MBS_CKPT_PARAM0 + MBS_STEPPER_MAX_PARAMS };
+enum { MBS_CKPT_T, MBS_CKPT_H, MBS_CKPT_T_END, MBS_CKPT_JAC_H, MBS_CKPT_PARAM0, MBS_CKPT_NREALS_V1 = MBS_CKPT_PARAM0 + MBS_STEPPER_MAX_PARAMS, MBS_CKPT_ENERGY_REF = MBS_CKPT_NREALS_V1, MBS_CKPT_ENERGY_SCALE, MBS_CKPT_NREALS };
 
 /* FNV-1a over the bytes of values (not of structs: no padding). */
 static void MbsHash(PetscInt64 *h, const void *data, size_t n)
@@ -135,7 +136,8 @@ static PetscErrorCode MbsWriteNatural(PetscViewer viewer, MbsModel model, PetscI
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[])
+/* The viewer and the work vectors last[] are the caller's to destroy, also when a write fails. */
+static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[], PetscViewer *viewer_out, Vec last[2])
 {
   MbsModel    model = st->model;
   PetscViewer viewer;
@@ -161,15 +163,19 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model);
   ints[MBS_CKPT_LAYOUT_HASH] = MbsLayoutHash(model);
   ints[MBS_CKPT_NPARAMS]     = st->nparams;
+  ints[MBS_CKPT_ENERGY_SET]  = st->energy_set;
   reals[MBS_CKPT_T]          = st->t;
   reals[MBS_CKPT_H]          = st->h;
   reals[MBS_CKPT_T_END]      = st->t_end;
   reals[MBS_CKPT_JAC_H]      = st->jac_h;
   for (PetscInt i = 0; i < st->nparams; i++) reals[MBS_CKPT_PARAM0 + i] = st->param[i];
+  reals[MBS_CKPT_ENERGY_REF]   = st->energy_ref;
+  reals[MBS_CKPT_ENERGY_SCALE] = st->energy_scale;
   PetscCall(PetscMemzero(scheme, sizeof(scheme)));
   PetscCall(PetscStrncpy(scheme, st->type, sizeof(scheme)));
 
-  PetscCall(PetscViewerCreate(st->comm, &viewer));
+  PetscCall(PetscViewerCreate(st->comm, viewer_out));
+  viewer = *viewer_out;
   PetscCall(PetscViewerSetType(viewer, PETSCVIEWERBINARY));
   PetscCall(PetscViewerBinarySetSkipInfo(viewer, PETSC_TRUE));
   PetscCall(PetscViewerBinarySetSkipOptions(viewer, PETSC_TRUE));
@@ -188,15 +194,16 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(VecView(st->qjac, viewer));
   PetscCall(VecView(st->pjac, viewer));
   /* the start of the last step (the VI schemes' velocity residual is evaluated at its q_theta) */
-  PetscCall(VecDuplicate(st->q, &qlast));
-  PetscCall(VecDuplicate(st->p, &plast));
+  PetscCall(VecDuplicate(st->q, &last[0]));
+  PetscCall(VecDuplicate(st->p, &last[1]));
+  qlast = last[0];
+  plast = last[1];
   PetscCall(MbsModelLocalToCoordinates(model, st->q0, qlast));
   PetscCall(MbsModelLocalToCoordinates(model, st->p0, plast));
   PetscCall(VecView(qlast, viewer));
   PetscCall(VecView(plast, viewer));
-  PetscCall(VecDestroy(&qlast));
-  PetscCall(VecDestroy(&plast));
   PetscCall(PetscViewerBinaryWrite(viewer, end, sizeof(end), PETSC_CHAR));
+  *viewer_out = NULL; /* closed here, once: a failed close is a failed write */
   PetscCall(PetscViewerDestroy(&viewer));
   PetscFunctionReturn(0);
 }
@@ -222,6 +229,8 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
   char           path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
   PetscErrorCode ierr;
   int            err = 0;
+  PetscViewer    viewer  = NULL;
+  Vec            last[2] = {NULL, NULL};
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
@@ -233,8 +242,11 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
   PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", path));
   /* errors of the writer (disk full, unwritable directory) are reported once, below, with the path */
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = MbsCheckpointWrite_Private(st, tmp);
+  ierr = MbsCheckpointWrite_Private(st, tmp, &viewer, last);
   PetscCall(PetscPopErrorHandler());
+  PetscCall(PetscViewerDestroy(&viewer)); /* left by a failed write */
+  PetscCall(VecDestroy(&last[0]));
+  PetscCall(VecDestroy(&last[1]));
   if (st->model->rank == 0) {
     if (!ierr && rename(tmp, path)) err = errno;
     if (ierr || err) remove(tmp);
@@ -304,7 +316,9 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
   hd->magic[15] = 0;
   if (strcmp(hd->magic, MBS_CKPT_MAGIC)) PetscFunctionReturn(0); /* checked by the caller */
   PetscCall(PetscViewerBinaryRead(viewer, hd->ints, MBS_CKPT_NINTS, NULL, PETSC_INT64));
-  PetscCall(PetscViewerBinaryRead(viewer, hd->reals, MBS_CKPT_NREALS, NULL, PETSC_REAL));
+  if (hd->ints[MBS_CKPT_VERSION_I] < 1 || hd->ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) PetscFunctionReturn(0); /* checked by the caller */
+  PetscCall(PetscMemzero(hd->reals, sizeof(hd->reals)));
+  PetscCall(PetscViewerBinaryRead(viewer, hd->reals, hd->ints[MBS_CKPT_VERSION_I] == 1 ? MBS_CKPT_NREALS_V1 : MBS_CKPT_NREALS, NULL, PETSC_REAL));
   PetscCall(PetscViewerBinaryRead(viewer, hd->scheme, sizeof(hd->scheme), NULL, PETSC_CHAR));
   hd->scheme[63] = 0;
   PetscFunctionReturn(0);
@@ -387,7 +401,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   PetscCall(PetscPopErrorHandler());
   if (ierr) PetscCall(PetscViewerDestroy(&viewer));
   PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or unreadable: reading %s failed", filename, what);
-  if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] != MBS_CKPT_VERSION) {
+  if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] < 1 || hd.ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) {
     PetscCall(PetscViewerDestroy(&viewer));
     SETERRQ(st->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)", filename, MBS_CKPT_VERSION);
   }
@@ -452,7 +466,10 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   PetscCall(VecDestroy(&qlast));
   PetscCall(VecDestroy(&plast));
   st->restarted      = PETSC_TRUE;
-  st->energy_set     = PETSC_FALSE; /* the energy check starts from the restored state */
+  /* the energy check goes on from the interrupted run's reference (version 1 files: from the restored state) */
+  st->energy_set     = (PetscBool)(hd.ints[MBS_CKPT_VERSION_I] >= 2 && hd.ints[MBS_CKPT_ENERGY_SET]);
+  st->energy_ref     = hd.reals[MBS_CKPT_ENERGY_REF];
+  st->energy_scale   = hd.reals[MBS_CKPT_ENERGY_SCALE];
   st->monitored_step = -1;
   PetscCall(PetscInfo(NULL, "Restarted from %s at step %" PetscInt_FMT ", t = %g\n", filename, st->step, (double)st->t));
   PetscFunctionReturn(0);

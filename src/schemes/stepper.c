@@ -1891,7 +1891,9 @@ PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], Pet
   Note:
   EM and EM-G conserve energy to round-off, and the variational schemes keep its error bounded by a
   fraction of its scale at stable step sizes; an error of ten times the scale is a blow-up, not an
-  integration error. The check costs one pass over the bodies and elements per step.
+  integration error. The check costs one pass over the bodies and elements per step. The reference is
+  taken at the first step after this call and carried through checkpoints; a host that changes the state
+  between steps (other than through MbsStepperSetExternalForce()) calls this again to take a new one.
 
   Level: intermediate
 
@@ -1902,6 +1904,7 @@ PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper st, PetscReal factor)
   PetscFunctionBegin;
   PetscCheck(factor >= 0 && !PetscIsInfOrNanReal(factor), st->comm, PETSC_ERR_ARG_OUTOFRANGE, "The energy divergence bound (-mbs_energy_divergence) must be non-negative and finite (0: no check), got %g", (double)factor);
   st->energy_divergence = factor;
+  st->energy_set        = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
