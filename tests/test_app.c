@@ -824,9 +824,9 @@ static long NumberAfter(const char *text, const char *prefix)
 /* A run stopped by a signal once it has written 20 rows: it finishes its step, writes a checkpoint and
    says how to continue, exits with 128 + the signal number; continued with -mbs_restart, its diagnostics
    equal the uninterrupted run's byte for byte. On 2 ranks the signal goes to mpiexec, which passes SIGTERM
-   on to the ranks (OpenMPI), as a batch system's does; mpiexec's SIGKILL after it (1 s by default) is put
-   off (OMPI_MCA_odls_base_sigkill_timeout) so that a loaded machine still has time to write the
-   checkpoint. The restart of a chain under modified Newton is bit-identical on 2 ranks too (MUMPS is
+   on to the ranks (OpenMPI), as a batch system's does. OpenMPI waits odls_base_sigkill_timeout seconds
+   before that SIGTERM and as long again before a SIGKILL; 3 s instead of 1 leaves a loaded machine time
+   to finish the step and write the checkpoint. The restart of a chain under modified Newton is bit-identical on 2 ranks too (MUMPS is
    deterministic on chains: docs/restart.md). */
 static void InterruptCase(const char *name, int np, int sig, const char *signame)
 {
@@ -1078,7 +1078,7 @@ int main(void)
   }
   /* cmocka's report goes to an XML file, so a passing run prints nothing */
   if (snprintf(report, sizeof(report), "%s/report.xml", scratch) >= (int)sizeof(report)) return 1;
-  if (setenv("OMPI_MCA_odls_base_sigkill_timeout", "60", 1)) return 1; /* InterruptCase() */
+  if (setenv("OMPI_MCA_odls_base_sigkill_timeout", "3", 1)) return 1; /* InterruptCase() */
   (void)remove(report); /* cmocka writes to stderr instead of an existing file */
   if (setenv("CMOCKA_MESSAGE_OUTPUT", "XML", 1) || setenv("CMOCKA_XML_FILE", report, 1)) return 1;
 
