@@ -277,7 +277,11 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
   {
     MatFactorError err;
     PetscCall(MatFactorGetError(F, &err));
-    PetscCheck(err == MAT_FACTOR_NOERROR, model->comm, PETSC_ERR_LIB, "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
+    if (err != MAT_FACTOR_NOERROR) { /* a failure the caller may survive: free what was made */
+      PetscCall(MatDestroy(&F));
+      PetscCall(MatDestroy(&A));
+      SETERRQ(model->comm, PETSC_ERR_LIB, "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
+    }
   }
   PetscCall(MatMumpsGetInfog(F, 28, &k));
   *ndependent = k;
