@@ -13,21 +13,10 @@
 #include <cmocka.h>
 #include <gglmbs/gglmbs.h>
 #include "model/redundancy.h"
+#include "mbstest.h"
 
 #define CHECK(call) assert_int_equal((int)(call), 0)
 
-static PetscErrorCode error_code;
-static char           error_message[8192];
-
-static PetscErrorCode CaptureError(MPI_Comm comm, int line, const char *func, const char *file, PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
-{
-  (void)comm, (void)line, (void)func, (void)file, (void)ctx;
-  if (type == PETSC_ERROR_INITIAL && !error_code) {
-    error_code = code;
-    snprintf(error_message, sizeof(error_message), "%s", message ? message : "");
-  }
-  return code;
-}
 
 static void Fail(const char *fmt, ...)
 {

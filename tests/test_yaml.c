@@ -14,34 +14,7 @@
 #include <cmocka.h>
 
 #include <gglmbs/io.h>
-
-/* The first error raised since the last ClearError(), captured instead of printed. */
-static char           error_message[4096];
-static PetscErrorCode error_code;
-
-static PetscErrorCode CaptureError(MPI_Comm comm, int line, const char *func, const char *file, PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
-{
-  (void)comm, (void)line, (void)func, (void)file, (void)ctx;
-  if (type == PETSC_ERROR_INITIAL && !error_code) {
-    error_code = code;
-    snprintf(error_message, sizeof(error_message), "%s", message ? message : "");
-  }
-  return code;
-}
-
-static void ClearError(void)
-{
-  error_code       = 0;
-  error_message[0] = 0;
-}
-
-static void InputPath(char path[], size_t size, const char relative[])
-{
-  const char *dir = getenv("GGLMBS_SOURCE_DIR");
-
-  if (!dir) fail_msg("GGLMBS_SOURCE_DIR is not set (ctest sets it to the source tree)");
-  if (snprintf(path, size, "%s/%s", dir, relative) >= (int)size) fail_msg("input path too long: %s/%s", dir, relative);
-}
+#include "mbstest.h"
 
 typedef struct {
   const char *name;     /* tests/inputs/bad/<name>.yaml */
