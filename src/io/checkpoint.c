@@ -116,6 +116,7 @@ static PetscErrorCode MbsCheckpointPath(MbsStepper st, const char filename[], ch
 /* The coordinate-layout vectors x[0..n-1] in input order, written from rank 0 (one gather each). */
 static PetscErrorCode MbsWriteNatural(PetscViewer viewer, MbsModel model, PetscInt n, Vec x[])
 {
+  PetscErrorCode     ierr = 0;
   VecScatter         scatter;
   Vec                x0;
   const PetscScalar *a;
@@ -124,16 +125,16 @@ static PetscErrorCode MbsWriteNatural(PetscViewer viewer, MbsModel model, PetscI
   PetscFunctionBegin;
   PetscCall(MbsModelCreateScatterToZero(model, x[0], &scatter, &x0));
   PetscCall(VecGetLocalSize(x0, &n0));
-  for (PetscInt k = 0; k < n; k++) {
+  for (PetscInt k = 0; k < n && !ierr; k++) {
     PetscCall(VecScatterBegin(scatter, x[k], x0, INSERT_VALUES, SCATTER_FORWARD));
     PetscCall(VecScatterEnd(scatter, x[k], x0, INSERT_VALUES, SCATTER_FORWARD));
     PetscCall(VecGetArrayRead(x0, &a));
-    PetscCall(PetscViewerBinaryWrite(viewer, a, n0, PETSC_SCALAR));
+    ierr = PetscViewerBinaryWrite(viewer, a, n0, PETSC_SCALAR); /* a full disk: free, then report */
     PetscCall(VecRestoreArrayRead(x0, &a));
   }
   PetscCall(VecScatterDestroy(&scatter));
   PetscCall(VecDestroy(&x0));
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(ierr);
 }
 
 /* The viewer and the work vectors last[] are the caller's to destroy, also when a write fails. */
