@@ -101,7 +101,9 @@ static PetscInt64 MbsLayoutHash(MbsModel model)
   return h;
 }
 
-static PetscErrorCode MbsCheckpointPath(MbsStepper st, const char filename[], char path[], size_t len)
+/* The file MbsStepperWriteCheckpoint() writes for filename (NULL: the one of MbsStepperSetCheckpoint(),
+   default <output dir>/checkpoint.bin, whose directory is created). */
+PetscErrorCode MbsStepperCheckpointPath(MbsStepper st, const char filename[], char path[], size_t len)
 {
   PetscFunctionBegin;
   if (filename && filename[0]) PetscCall(PetscStrncpy(path, filename, len));
@@ -239,7 +241,7 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
     PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
   }
-  PetscCall(MbsCheckpointPath(st, filename, path, sizeof(path)));
+  PetscCall(MbsStepperCheckpointPath(st, filename, path, sizeof(path)));
   PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", path));
   /* errors of the writer (disk full, unwritable directory) are reported once, below, with the path */
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));

@@ -1298,8 +1298,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       if (ierr) ndependent = 0;
     }
     /* the checkpoint comes before the report, which may be long (PETSc keeps 2047 characters of a message) */
-    if (ndependent) SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s%s. Cause: %s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], where, redundant);
-    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s. Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason%s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], where);
+    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED, "Step %" PetscInt_FMT " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT " Newton iterations, SNES reason %s%s%s%s%s", st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, SNESConvergedReasons[fail.reason], ndependent ? "" : ". Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason", where, ndependent ? ". Cause: " : "", redundant);
   }
   st->step++;
   st->t = st->step * st->h;
@@ -1445,8 +1444,7 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     ierr = MbsStepperWriteCheckpoint(st, NULL);
     PetscCall(MbsDiagnosticsFileClose(&file));
     PetscCall(ierr);
-    if (st->checkpoint[0]) PetscCall(PetscStrncpy(path, st->checkpoint, sizeof(path)));
-    else PetscCall(PetscSNPrintf(path, sizeof(path), "%s/checkpoint.bin", st->output_dir));
+    PetscCall(MbsStepperCheckpointPath(st, NULL, path, sizeof(path)));
     SETERRQ(st->comm, PETSC_ERR_SIG, "Interrupted by %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (t = %g): the checkpoint is in %s; continue with the same command and -mbs_restart %s", signum == SIGINT ? "SIGINT" : signum == SIGTERM ? "SIGTERM" : "a signal", st->step, nsteps, (double)st->t, path, path);
   }
   PetscCall(MbsDiagnosticsFileClose(&file));

@@ -119,11 +119,11 @@ struct _p_MbsStepper {
   PetscReal ext_work;                   /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
 };
 
-
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
 PETSC_INTERN PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
 PETSC_INTERN PetscErrorCode MbsInterruptSetAgreed_Private(int signum);
 
 /* The number of steps of h from t = 0 to t_end (the last may end past t_end by less than a step) */
