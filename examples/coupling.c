@@ -1,4 +1,5 @@
-static const char help[] = "A host program coupled to gglmbs: it builds a model through the C API, owns the time loop,\n\
+static const char help[] =
+  "A host program coupled to gglmbs: it builds a model through the C API, owns the time loop,\n\
 applies time-dependent external forces from its own simulation, steps, and reads the state back.\n\
 \n\
 The model: a spherical pendulum (a bob on a rod to a ground point) pushed by the host's actuator, and a\n\
@@ -61,7 +62,9 @@ static PetscErrorCode ExternalForce(MbsStepper st, PetscReal t, PetscReal h, Vec
   PetscMPIInt  rank;
 
   PetscFunctionBeginUser;
-  PetscCheck(PetscAbsReal(t - (host->step_start + 0.5 * h)) <= 1e-12 * PetscMax(1.0, t), PETSC_COMM_SELF, PETSC_ERR_PLIB, "The force routine expects the mid-time t_n + h/2 = %g, got %g", (double)(host->step_start + 0.5 * h), (double)t);
+  PetscCheck(PetscAbsReal(t - (host->step_start + 0.5 * h)) <= 1e-12 * PetscMax(1.0, t), PETSC_COMM_SELF,
+             PETSC_ERR_PLIB, "The force routine expects the mid-time t_n + h/2 = %g, got %g",
+             (double)(host->step_start + 0.5 * h), (double)t);
   host->particle_force[0] = s->force_amplitude * PetscSinReal(s->force_frequency * t);
   host->particle_force[1] = 0;
   host->particle_force[2] = 0;
@@ -96,8 +99,9 @@ static PetscErrorCode RecordConstraints(MbsStepper st, PetscInt step, PetscReal 
 static PetscErrorCode BuildModel(Setup *s, MbsModel *model)
 {
   const PetscReal length = 1.0, angle = 0.6;
-  const PetscReal ground[3] = {0, 0, 0}, bob_x[3] = {length * PetscSinReal(angle), 0, -length * PetscCosReal(angle)}, bob_v[3] = {0, 1.2, 0};
-  const PetscReal rest[3] = {0, 0, 0};
+  const PetscReal ground[3] = {0, 0, 0}, bob_x[3] = {length * PetscSinReal(angle), 0, -length * PetscCosReal(angle)},
+                  bob_v[3] = {0, 1.2, 0};
+  const PetscReal rest[3]  = {0, 0, 0};
 
   PetscFunctionBeginUser;
   PetscCall(MbsModelCreate(PETSC_COMM_WORLD, model));
@@ -139,7 +143,7 @@ static PetscErrorCode RunCoupled(Setup *s, PetscInt halving, PetscBool view, Pet
   PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
   PetscCall(MbsStepperSetTimeStep(st, 0.01));
   PetscCall(MbsStepperSetFinalTime(st, s->t_end)); /* for MbsStepperView() and monitors: the loop is the host's */
-  PetscCall(MbsStepperSetFromOptions(st)); /* -mbs_scheme, -mbs_dt, -snes_*, ... */
+  PetscCall(MbsStepperSetFromOptions(st));         /* -mbs_scheme, -mbs_dt, -snes_*, ... */
   PetscCall(MbsStepperGetTimeStep(st, &h));
   if (halving) h *= 0.5;
   PetscCall(MbsStepperSetTimeStep(st, h));
@@ -157,7 +161,8 @@ static PetscErrorCode RunCoupled(Setup *s, PetscInt halving, PetscBool view, Pet
   r->steps                 = (PetscInt)PetscFloorReal(s->t_end / h + 0.5);
   for (PetscInt n = 0; n < r->steps; n++) {
     const PetscReal t = n * h, decay = PetscExpReal(-h / s->actuator_time_constant);
-    PetscReal       bob_v0[3], bob_v1[3], particle_v0[3], particle_v1[3], bob_x0[3], bob_x1[3], particle_x0[3], particle_x1[3];
+    PetscReal       bob_v0[3], bob_v1[3], particle_v0[3], particle_v1[3], bob_x0[3], bob_x1[3], particle_x0[3],
+      particle_x1[3];
 
     /* the host's own simulation: the actuator relaxes towards its command over the step (exactly, for a
        command held at its mid-step value), and damps with the bob's velocity at the step start */
@@ -173,7 +178,10 @@ static PetscErrorCode RunCoupled(Setup *s, PetscInt halving, PetscBool view, Pet
 
     PetscCall(MbsStepperStep(st));
 
-    PetscCheck(host.calls == 1 && host.applied_h == h, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Step %" PetscInt_FMT ": the force routine ran %" PetscInt_FMT " times (h = %g); the work account needs one call per step of size h (no -mbs_adapt)", n, host.calls, (double)host.applied_h);
+    PetscCheck(host.calls == 1 && host.applied_h == h, PETSC_COMM_WORLD, PETSC_ERR_PLIB,
+               "Step %" PetscInt_FMT ": the force routine ran %" PetscInt_FMT
+               " times (h = %g); the work account needs one call per step of size h (no -mbs_adapt)",
+               n, host.calls, (double)host.applied_h);
     PetscCall(MbsStepperGetPointVelocity(st, s->bob, NULL, bob_v1));
     PetscCall(MbsStepperGetPointVelocity(st, s->particle, NULL, particle_v1));
     PetscCall(MbsStepperGetPointPosition(st, s->bob, NULL, bob_x1));
@@ -183,7 +191,8 @@ static PetscErrorCode RunCoupled(Setup *s, PetscInt halving, PetscBool view, Pet
        misses h F . M^-1 G^T gamma, the GGL correction of the position update. */
     for (int i = 0; i < 3; i++) {
       work += host.bob_force[i] * (bob_x1[i] - bob_x0[i]) + host.particle_force[i] * (particle_x1[i] - particle_x0[i]);
-      work_mean_velocity += h * (host.bob_force[i] * 0.5 * (bob_v0[i] + bob_v1[i]) + host.particle_force[i] * 0.5 * (particle_v0[i] + particle_v1[i]));
+      work_mean_velocity += h * (host.bob_force[i] * 0.5 * (bob_v0[i] + bob_v1[i]) +
+                                 host.particle_force[i] * 0.5 * (particle_v0[i] + particle_v1[i]));
     }
     PetscCall(MbsStepperComputeDiagnostics(st, &d));
     r->balance               = PetscMax(r->balance, PetscAbsReal(d.E - E0 - work));
@@ -212,22 +221,28 @@ int main(int argc, char **argv)
   Setup       s = {{0, 0, -9.81}, 2.0, 1.0, 2 * PETSC_PI, 2.0, 3.0, 0.2, 0.5, 2.0, -1, -1};
   RunResult   run[2];
   PetscReal   h[2];
-  PetscInt    ng = 3;
+  PetscInt    ng   = 3;
   PetscBool   view = PETSC_FALSE, flg;
   PetscMPIInt size;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscOptionsBegin(PETSC_COMM_WORLD, "coupling_", "Coupling example", NULL);
   PetscCall(PetscOptionsReal("-t_end", "Final time", NULL, s.t_end, &s.t_end, NULL));
-  PetscCall(PetscOptionsReal("-force_amplitude", "Amplitude F0 of the force on the free particle", NULL, s.force_amplitude, &s.force_amplitude, NULL));
-  PetscCall(PetscOptionsReal("-force_frequency", "Angular frequency omega of the force on the free particle", NULL, s.force_frequency, &s.force_frequency, NULL));
+  PetscCall(PetscOptionsReal("-force_amplitude", "Amplitude F0 of the force on the free particle", NULL,
+                             s.force_amplitude, &s.force_amplitude, NULL));
+  PetscCall(PetscOptionsReal("-force_frequency", "Angular frequency omega of the force on the free particle", NULL,
+                             s.force_frequency, &s.force_frequency, NULL));
   PetscCall(PetscOptionsRealArray("-gravity", "Gravity gx,gy,gz", NULL, s.gravity, &ng, &flg));
-  PetscCheck(!flg || ng == 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "-coupling_gravity expects 3 components gx,gy,gz, got %" PetscInt_FMT, ng);
-  PetscCall(PetscOptionsReal("-actuator_gain", "Amplitude of the actuator command on the bob", NULL, s.actuator_gain, &s.actuator_gain, NULL));
-  PetscCall(PetscOptionsReal("-actuator_damping", "Velocity feedback of the actuator", NULL, s.actuator_damping, &s.actuator_damping, NULL));
+  PetscCheck(!flg || ng == 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT,
+             "-coupling_gravity expects 3 components gx,gy,gz, got %" PetscInt_FMT, ng);
+  PetscCall(PetscOptionsReal("-actuator_gain", "Amplitude of the actuator command on the bob", NULL, s.actuator_gain,
+                             &s.actuator_gain, NULL));
+  PetscCall(PetscOptionsReal("-actuator_damping", "Velocity feedback of the actuator", NULL, s.actuator_damping,
+                             &s.actuator_damping, NULL));
   PetscCall(PetscOptionsBool("-view", "Print the stepper set-up", NULL, view, &view, NULL));
   PetscOptionsEnd();
-  PetscCheck(s.t_end > 0 && s.force_frequency > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-coupling_t_end and -coupling_force_frequency must be positive");
+  PetscCheck(s.t_end > 0 && s.force_frequency > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE,
+             "-coupling_t_end and -coupling_force_frequency must be positive");
 
   for (PetscInt k = 0; k < 2; k++) PetscCall(RunCoupled(&s, k, (PetscBool)(view && k == 0), &h[k], &run[k]));
 
@@ -243,15 +258,21 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "monitor_calls_h2 = %" PetscInt_FMT "\n", run[1].monitor_calls));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "particle_error_h = %.6e\n", (double)run[0].particle_error));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "particle_error_h2 = %.6e\n", (double)run[1].particle_error));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "particle_order = %.4f\n", (double)PetscLog2Real(run[0].particle_error / run[1].particle_error)));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "energy_scale = %.6e\n", (double)PetscMax(run[0].energy_scale, run[1].energy_scale)));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "work_energy_balance = %.3e\n", (double)PetscMax(run[0].balance, run[1].balance)));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "work_energy_balance_rel = %.3e\n", (double)(PetscMax(run[0].balance, run[1].balance) / PetscMax(run[0].energy_scale, run[1].energy_scale))));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "particle_order = %.4f\n",
+                        (double)PetscLog2Real(run[0].particle_error / run[1].particle_error)));
+  PetscCall(
+    PetscPrintf(PETSC_COMM_WORLD, "energy_scale = %.6e\n", (double)PetscMax(run[0].energy_scale, run[1].energy_scale)));
+  PetscCall(
+    PetscPrintf(PETSC_COMM_WORLD, "work_energy_balance = %.3e\n", (double)PetscMax(run[0].balance, run[1].balance)));
+  PetscCall(PetscPrintf(
+    PETSC_COMM_WORLD, "work_energy_balance_rel = %.3e\n",
+    (double)(PetscMax(run[0].balance, run[1].balance) / PetscMax(run[0].energy_scale, run[1].energy_scale))));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "mean_velocity_balance_h = %.3e\n", (double)run[0].balance_mean_velocity));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "mean_velocity_balance_h2 = %.3e\n", (double)run[1].balance_mean_velocity));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "g_max = %.3e\n", (double)PetscMax(run[0].g_max, run[1].g_max)));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gv_max = %.3e\n", (double)PetscMax(run[0].gv_max, run[1].gv_max)));
-  for (int i = 0; i < 3; i++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bob_%c = %.8f\n", 'x' + i, (double)run[1].bob[i]));
+  for (int i = 0; i < 3; i++)
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "bob_%c = %.8f\n", 'x' + i, (double)run[1].bob[i]));
 
   PetscCall(PetscFinalize());
   return 0;

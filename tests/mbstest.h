@@ -11,7 +11,8 @@
 static char           error_message[8192];
 static PetscErrorCode error_code;
 
-static inline PetscErrorCode CaptureError(MPI_Comm comm, int line, const char *func, const char *file, PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
+static inline PetscErrorCode CaptureError(MPI_Comm comm, int line, const char *func, const char *file,
+                                          PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
 {
   (void)comm, (void)line, (void)func, (void)file, (void)ctx;
   if (type == PETSC_ERROR_INITIAL && !error_code) {

@@ -115,15 +115,18 @@ static void FreeRun(ProgramRun *run)
    root). Returns the child's pid. */
 static pid_t SpawnProgramV(const char *dir, int np, const char *disk, long disk_kib, va_list ap)
 {
-  const char                *binary = getenv("GGLMBS_BINARY"), *mpiexec = getenv("GGLMBS_MPIEXEC");
-  char                      *argv[MAX_ARGS + 16], out[PATH_SIZE], err[PATH_SIZE], nps[16], script[256], saved[PATH_SIZE];
+  const char *binary = getenv("GGLMBS_BINARY"), *mpiexec = getenv("GGLMBS_MPIEXEC");
+  char       *argv[MAX_ARGS + 16], out[PATH_SIZE], err[PATH_SIZE], nps[16], script[256], saved[PATH_SIZE];
   posix_spawn_file_actions_t actions;
   pid_t                      pid;
   int                        argc = 0, rc;
 
   if (!binary) fail_msg("GGLMBS_BINARY is not set (ctest sets it to the gglmbs executable)");
   if (disk) {
-    snprintf(script, sizeof(script), "d=$1; s=$2; shift 2; mount -t tmpfs -o size=%ldk tmpfs \"$d\" || exit 99; \"$@\"; rc=$?; cp -R \"$d\"/. \"$s\"/; exit $rc", disk_kib);
+    snprintf(script, sizeof(script),
+             "d=$1; s=$2; shift 2; mount -t tmpfs -o size=%ldk tmpfs \"$d\" || exit 99; \"$@\"; rc=$?; cp -R \"$d\"/. "
+             "\"$s\"/; exit $rc",
+             disk_kib);
     if (snprintf(saved, sizeof(saved), "%s.saved", disk) >= (int)sizeof(saved)) fail_msg("path too long: %s", disk);
     if (mkdir(disk, 0777) || mkdir(saved, 0777)) fail_msg("cannot create %s and %s", disk, saved);
     argv[argc++] = "/bin/sh"; /* exit status 98: no mount namespace (not root) */
@@ -153,7 +156,11 @@ static pid_t SpawnProgramV(const char *dir, int np, const char *disk, long disk_
   argv[argc] = NULL;
   JoinPath(out, dir, "stdout.txt");
   JoinPath(err, dir, "stderr.txt");
-  if (posix_spawn_file_actions_init(&actions) || posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) || posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644) || posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644)) fail_msg("posix_spawn_file_actions failed");
+  if (posix_spawn_file_actions_init(&actions) ||
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0) ||
+      posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644) ||
+      posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644))
+    fail_msg("posix_spawn_file_actions failed");
   rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc) fail_msg("cannot run %s: %s", argv[0], strerror(rc));
@@ -277,7 +284,8 @@ static void ExpectUserError(const char *name, const ProgramRun *run)
   if (!run->exited) fail_msg("%s: gglmbs was killed by signal %d; stderr:\n%s", name, -run->status, run->err);
   if (run->status == 0) fail_msg("%s: gglmbs exited with status 0; stderr:\n%s", name, run->err);
   ExpectLacks("stderr", run->err, "PETSC ERROR");
-  if (LinesStarting(run->err, "gglmbs: error: ", line, sizeof(line)) != 1) fail_msg("%s: expected one line 'gglmbs: error: ...' on stderr, got\n%s", name, run->err);
+  if (LinesStarting(run->err, "gglmbs: error: ", line, sizeof(line)) != 1)
+    fail_msg("%s: expected one line 'gglmbs: error: ...' on stderr, got\n%s", name, run->err);
 }
 
 /* ---------------------------------------------------------------- CSV */
@@ -312,8 +320,12 @@ static void ReadCsv(const char *path, Csv *csv)
       if (*s == ',' || *s == '\n') { /* empty field (strtod would skip a newline) */
         csv->v[csv->nrows][j] = NAN;
         end                   = s;
-        if (*end != (j + 1 < csv->ncols ? ',' : '\n')) fail_msg("%s: row %d, field %d is empty and not followed by %s", path, csv->nrows + 1, j + 1, j + 1 < csv->ncols ? "','" : "a newline");
-      } else if (csv->v[csv->nrows][j] = strtod(s, &end), end == s || *end != (j + 1 < csv->ncols ? ',' : '\n')) fail_msg("%s: row %d, field %d is not a number followed by %s:\n%s", path, csv->nrows + 1, j + 1, j + 1 < csv->ncols ? "','" : "a newline", s);
+        if (*end != (j + 1 < csv->ncols ? ',' : '\n'))
+          fail_msg("%s: row %d, field %d is empty and not followed by %s", path, csv->nrows + 1, j + 1,
+                   j + 1 < csv->ncols ? "','" : "a newline");
+      } else if (csv->v[csv->nrows][j] = strtod(s, &end), end == s || *end != (j + 1 < csv->ncols ? ',' : '\n'))
+        fail_msg("%s: row %d, field %d is not a number followed by %s:\n%s", path, csv->nrows + 1, j + 1,
+                 j + 1 < csv->ncols ? "','" : "a newline", s);
       s = end + 1;
     }
   }
@@ -331,12 +343,12 @@ typedef struct {
 } BadRun;
 
 static const BadRun bad_runs[] = {
-  {"tests/inputs/bad/unknown_key.yaml",   6, 5,  "key 'bodies[0].colour'",      "unknown key 'colour'",                 NULL      },
-  {"tests/inputs/bad/negative_mass.yaml", 3, 39, "key 'bodies[0].mass'",        "got '-1'",                             NULL      },
-  {"tests/inputs/bad/unknown_body.yaml",  5, 34, "key 'joints[0].bodies[1]'",   "'bobb'",                               NULL      },
-  {"tests/inputs/bad/syntax_error.yaml",  5, 4,  "invalid YAML",                "did not find expected '-' indicator", NULL      },
-  {"tests/inputs/bad/rod_violated.yaml",  7, 5,  "joints[1] (rod)",             "position",                             "velocity"},
-  {"tests/inputs/app/rod_velocity.yaml",  7, 5,  "joints[0] (rod)",             "velocity",                             "position"},
+  {"tests/inputs/bad/unknown_key.yaml", 6, 5, "key 'bodies[0].colour'", "unknown key 'colour'", NULL},
+  {"tests/inputs/bad/negative_mass.yaml", 3, 39, "key 'bodies[0].mass'", "got '-1'", NULL},
+  {"tests/inputs/bad/unknown_body.yaml", 5, 34, "key 'joints[0].bodies[1]'", "'bobb'", NULL},
+  {"tests/inputs/bad/syntax_error.yaml", 5, 4, "invalid YAML", "did not find expected '-' indicator", NULL},
+  {"tests/inputs/bad/rod_violated.yaml", 7, 5, "joints[1] (rod)", "position", "velocity"},
+  {"tests/inputs/app/rod_velocity.yaml", 7, 5, "joints[0] (rod)", "velocity", "position"},
 };
 
 static void TestBadInput(void **state)
@@ -413,7 +425,8 @@ static void ReadDiagnostics(const char *dir, Csv *csv)
 
 static void ExpectSuccess(const char *name, const ProgramRun *run)
 {
-  if (!run->exited || run->status) fail_msg("%s: gglmbs exited with status %d; stderr:\n%s", name, run->status, run->err);
+  if (!run->exited || run->status)
+    fail_msg("%s: gglmbs exited with status %d; stderr:\n%s", name, run->status, run->err);
   ExpectLacks("stderr", run->err, "PETSC ERROR");
 }
 
@@ -422,18 +435,20 @@ static void ExpectSummary(const ProgramRun *run, const char *const phrases[])
 {
   char line[PATH_SIZE];
 
-  if (LinesStarting(run->out, "gglmbs:", line, sizeof(line)) != 1) fail_msg("expected one summary line 'gglmbs: ...' on stdout, got\n%s", run->out);
+  if (LinesStarting(run->out, "gglmbs:", line, sizeof(line)) != 1)
+    fail_msg("expected one summary line 'gglmbs: ...' on stdout, got\n%s", run->out);
   for (int i = 0; phrases[i]; i++)
     if (!HasPhrase(line, phrases[i])) fail_msg("the summary line\n  %s\nlacks\n  %s", line, phrases[i]);
 }
 
 static void TestPendulum(void **state)
 {
-  static const char *const summary[] = {"1 bodies", "3 coordinates", "1 constraints", "8 unknowns", "scheme em", "10 steps", NULL};
-  const double             h         = 0.05;
-  char                     input[PATH_SIZE], dir[PATH_SIZE], statefile[PATH_SIZE], tmp[PATH_SIZE];
-  Csv                      d, s;
-  ProgramRun               run;
+  static const char *const summary[] = {
+    "1 bodies", "3 coordinates", "1 constraints", "8 unknowns", "scheme em", "10 steps", NULL};
+  const double h = 0.05;
+  char         input[PATH_SIZE], dir[PATH_SIZE], statefile[PATH_SIZE], tmp[PATH_SIZE];
+  Csv          d, s;
+  ProgramRun   run;
 
   (void)state;
   SourcePath(input, "inputs/pendulum3d.yaml");
@@ -452,9 +467,11 @@ static void TestPendulum(void **state)
     if (r[COL_STEP] != i) fail_msg("row %d: step %g, expected %d", i + 1, r[COL_STEP], i);
     if (fabs(r[COL_T] - i * h) > 1e-12) fail_msg("step %d: t = %.17g, expected %.17g", i, r[COL_T], i * h);
     if (i == 0 ? r[COL_ITS] != 0 : r[COL_ITS] < 1) fail_msg("step %d: newton_its = %g", i, r[COL_ITS]);
-    if (fabs(r[COL_E] - d.v[0][COL_E]) > 1e-12 * fabs(d.v[0][COL_E])) fail_msg("step %d: E = %.17g, E(0) = %.17g", i, r[COL_E], d.v[0][COL_E]);
+    if (fabs(r[COL_E] - d.v[0][COL_E]) > 1e-12 * fabs(d.v[0][COL_E]))
+      fail_msg("step %d: E = %.17g, E(0) = %.17g", i, r[COL_E], d.v[0][COL_E]);
     if (r[COL_G] > 1e-10 || r[COL_GV] > 1e-10) fail_msg("step %d: g_max = %g, gv_max = %g", i, r[COL_G], r[COL_GV]);
-    if (!isnan(r[COL_GVS])) fail_msg("step %d: Gv_max = %g, expected an empty field for em (no velocity unknown)", i, r[COL_GVS]);
+    if (!isnan(r[COL_GVS]))
+      fail_msg("step %d: Gv_max = %g, expected an empty field for em (no velocity unknown)", i, r[COL_GVS]);
   }
 
   /* the final state: on the unit sphere, velocity tangent to it */
@@ -481,8 +498,8 @@ static void TestPendulum(void **state)
    directory is created with its parents. */
 static void TestOverrides(void **state)
 {
-  static const char *const summary[]  = {"scheme em", "h = 0.1", "3 steps", NULL};
-  static const double      steps[3]   = {0, 2, 3};
+  static const char *const summary[] = {"scheme em", "h = 0.1", "3 steps", NULL};
+  static const double      steps[3]  = {0, 2, 3};
   char                     input[PATH_SIZE], dir[PATH_SIZE], out[PATH_SIZE];
   Csv                      d;
   ProgramRun               run;
@@ -491,14 +508,16 @@ static void TestOverrides(void **state)
   SourcePath(input, "inputs/pendulum3d.yaml");
   CaseDirectory(dir, "overrides");
   JoinPath(out, dir, "a/b");
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.1", "-mbs_t_end", "0.3", "-mbs_output_every", "2", "-mbs_output_dir", out, NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.1", "-mbs_t_end", "0.3", "-mbs_output_every", "2", "-mbs_output_dir",
+                   out, NULL);
   ExpectSuccess("overrides", &run);
   ExpectSummary(&run, summary);
   ReadDiagnostics(out, &d);
   assert_int_equal(d.nrows, 3);
   for (int i = 0; i < 3; i++) {
     if (d.v[i][COL_STEP] != steps[i]) fail_msg("row %d: step %g, expected %g", i + 1, d.v[i][COL_STEP], steps[i]);
-    if (fabs(d.v[i][COL_T] - 0.1 * steps[i]) > 1e-12) fail_msg("row %d: t = %.17g, expected %g", i + 1, d.v[i][COL_T], 0.1 * steps[i]);
+    if (fabs(d.v[i][COL_T] - 0.1 * steps[i]) > 1e-12)
+      fail_msg("row %d: t = %.17g, expected %g", i + 1, d.v[i][COL_T], 0.1 * steps[i]);
   }
   FreeRun(&run);
 }
@@ -520,7 +539,8 @@ static void TestNotConverged(void **state)
   ExpectContains("stderr", run.err, "Step 1 ");
   ExpectContains("stderr", run.err, "did not converge");
   ExpectContains("stderr", run.err, "residual norm");
-  if (LinesStarting(run.out, "gglmbs:", line, sizeof(line))) fail_msg("a summary line after a failed run:\n%s", run.out);
+  if (LinesStarting(run.out, "gglmbs:", line, sizeof(line)))
+    fail_msg("a summary line after a failed run:\n%s", run.out);
   ReadDiagnostics(dir, &d);
   assert_int_equal(d.nrows, 1);
   assert_true(d.v[0][COL_STEP] == 0 && d.v[0][COL_T] == 0 && d.v[0][COL_ITS] == 0);
@@ -542,7 +562,8 @@ static void TestSchemeVIA(void **state)
   (void)state;
   SourcePath(input, "inputs/pendulum3d.yaml");
   CaseDirectory(dir, "vi_a");
-  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-a", "-mbs_theta", "0.5", "-mbs_t_end", "0.5", "-mbs_output_dir", dir, NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-a", "-mbs_theta", "0.5", "-mbs_t_end", "0.5", "-mbs_output_dir",
+                   dir, NULL);
   ExpectSuccess("vi-a", &run);
   ExpectSummary(&run, summary);
   ReadDiagnostics(dir, &d);
@@ -567,15 +588,18 @@ static void TestAdapt(void **state)
   (void)state;
   SourcePath(input, "inputs/four_particle.yaml");
   CaseDirectory(dir, "adapt");
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir, "-mbs_jacobian_reuse", "0", NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir,
+                   "-mbs_jacobian_reuse", "0", NULL);
   ExpectUserError("no adapt", &run);
   ExpectContains("stderr", run.err, "did not converge");
   ExpectContains("stderr", run.err, "-mbs_adapt");
   FreeRun(&run);
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir, "-mbs_jacobian_reuse", "0", "-mbs_adapt", NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir,
+                   "-mbs_jacobian_reuse", "0", "-mbs_adapt", NULL);
   ExpectSuccess("adapt", &run);
   ExpectContains("stdout", run.out, "retrying as 2 sub-steps of h = 0.3375");
-  if (LinesStarting(run.out, "gglmbs: inputs", line, sizeof(line)) > 1) fail_msg("more than one summary line:\n%s", run.out);
+  if (LinesStarting(run.out, "gglmbs: inputs", line, sizeof(line)) > 1)
+    fail_msg("more than one summary line:\n%s", run.out);
   FreeRun(&run);
 }
 
@@ -659,10 +683,12 @@ static void RestartCase(const char *name, int np, const char *input_rel, const c
   CaseDirectory(dir, name);
   JoinPath(a, dir, "full");
   JoinPath(b, dir, "stopped");
-  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", a, NULL);
+  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end",
+                    RESTART_T_END, "-mbs_output_dir", a, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
-  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "7", NULL);
+  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end",
+                    RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "7", NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fb, b, "diagnostics.csv");
@@ -674,7 +700,8 @@ static void RestartCase(const char *name, int np, const char *input_rel, const c
   }
   JoinPath(ck, b, "checkpoint.bin");
   if (!FileExists(ck)) fail_msg("%s: no checkpoint %s", name, ck);
-  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end",
+                    RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
@@ -719,14 +746,17 @@ static void TestRestartOtherRanks(void **state)
   CaseDirectory(dir, "restart_ranks");
   JoinPath(a, dir, "full");
   JoinPath(b, dir, "stopped");
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", a, NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END,
+                   "-mbs_output_dir", a, NULL);
   ExpectSuccess("restart_ranks", &run);
   FreeRun(&run);
-  run = RunParallel(dir, 2, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "20", NULL);
+  run = RunParallel(dir, 2, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_MID,
+                    "-mbs_output_dir", b, "-mbs_checkpoint_every", "20", NULL);
   ExpectSuccess("restart_ranks", &run);
   FreeRun(&run);
   JoinPath(ck, b, "checkpoint.bin");
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end", RESTART_T_END,
+                   "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
   ExpectSuccess("restart_ranks", &run);
   ExpectContains("stdout", run.out, "restored the state only");
   FreeRun(&run);
@@ -737,7 +767,9 @@ static void TestRestartOtherRanks(void **state)
   for (int i = 0; i < da.nrows; i++) {
     if (db.v[i][COL_STEP] != i) fail_msg("row %d: step %g", i + 1, db.v[i][COL_STEP]);
     for (int j = COL_E; j <= COL_E + 3; j++) /* E, T, V, Jx */
-      if (fabs(db.v[i][j] - da.v[i][j]) > 1e-10 * (fabs(da.v[i][COL_E]) + fabs(da.v[i][j]))) fail_msg("step %d, column %d: %.17g after the restart on 1 rank, %.17g uninterrupted", i, j + 1, db.v[i][j], da.v[i][j]);
+      if (fabs(db.v[i][j] - da.v[i][j]) > 1e-10 * (fabs(da.v[i][COL_E]) + fabs(da.v[i][j])))
+        fail_msg("step %d, column %d: %.17g after the restart on 1 rank, %.17g uninterrupted", i, j + 1, db.v[i][j],
+                 da.v[i][j]);
     if (db.v[i][COL_G] > 1e-10) fail_msg("step %d: g_max = %g", i, db.v[i][COL_G]);
   }
 }
@@ -752,8 +784,10 @@ static void TestRestartErrors(void **state)
     {"truncated", "inputs/chain1000.yaml", "-mbs_scheme", "em", "truncated.bin", "truncated or corrupt"},
     {"header only", "inputs/chain1000.yaml", "-mbs_scheme", "em", "short.bin", "truncated or unreadable"},
     {"not a checkpoint", "inputs/chain1000.yaml", "-mbs_scheme", "em", "foreign.bin", "is not a gglmbs checkpoint"},
-    {"other model", "inputs/rigid_chain1000.yaml", "-mbs_scheme", "em", "checkpoint.bin", "written for a model of 1000 bodies"},
-    {"other scheme", "inputs/chain1000.yaml", "-mbs_scheme", "vi-b", "checkpoint.bin", "written by scheme em; this run uses vi-b"},
+    {"other model", "inputs/rigid_chain1000.yaml", "-mbs_scheme", "em", "checkpoint.bin",
+     "written for a model of 1000 bodies"},
+    {"other scheme", "inputs/chain1000.yaml", "-mbs_scheme", "vi-b", "checkpoint.bin",
+     "written by scheme em; this run uses vi-b"},
     {"other step", "inputs/chain1000.yaml", "-mbs_dt", "2e-3", "checkpoint.bin", "written with step size h = 0.001"},
   };
   char       input[PATH_SIZE], dir[PATH_SIZE], ck[PATH_SIZE], path[PATH_SIZE];
@@ -762,7 +796,8 @@ static void TestRestartErrors(void **state)
   (void)state;
   SourcePath(input, "inputs/chain1000.yaml");
   CaseDirectory(dir, "restart_errors");
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", "0.005", "-mbs_output_dir", dir, "-mbs_checkpoint_every", "5", NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", "0.005", "-mbs_output_dir", dir,
+                   "-mbs_checkpoint_every", "5", NULL);
   ExpectSuccess("restart_errors", &run);
   FreeRun(&run);
   JoinPath(ck, dir, "checkpoint.bin");
@@ -780,7 +815,8 @@ static void TestRestartErrors(void **state)
     char model[PATH_SIZE], file[PATH_SIZE];
     SourcePath(model, cases[i].input);
     JoinPath(file, dir, cases[i].file);
-    run = RunProgram(dir, "-i", model, cases[i].opt, cases[i].val, "-mbs_t_end", "0.01", "-mbs_output_dir", dir, "-mbs_restart", file, NULL);
+    run = RunProgram(dir, "-i", model, cases[i].opt, cases[i].val, "-mbs_t_end", "0.01", "-mbs_output_dir", dir,
+                     "-mbs_restart", file, NULL);
     ExpectUserError(cases[i].name, &run);
     ExpectContains(cases[i].name, run.err, cases[i].message);
     ExpectContains(cases[i].name, run.err, cases[i].file);
@@ -820,17 +856,17 @@ static long NumberAfter(const char *text, const char *prefix)
   return s ? strtol(s + strlen(prefix), NULL, 10) : -1;
 }
 
-
 /* A run stopped by a signal once it has written 20 rows: it finishes its step, writes a checkpoint and
    says how to continue, exits with 128 + the signal number; continued with -mbs_restart, its diagnostics
    equal the uninterrupted run's byte for byte. On 2 ranks the signal goes to mpiexec, which passes SIGTERM
    on to the ranks (OpenMPI), as a batch system's does. OpenMPI waits odls_base_sigkill_timeout seconds
    before that SIGTERM and as long again before a SIGKILL; 3 s instead of 1 leaves a loaded machine time
-   to finish the step and write the checkpoint. The restart of a chain under modified Newton is bit-identical on 2 ranks too (MUMPS is
-   deterministic on chains: docs/restart.md). */
+   to finish the step and write the checkpoint. The restart of a chain under modified Newton is bit-identical on 2 ranks
+   too (MUMPS is deterministic on chains: docs/restart.md). */
 static void InterruptCase(const char *name, int np, int sig, const char *signame)
 {
-  char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE], tmp[PATH_SIZE], line[PATH_SIZE], expect[64], t_end[32];
+  char input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE],
+    tmp[PATH_SIZE], line[PATH_SIZE], expect[64], t_end[32];
   ProgramRun run;
   pid_t      pid;
   long       step;
@@ -840,7 +876,8 @@ static void InterruptCase(const char *name, int np, int sig, const char *signame
   JoinPath(a, dir, "full");
   JoinPath(b, dir, "stopped");
   JoinPath(fb, b, "diagnostics.csv");
-  pid = SpawnProgram(dir, np, NULL, 0, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", "100", "-mbs_output_every", "3", "-mbs_output_dir", b, NULL);
+  pid = SpawnProgram(dir, np, NULL, 0, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", "100", "-mbs_output_every", "3",
+                     "-mbs_output_dir", b, NULL);
   for (int waited = 0; CountLines(fb) < 8; waited++) { /* header, step 0 and 6 more rows: it is stepping */
     if (waited > 6000) fail_msg("%s: no progress in 60 s", name);
     if (waitpid(pid, NULL, WNOHANG) == pid) fail_msg("%s: the run ended before the signal", name);
@@ -848,11 +885,14 @@ static void InterruptCase(const char *name, int np, int sig, const char *signame
   }
   if (kill(pid, sig)) fail_msg("kill: %s", strerror(errno));
   run = WaitProgram(dir, pid);
-  if (!run.exited) fail_msg("%s: killed by signal %d instead of stopping cleanly; stderr:\n%s", name, -run.status, run.err);
-  if (np == 1 && run.status != 128 + sig) fail_msg("%s: exit status %d, expected %d; stderr:\n%s", name, run.status, 128 + sig, run.err);
+  if (!run.exited)
+    fail_msg("%s: killed by signal %d instead of stopping cleanly; stderr:\n%s", name, -run.status, run.err);
+  if (np == 1 && run.status != 128 + sig)
+    fail_msg("%s: exit status %d, expected %d; stderr:\n%s", name, run.status, 128 + sig, run.err);
   if (run.status == 0) fail_msg("%s: exit status 0 after %s", name, signame);
   ExpectLacks("stderr", run.err, "PETSC ERROR");
-  if (LinesStarting(run.err, "gglmbs: error: ", line, sizeof(line)) != 1) fail_msg("%s: expected one line 'gglmbs: error: ...', got\n%s", name, run.err);
+  if (LinesStarting(run.err, "gglmbs: error: ", line, sizeof(line)) != 1)
+    fail_msg("%s: expected one line 'gglmbs: error: ...', got\n%s", name, run.err);
   snprintf(expect, sizeof(expect), "Interrupted by %s after step ", np == 1 ? signame : "SIGTERM");
   ExpectContains("the message", line, expect);
   step = NumberAfter(line, expect);
@@ -870,10 +910,12 @@ static void InterruptCase(const char *name, int np, int sig, const char *signame
   }
   FreeRun(&run);
   snprintf(t_end, sizeof(t_end), "%.3f", (step + 30) * 1e-3); /* 30 steps past the interrupt */
-  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", t_end, "-mbs_output_every", "3", "-mbs_output_dir", a, NULL);
+  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", t_end, "-mbs_output_every", "3",
+                    "-mbs_output_dir", a, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
-  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", t_end, "-mbs_output_every", "3", "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  run = RunParallel(dir, np, "-i", input, "-mbs_dt", "1e-3", "-mbs_t_end", t_end, "-mbs_output_every", "3",
+                    "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
@@ -909,13 +951,15 @@ static void TestFailureCheckpoint(void **state)
   ExpectSuccess("failure_checkpoint", &run);
   FreeRun(&run);
   /* the run to t = 0.02 succeeds; continued to 0.04 with one Newton iteration a step, step 11 fails */
-  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.02", "-mbs_output_dir", b, "-mbs_checkpoint_every", "10", NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.02", "-mbs_output_dir", b,
+                   "-mbs_checkpoint_every", "10", NULL);
   ExpectSuccess("failure_checkpoint", &run);
   FreeRun(&run);
   {
     char first[PATH_SIZE];
     JoinPath(first, b, "checkpoint.bin");
-    run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", b, "-mbs_restart", first, "-snes_max_it", "1", NULL);
+    run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", b,
+                     "-mbs_restart", first, "-snes_max_it", "1", NULL);
   }
   ExpectUserError("failure_checkpoint", &run);
   ExpectContains("stderr", run.err, "Step 11 ");
@@ -924,7 +968,8 @@ static void TestFailureCheckpoint(void **state)
   ExpectContains("stderr", run.err, "-mbs_restart");
   if (!FileExists(ck)) fail_msg("no failure checkpoint %s", ck);
   FreeRun(&run);
-  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-b", "-mbs_t_end", "0.04", "-mbs_output_dir", b, "-mbs_restart",
+                   ck, NULL);
   ExpectSuccess("failure_checkpoint restart", &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
@@ -949,14 +994,16 @@ static void TestEnergyDivergence(void **state)
   CaseDirectory(dir, "energy_divergence");
   JoinPath(a, dir, "unchecked");
   JoinPath(b, dir, "checked");
-  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-s", "-mbs_dt", "0.05", "-mbs_t_end", "0.5", "-mbs_output_dir", a, "-mbs_energy_divergence", "0", NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-s", "-mbs_dt", "0.05", "-mbs_t_end", "0.5", "-mbs_output_dir",
+                   a, "-mbs_energy_divergence", "0", NULL);
   FreeRun(&run); /* Newton may fail once the energy is far gone: the rows up to there are what counts */
   ReadDiagnostics(a, &d);
   scale = fmax(fabs(d.v[0][COL_E]), fmax(d.v[0][COL_E + 1], fabs(d.v[0][COL_E + 2])));
   for (int i = 1; i < d.nrows && first < 0; i++)
     if (!(fabs(d.v[i][COL_E] - d.v[0][COL_E]) <= 10 * scale)) first = (int)d.v[i][COL_STEP];
   if (first < 0) fail_msg("vi-s at h = 0.05 did not blow up within %d rows", d.nrows);
-  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-s", "-mbs_dt", "0.05", "-mbs_t_end", "0.5", "-mbs_output_dir", b, NULL);
+  run = RunProgram(dir, "-i", input, "-mbs_scheme", "vi-s", "-mbs_dt", "0.05", "-mbs_t_end", "0.5", "-mbs_output_dir",
+                   b, NULL);
   ExpectUserError("energy divergence", &run);
   snprintf(expect, sizeof(expect), "Step %d ", first);
   ExpectContains("stderr", run.err, expect);
@@ -966,7 +1013,9 @@ static void TestEnergyDivergence(void **state)
   if (!FileExists(ck)) fail_msg("no failure checkpoint %s", ck);
   FreeRun(&run);
   ReadDiagnostics(b, &d);
-  if ((int)d.v[d.nrows - 1][COL_STEP] != first - 1) fail_msg("the diagnostics end at step %g, expected %d (the last step before the divergence)", d.v[d.nrows - 1][COL_STEP], first - 1);
+  if ((int)d.v[d.nrows - 1][COL_STEP] != first - 1)
+    fail_msg("the diagnostics end at step %g, expected %d (the last step before the divergence)",
+             d.v[d.nrows - 1][COL_STEP], first - 1);
 }
 
 /* A disk that fills up during the run (a 16 KiB tmpfs) stops it at the first failed write with the file,
@@ -988,7 +1037,8 @@ static void TestFullDisk(void **state)
   JoinPath(csv, out, "diagnostics.csv");
   run = WaitProgram(dir, SpawnProgram(dir, 1, out, 16, "-i", input, "-mbs_t_end", "10", "-mbs_output_dir", out, NULL));
   if (run.exited && (run.status == 98 || run.status == 99)) { /* a user's machine, not CI (root) */
-    fprintf(stderr, "test_app: full disk: SKIPPED: cannot mount a tmpfs in a mount namespace (unshare -m needs root)\n");
+    fprintf(stderr,
+            "test_app: full disk: SKIPPED: cannot mount a tmpfs in a mount namespace (unshare -m needs root)\n");
     FreeRun(&run);
     skip();
   }
@@ -1004,8 +1054,9 @@ static void TestFullDisk(void **state)
     char *text = ReadFile(csv), *last; /* more rows than ReadCsv takes: the last one by hand */
     if (!text || !*text || text[strlen(text) - 1] != '\n') fail_msg("%s does not end in a whole row", csv);
     text[strlen(text) - 1] = 0;
-    last = strrchr(text, '\n');
-    if (!last || strtol(last + 1, NULL, 10) + 1 != step) fail_msg("the last row of %s is not the step before %ld:\n%s", csv, step, last ? last + 1 : text);
+    last                   = strrchr(text, '\n');
+    if (!last || strtol(last + 1, NULL, 10) + 1 != step)
+      fail_msg("the last row of %s is not the step before %ld:\n%s", csv, step, last ? last + 1 : text);
     if (CountLines(csv) < 10) fail_msg("%s: only %d lines before the disk was full", csv, CountLines(csv));
     free(text);
   }
@@ -1017,7 +1068,8 @@ static void TestFullDisk(void **state)
   {
     char h5[PATH_SIZE];
     JoinPath(h5, out, "trajectory.h5");
-    run = WaitProgram(dir, SpawnProgram(dir, 1, out, 512, "-i", input, "-mbs_t_end", "10", "-mbs_output_dir", out, "-mbs_trajectory", "xdmf", NULL));
+    run = WaitProgram(dir, SpawnProgram(dir, 1, out, 512, "-i", input, "-mbs_t_end", "10", "-mbs_output_dir", out,
+                                        "-mbs_trajectory", "xdmf", NULL));
     ExpectUserError("full disk, trajectory", &run);
     ExpectContains("stderr", run.err, h5);
     ExpectContains("stderr", run.err, strerror(ENOSPC));
@@ -1067,12 +1119,14 @@ int main(void)
 {
   const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
   struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 24];
-  const char       *tmp  = getenv("TMPDIR");
+  const char       *tmp = getenv("TMPDIR");
   char              report[PATH_SIZE];
-  size_t            n    = 0;
+  size_t            n = 0;
   int               failed;
 
-  if (snprintf(scratch, sizeof(scratch), "%s/gglmbs_test_app.XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)sizeof(scratch) || !mkdtemp(scratch) || chdir(scratch)) {
+  if (snprintf(scratch, sizeof(scratch), "%s/gglmbs_test_app.XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+        (int)sizeof(scratch) ||
+      !mkdtemp(scratch) || chdir(scratch)) {
     perror("test_app: cannot create a temporary directory");
     return 1;
   }
@@ -1082,7 +1136,8 @@ int main(void)
   (void)remove(report); /* cmocka writes to stderr instead of an existing file */
   if (setenv("CMOCKA_MESSAGE_OUTPUT", "XML", 1) || setenv("CMOCKA_XML_FILE", report, 1)) return 1;
 
-  for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_runs[i].file, TestBadInput, NULL, NULL, (void *)&bad_runs[i]};
+  for (size_t i = 0; i < nbad; i++)
+    tests[n++] = (struct CMUnitTest){bad_runs[i].file, TestBadInput, NULL, NULL, (void *)&bad_runs[i]};
   tests[n++] = (struct CMUnitTest){"no input", TestNoInput, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"pendulum", TestPendulum, NULL, NULL, NULL};
@@ -1102,7 +1157,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"energy divergence", TestEnergyDivergence, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"full disk", TestFullDisk, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"write errors", TestWriteErrors, NULL, NULL, NULL};
-  failed = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
+  failed     = _cmocka_run_group_tests("app", tests, n, NULL, NULL);
 
   if (failed) { /* assertion messages are only in the report */
     PrintFile(stderr, report);

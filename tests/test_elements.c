@@ -36,35 +36,18 @@
 /* relative changes (pi1 - pi0) / pi0 of the tiny perturbations q1 of q0, each taken with both signs */
 static const double close_rel_dpi[] = {1e-6, 1e-8, 1e-10};
 
-enum {
-  GROUND   = 0,
-  PARTICLE = 1,
-  RIGID    = 4
-};
+enum { GROUND = 0, PARTICLE = 1, RIGID = 4 };
 
 typedef struct {
   int nblocks_a, nblocks_b;
 } BodyPair;
 
 static const BodyPair point_pairs[] = {
-  {PARTICLE, PARTICLE},
-  {PARTICLE, GROUND  },
-  {GROUND,   PARTICLE},
-  {RIGID,    RIGID   },
-  {RIGID,    GROUND  },
-  {GROUND,   RIGID   },
-  {RIGID,    PARTICLE},
-  {PARTICLE, RIGID   }
+  {PARTICLE, PARTICLE}, {PARTICLE, GROUND}, {GROUND, PARTICLE}, {RIGID, RIGID},
+  {RIGID, GROUND},      {GROUND, RIGID},    {RIGID, PARTICLE},  {PARTICLE, RIGID},
 };
-static const BodyPair revolute_pairs[] = {
-  {RIGID,  RIGID },
-  {GROUND, RIGID },
-  {RIGID,  GROUND}
-};
-static const BodyPair single_bodies[] = {
-  {PARTICLE, GROUND},
-  {RIGID,    GROUND}
-};
+static const BodyPair revolute_pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
+static const BodyPair single_bodies[]  = {{PARTICLE, GROUND}, {RIGID, GROUND}};
 #define NPAIRS(pairs) ((int)(sizeof(pairs) / sizeof(pairs[0])))
 
 static uint64_t rng_state;
@@ -148,14 +131,17 @@ typedef struct {
 
 static void ContextSet(Context *ctx, const char *element, BodyPair pair, int seed)
 {
-  snprintf(ctx->label, sizeof(ctx->label), "%s %s-%s seed %d", element, BodyName(pair.nblocks_a), BodyName(pair.nblocks_b), seed);
+  snprintf(ctx->label, sizeof(ctx->label), "%s %s-%s seed %d", element, BodyName(pair.nblocks_a),
+           BodyName(pair.nblocks_b), seed);
 }
 
 static void ExpectClose(const Context *ctx, const char *what, int i, int j, double value, double reference, double tol)
 {
   const double err = fabs(value - reference);
 
-  if (!(err <= tol)) print_error("%s: %s[%d][%d] = %.17g, expected %.17g (|diff| %.3g > tol %.3g)\n", ctx->label, what, i, j, value, reference, err, tol);
+  if (!(err <= tol))
+    print_error("%s: %s[%d][%d] = %.17g, expected %.17g (|diff| %.3g > tol %.3g)\n", ctx->label, what, i, j, value,
+                reference, err, tol);
   assert_true(err <= tol);
 }
 
@@ -168,7 +154,8 @@ static double MaxAbs(int n, const double *a)
 }
 
 /* value (m x n) against reference, entrywise to rtol times the largest entry of either */
-static void ExpectArrayClose(const Context *ctx, const char *what, int m, int n, const double *value, const double *reference, double rtol)
+static void ExpectArrayClose(const Context *ctx, const char *what, int m, int n, const double *value,
+                             const double *reference, double rtol)
 {
   const double tol = rtol * fmax(MaxAbs(m * n, value), MaxAbs(m * n, reference));
 
@@ -305,7 +292,8 @@ static void EvalDiscreteGradient(const Closure *c, const double *q1, double *dg)
 /* J (m x n), J[i n + j] = dy_i/dx_j, by central differences with steps h, h/2, ..., h/2^(levels-1)
    combined by Richardson extrapolation (levels = 1: the plain central difference, error O(h^2)) */
 #define FD_MAX_LEVELS 4
-static void FiniteDifference(VectorFunction fn, const Closure *c, int m, int n, const double *x, double h, int levels, double *J)
+static void FiniteDifference(VectorFunction fn, const Closure *c, int m, int n, const double *x, double h, int levels,
+                             double *J)
 {
   double xp[MBS_ELEM_MAX_NQ], yp[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], ym[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
   double T[FD_MAX_LEVELS][FD_MAX_LEVELS][MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
@@ -321,7 +309,8 @@ static void FiniteDifference(VectorFunction fn, const Closure *c, int m, int n, 
       fn(c, xp, ym);
       for (int i = 0; i < m; i++) {
         T[l][0][i] = (yp[i] - ym[i]) / (2.0 * step);
-        for (int k = 1; k <= l; k++) T[l][k][i] = T[l][k - 1][i] + (T[l][k - 1][i] - T[l - 1][k - 1][i]) / (ldexp(1.0, 2 * k) - 1.0);
+        for (int k = 1; k <= l; k++)
+          T[l][k][i] = T[l][k - 1][i] + (T[l][k - 1][i] - T[l - 1][k - 1][i]) / (ldexp(1.0, 2 * k) - 1.0);
       }
     }
     for (int i = 0; i < m; i++) J[i * n + j] = T[levels - 1][levels - 1][i];
@@ -331,9 +320,10 @@ static void FiniteDifference(VectorFunction fn, const Closure *c, int m, int n, 
 static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q)
 {
   const int ncon = kernel->ncon, nq = MbsElemNq(e);
-  double    g[MBS_ELEM_MAX_CON], g_only[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-  double    fd[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-  Closure   c = {kernel, e, NULL};
+  double    g[MBS_ELEM_MAX_CON], g_only[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ],
+    H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double  fd[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  Closure c = {kernel, e, NULL};
 
   kernel->constraint(e, q, g, G);
   kernel->constraint(e, q, g_only, NULL);
@@ -347,7 +337,8 @@ static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, con
   ExpectArrayClose(ctx, "H vs FD of G", ncon * nq, nq, H, fd, FD_RTOL);
   for (int k = 0; k < ncon; k++) {
     for (int i = 0; i < nq; i++) {
-      for (int j = 0; j < nq; j++) ExpectClose(ctx, "H symmetry", k * nq + i, j, H[(k * nq + i) * nq + j], H[(k * nq + j) * nq + i], 0.0);
+      for (int j = 0; j < nq; j++)
+        ExpectClose(ctx, "H symmetry", k * nq + i, j, H[(k * nq + i) * nq + j], H[(k * nq + j) * nq + i], 0.0);
     }
   }
   /* an element that says it is affine must have H = 0; a closed-form T(mu) w must match the dense H */
@@ -370,12 +361,14 @@ static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, con
 
 /* Discrete gradient at (q0, q1): its derivative in q1 against finite differences, directionality, and
    for a rotation-invariant potential between two free bodies sum_j (e_l x Qm_j) . dg_j = 0 */
-static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0, const double *q1, int close, int rotation_invariant)
+static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e,
+                                  const double *q0, const double *q1, int close, int rotation_invariant)
 {
   const int nq = MbsElemNq(e);
-  double    dg[MBS_ELEM_MAX_NQ], dg_only[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-  double    V0, V1, work = 0.0, scale;
-  Closure   c = {kernel, e, q0};
+  double    dg[MBS_ELEM_MAX_NQ], dg_only[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ],
+    fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double  V0, V1, work = 0.0, scale;
+  Closure c = {kernel, e, q0};
 
   kernel->discrete_gradient(e, q0, q1, dg, ddg);
   kernel->discrete_gradient(e, q0, q1, dg_only, NULL);
@@ -386,7 +379,8 @@ static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kerne
   } else {
     FiniteDifference(EvalDiscreteGradient, &c, nq, nq, q1, FD_STEP, 1, fd);
   }
-  ExpectArrayClose(ctx, close ? "ddg vs FD of dg (pi1 ~ pi0)" : "ddg vs FD of dg (pi1, pi0 apart)", nq, nq, ddg, fd, FD_RTOL);
+  ExpectArrayClose(ctx, close ? "ddg vs FD of dg (pi1 ~ pi0)" : "ddg vs FD of dg (pi1, pi0 apart)", nq, nq, ddg, fd,
+                   FD_RTOL);
 
   V0    = kernel->energy(e, q0);
   V1    = kernel->energy(e, q1);
@@ -414,12 +408,14 @@ static void CheckDiscreteGradient(const Context *ctx, const MbsElemKernel *kerne
   }
 }
 
-static void CheckPotential(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0, const double *q1, int rotation_invariant)
+static void CheckPotential(const Context *ctx, const MbsElemKernel *kernel, const MbsElemData *e, const double *q0,
+                           const double *q1, int rotation_invariant)
 {
   const int nq = MbsElemNq(e);
-  double    dV[MBS_ELEM_MAX_NQ], d2V[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-  double    fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], q_rotated[MBS_ELEM_MAX_NQ], R[3][3];
-  Closure   c = {kernel, e, NULL};
+  double    dV[MBS_ELEM_MAX_NQ], d2V[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ],
+    ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double  fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], q_rotated[MBS_ELEM_MAX_NQ], R[3][3];
+  Closure c = {kernel, e, NULL};
 
   kernel->gradient(e, q0, dV);
   FiniteDifference(EvalEnergy, &c, 1, nq, q0, FD_STEP, 1, fd);
@@ -442,7 +438,8 @@ static void CheckPotential(const Context *ctx, const MbsElemKernel *kernel, cons
   if (!rotation_invariant) return;
   RandomRotation(R);
   RotateState(e, R, q0, q_rotated);
-  ExpectClose(ctx, "V after rigid rotation", 0, 0, kernel->energy(e, q_rotated), kernel->energy(e, q0), EXACT_RTOL * fabs(kernel->energy(e, q0)));
+  ExpectClose(ctx, "V after rigid rotation", 0, 0, kernel->energy(e, q_rotated), kernel->energy(e, q0),
+              EXACT_RTOL * fabs(kernel->energy(e, q0)));
   CheckDiscreteGradient(ctx, kernel, e, q0, q_rotated, 1, rotation_invariant);
 }
 
@@ -628,7 +625,8 @@ static void TestRevoluteAligned(void **state)
     RandomRotation(Rb);
     Cross(e.perp_b[0], e.perp_b[1], axis_b);
     MatVec(Rb, axis_b, axis_world);
-    for (int i = 0; i < 3; i++) e.axis_a[i] = Ra[0][i] * axis_world[0] + Ra[1][i] * axis_world[1] + Ra[2][i] * axis_world[2];
+    for (int i = 0; i < 3; i++)
+      e.axis_a[i] = Ra[0][i] * axis_world[0] + Ra[1][i] * axis_world[1] + Ra[2][i] * axis_world[2];
     for (int i = 0; i < 3; i++) {
       for (int k = 0; k < 3; k++) {
         q[3 * (1 + i) + k]      = Ra[k][i];
@@ -698,7 +696,8 @@ static double Invariant(const MbsElemData *e, const double *q)
 /* The Gonzalez discrete gradient with the generic secant s = (f(pi1) - f(pi0)) / (pi1 - pi0) and slope
    ds/dpi1 = (f'(pi1) - s) / (pi1 - pi0), for pi1 and pi0 well apart: dg = s Dpi(qm) and
    ddg = Dpi(qm) ds/dpi1 Dpi(q1)^T + s D2pi / 2, with Dpi_{3j+k} = 2 w_j d_k and D2pi = 2 w w^T (x) I. */
-static void GenericSecantDiscreteGradient(const SpringReference *spring, const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
+static void GenericSecantDiscreteGradient(const SpringReference *spring, const MbsElemData *e, const double *q0,
+                                          const double *q1, double *dg, double *ddg)
 {
   const int nq = MbsElemNq(e), nblocks = nq / 3;
   double    w[MBS_ELEM_MAX_BLOCKS], c[3], qm[MBS_ELEM_MAX_NQ], d1[3], dm[3], pi0, pi1, s, ds_dpi1;
@@ -715,7 +714,9 @@ static void GenericSecantDiscreteGradient(const SpringReference *spring, const M
     for (int k = 0; k < 3; k++) {
       dg[3 * i + k] = s * 2.0 * w[i] * dm[k];
       for (int j = 0; j < nblocks; j++) {
-        for (int l = 0; l < 3; l++) ddg[(3 * i + k) * nq + 3 * j + l] = 2.0 * w[i] * dm[k] * ds_dpi1 * 2.0 * w[j] * d1[l] + (k == l ? s * w[i] * w[j] : 0.0);
+        for (int l = 0; l < 3; l++)
+          ddg[(3 * i + k) * nq + 3 * j + l] =
+            2.0 * w[i] * dm[k] * ds_dpi1 * 2.0 * w[j] * d1[l] + (k == l ? s * w[i] * w[j] : 0.0);
       }
     }
   }
@@ -752,8 +753,9 @@ static void CheckSpring(const SpringReference *spring)
       const int   nq = 3 * (point_pairs[p].nblocks_a + point_pairs[p].nblocks_b);
       MbsElemData e;
       double      q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], d[3], V_ref, pi0, pi1;
-      double      dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], dg_ref[MBS_ELEM_MAX_NQ], ddg_ref[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-      Context     ctx;
+      double      dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], dg_ref[MBS_ELEM_MAX_NQ],
+        ddg_ref[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+      Context ctx;
 
       ContextSet(&ctx, spring->name, point_pairs[p], seed);
       RandomSeed(seed);
@@ -793,7 +795,8 @@ static void CheckSpring(const SpringReference *spring)
 
 static void TestSpringLinear(void **state)
 {
-  const SpringReference spring = {&MbsElemKernelSpringLinear, "spring_linear", SpringLinearEnergy, SpringLinearF, SpringLinearDF};
+  const SpringReference spring = {&MbsElemKernelSpringLinear, "spring_linear", SpringLinearEnergy, SpringLinearF,
+                                  SpringLinearDF};
 
   (void)state;
   CheckSpring(&spring);
@@ -801,7 +804,8 @@ static void TestSpringLinear(void **state)
 
 static void TestSpringQuartic(void **state)
 {
-  const SpringReference spring = {&MbsElemKernelSpringQuartic, "spring_quartic", SpringQuarticEnergy, SpringQuarticF, SpringQuarticDF};
+  const SpringReference spring = {&MbsElemKernelSpringQuartic, "spring_quartic", SpringQuarticEnergy, SpringQuarticF,
+                                  SpringQuarticDF};
 
   (void)state;
   CheckSpring(&spring);
@@ -820,10 +824,12 @@ static void TestSpringLinearDegenerate(void **state)
       const BodyPair pair = point_pairs[p];
       const int      nq = 3 * (pair.nblocks_a + pair.nblocks_b), nblocks = nq / 3;
       MbsElemData    e;
-      double         q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], w[MBS_ELEM_MAX_BLOCKS], c[3], d[3], V0, V1, pi1, s, work = 0.0, scale;
-      double         dV[MBS_ELEM_MAX_NQ], d2V[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], PtP[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], ref[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-      double         dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-      Context        ctx;
+      double q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], w[MBS_ELEM_MAX_BLOCKS], c[3], d[3], V0, V1, pi1, s, work = 0.0,
+                                                                                                           scale;
+      double dV[MBS_ELEM_MAX_NQ], d2V[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], PtP[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ],
+        ref[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+      double  dg[MBS_ELEM_MAX_NQ], ddg[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+      Context ctx;
 
       ContextSet(&ctx, "spring_linear at d = 0", pair, seed);
       RandomSeed(seed);

@@ -25,20 +25,21 @@
 #include "mbstest.h"
 
 typedef struct {
-  const char *file;       /* in tests/inputs/fuzz/yaml or tests/inputs/fuzz/gmsh */
+  const char *file;         /* in tests/inputs/fuzz/yaml or tests/inputs/fuzz/gmsh */
   int         line, column; /* of the error; line 0: the input loads and sets up */
-  const char *part;       /* a phrase of the message */
+  const char *part;         /* a phrase of the message */
 } FuzzInput;
 
 /* What each input once did is in docs/robustness.md ("Inputs: fuzzing and malformed files"). */
 static const FuzzInput yaml_inputs[] = {
-  {"subnormal_point.yaml",     0, 0, NULL},
+  {"subnormal_point.yaml", 0, 0, NULL},
   {"subnormal_direction.yaml", 0, 0, NULL},
   {NULL, 0, 0, NULL},
 };
 
 static const FuzzInput gmsh_inputs[] = {
-  {"entity_bounding_overflow.msh", 6, 0, "expected the number of bounding entities (an integer from 0 to 0), got '2147483647'"},
+  {"entity_bounding_overflow.msh", 6, 0,
+   "expected the number of bounding entities (an integer from 0 to 0), got '2147483647'"},
   {NULL, 0, 0, NULL},
 };
 
@@ -71,9 +72,12 @@ static void TestYAML(void **state)
     if (MbsStepperSetUp(st)) fail_msg("%s: the stepper's set-up failed: %s", in->file, error_message);
     assert_int_equal(MbsStepperDestroy(&st), 0);
   } else {
-    if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT) fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", in->file, PETSC_ERR_USER_INPUT, (int)ierr, error_message);
+    if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT)
+      fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", in->file, PETSC_ERR_USER_INPUT, (int)ierr,
+               error_message);
     snprintf(where, sizeof(where), "%s:%d:%d: ", path, in->line, in->column);
-    if (strncmp(error_message, where, strlen(where))) fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", in->file, error_message, where);
+    if (strncmp(error_message, where, strlen(where)))
+      fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", in->file, error_message, where);
     ExpectContains(in->file, error_message, in->part);
   }
   assert_int_equal(MbsModelDestroy(&model), 0);
@@ -95,9 +99,12 @@ static void TestGmsh(void **state)
     assert_int_equal(MbsGmshMeshDestroy(&mesh), 0);
     return;
   }
-  if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT) fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", in->file, PETSC_ERR_USER_INPUT, (int)ierr, error_message);
+  if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT)
+    fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", in->file, PETSC_ERR_USER_INPUT, (int)ierr,
+             error_message);
   snprintf(where, sizeof(where), "%s:%d: ", path, in->line);
-  if (strncmp(error_message, where, strlen(where))) fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", in->file, error_message, where);
+  if (strncmp(error_message, where, strlen(where)))
+    fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", in->file, error_message, where);
   ExpectContains(in->file, error_message, in->part);
 }
 
@@ -155,8 +162,10 @@ int main(int argc, char **argv)
   }
   cmocka_set_message_output(CM_OUTPUT_XML);
   tests[n++] = (struct CMUnitTest){"every input listed", TestAllListed, NULL, NULL, NULL};
-  for (const FuzzInput *in = yaml_inputs; in->file && n < 256; in++) tests[n++] = (struct CMUnitTest){in->file, TestYAML, NULL, NULL, (void *)in};
-  for (const FuzzInput *in = gmsh_inputs; in->file && n < 256; in++) tests[n++] = (struct CMUnitTest){in->file, TestGmsh, NULL, NULL, (void *)in};
+  for (const FuzzInput *in = yaml_inputs; in->file && n < 256; in++)
+    tests[n++] = (struct CMUnitTest){in->file, TestYAML, NULL, NULL, (void *)in};
+  for (const FuzzInput *in = gmsh_inputs; in->file && n < 256; in++)
+    tests[n++] = (struct CMUnitTest){in->file, TestGmsh, NULL, NULL, (void *)in};
   failed = _cmocka_run_group_tests("fuzz regressions", tests, n, NULL, NULL);
   if (PetscPopErrorHandler()) return 1;
   if (PetscFinalize()) return 1;

@@ -25,7 +25,8 @@ static void ExpectContains(const char *name, const char *message, const char *pa
   if (!strstr(message, part)) fail_msg("%s: the message\n  %s\nlacks\n  %s", name, message, part);
 }
 
-static void CheckCounts(const char *what, MbsModel model, PetscInt nbodies, PetscInt nelements, PetscInt nq, PetscInt ncon)
+static void CheckCounts(const char *what, MbsModel model, PetscInt nbodies, PetscInt nelements, PetscInt nq,
+                        PetscInt ncon)
 {
   PetscInt n, q, c;
 
@@ -38,13 +39,18 @@ static void CheckCounts(const char *what, MbsModel model, PetscInt nbodies, Pets
   ClearError();
   if (MbsModelSetUp(model)) fail_msg("%s: MbsModelSetUp: %s", what, error_message);
   assert_int_equal(MbsModelGetSizes(model, NULL, &q, NULL, &c), 0);
-  if (q != nq || c != ncon) fail_msg("%s: %" PetscInt_FMT " coordinates and %" PetscInt_FMT " constraints, expected %" PetscInt_FMT " and %" PetscInt_FMT, what, q, c, nq, ncon);
+  if (q != nq || c != ncon)
+    fail_msg("%s: %" PetscInt_FMT " coordinates and %" PetscInt_FMT " constraints, expected %" PetscInt_FMT
+             " and %" PetscInt_FMT,
+             what, q, c, nq, ncon);
 }
 
 static void ExpectNear(const char *what, const PetscReal x[3], const PetscReal y[3], PetscReal tol)
 {
   for (int i = 0; i < 3; i++)
-    if (!(PetscAbsReal(x[i] - y[i]) <= tol)) fail_msg("%s: (%.17g, %.17g, %.17g) differs from (%.17g, %.17g, %.17g) by more than %g", what, (double)x[0], (double)x[1], (double)x[2], (double)y[0], (double)y[1], (double)y[2], (double)tol);
+    if (!(PetscAbsReal(x[i] - y[i]) <= tol))
+      fail_msg("%s: (%.17g, %.17g, %.17g) differs from (%.17g, %.17g, %.17g) by more than %g", what, (double)x[0],
+               (double)x[1], (double)x[2], (double)y[0], (double)y[1], (double)y[2], (double)tol);
 }
 
 static void ExpectBody(MbsModel model, const char name[], PetscInt expected)
@@ -52,13 +58,15 @@ static void ExpectBody(MbsModel model, const char name[], PetscInt expected)
   PetscInt body;
 
   assert_int_equal(MbsModelFindBody(model, name, &body), 0);
-  if (body != expected) fail_msg("body '%s' has index %" PetscInt_FMT ", expected %" PetscInt_FMT, name, body, expected);
+  if (body != expected)
+    fail_msg("body '%s' has index %" PetscInt_FMT ", expected %" PetscInt_FMT, name, body, expected);
 }
 
 static const PetscReal link_inertia[3] = {8.5833333333333333e-9, 8.5833333333333333e-9, 5e-10};
 
 /* Each link's end point is the next link's start point; link 0 starts at the fixed point. */
-static void CheckLinks(MbsModel model, PetscInt first, PetscInt count, PetscReal length, const PetscReal start[3], const PetscReal u[3])
+static void CheckLinks(MbsModel model, PetscInt first, PetscInt count, PetscReal length, const PetscReal start[3],
+                       const PetscReal u[3])
 {
   const PetscReal Xs[3] = {0, 0, -0.5 * length}, Xe[3] = {0, 0, 0.5 * length}, zero[3] = {0, 0, 0};
   PetscReal       a[3], b[3];
@@ -66,7 +74,8 @@ static void CheckLinks(MbsModel model, PetscInt first, PetscInt count, PetscReal
   assert_int_equal(MbsModelGetPointPosition(model, first, Xs, a), 0);
   ExpectNear("start of link 0", a, start, 1e-15);
   for (PetscInt i = 0; i < count; i++) {
-    const PetscReal phi[3] = {start[0] + (i + 0.5) * length * u[0], start[1] + (i + 0.5) * length * u[1], start[2] + (i + 0.5) * length * u[2]};
+    const PetscReal phi[3] = {start[0] + (i + 0.5) * length * u[0], start[1] + (i + 0.5) * length * u[1],
+                              start[2] + (i + 0.5) * length * u[2]};
 
     assert_int_equal(MbsModelGetPointPosition(model, first + i, zero, a), 0);
     ExpectNear("centre of mass of a link", a, phi, 1e-14);
@@ -87,7 +96,9 @@ static void TestRigidChainSpherical(void **state)
   (void)state;
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   assert_int_equal(MbsModelSetGravity(model, g), 0);
-  assert_int_equal(MbsModelAddRigidChain(model, "c", 7, 0.001, link_inertia, 0.01, start, direction, MBS_CHAIN_JOINT_SPHERICAL, NULL, &first), 0);
+  assert_int_equal(MbsModelAddRigidChain(model, "c", 7, 0.001, link_inertia, 0.01, start, direction,
+                                         MBS_CHAIN_JOINT_SPHERICAL, NULL, &first),
+                   0);
   assert_int_equal(first, 0);
   ExpectBody(model, "c.0", 0);
   ExpectBody(model, "c.6", 6);
@@ -108,7 +119,9 @@ static void TestRigidChainRevolute(void **state)
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   /* a body before the chain: the links follow it */
   assert_int_equal(MbsModelAddParticle(model, "p", 1, start, NULL, NULL), 0);
-  assert_int_equal(MbsModelAddRigidChain(model, "h", 5, 0.001, link_inertia, 0.01, start, direction, MBS_CHAIN_JOINT_REVOLUTE, axis, &first), 0);
+  assert_int_equal(MbsModelAddRigidChain(model, "h", 5, 0.001, link_inertia, 0.01, start, direction,
+                                         MBS_CHAIN_JOINT_REVOLUTE, axis, &first),
+                   0);
   assert_int_equal(first, 1);
   ExpectBody(model, "h.4", 5);
   CheckLinks(model, first, 5, 0.01, start, u);
@@ -118,25 +131,60 @@ static void TestRigidChainRevolute(void **state)
 }
 
 typedef struct {
-  const char     *what;
-  PetscInt        count;
-  PetscReal       inertia[3];
-  PetscReal       direction[3];
-  int             revolute;
-  PetscReal       axis[3];
-  PetscErrorCode  code;
-  const char     *message;
+  const char    *what;
+  PetscInt       count;
+  PetscReal      inertia[3];
+  PetscReal      direction[3];
+  int            revolute;
+  PetscReal      axis[3];
+  PetscErrorCode code;
+  const char    *message;
 } RigidChainError;
 
 static void TestRigidChainErrors(void **state)
 {
   static const RigidChainError cases[] = {
-    {"zero count",     0,  {1e-6, 1e-6, 1e-7}, {0, 0, -1}, 0, {0, 0, 0}, PETSC_ERR_ARG_OUTOFRANGE, "count must be positive, got 0"},
-    {"negative count", -2, {1e-6, 1e-6, 1e-7}, {0, 0, -1}, 0, {0, 0, 0}, PETSC_ERR_ARG_OUTOFRANGE, "count must be positive, got -2"},
-    {"inertia",        3,  {1e-6, 1e-6, 3e-6}, {0, 0, -1}, 0, {0, 0, 0}, PETSC_ERR_ARG_OUTOFRANGE, "J3 < J1 + J2"},
-    {"zero direction", 3,  {1e-6, 1e-6, 1e-7}, {0, 0, 0},  0, {0, 0, 0}, PETSC_ERR_ARG_OUTOFRANGE, "direction must be a non-zero vector"},
-    {"zero axis",      3,  {1e-6, 1e-6, 1e-7}, {0, 0, -1}, 1, {0, 0, 0}, PETSC_ERR_ARG_OUTOFRANGE, "the hinge axis must be a non-zero vector"},
-    {"parallel axis",  3,  {1e-6, 1e-6, 1e-7}, {0, 0, -1}, 1, {0, 0, 3}, PETSC_ERR_ARG_OUTOFRANGE, "is parallel to the chain direction"},
+    {"zero count",
+     0,
+     {1e-6, 1e-6, 1e-7},
+     {0, 0, -1},
+     0,
+     {0, 0, 0},
+     PETSC_ERR_ARG_OUTOFRANGE,
+     "count must be positive, got 0"},
+    {"negative count",
+     -2,
+     {1e-6, 1e-6, 1e-7},
+     {0, 0, -1},
+     0,
+     {0, 0, 0},
+     PETSC_ERR_ARG_OUTOFRANGE,
+     "count must be positive, got -2"},
+    {"inertia", 3, {1e-6, 1e-6, 3e-6}, {0, 0, -1}, 0, {0, 0, 0}, PETSC_ERR_ARG_OUTOFRANGE, "J3 < J1 + J2"},
+    {"zero direction",
+     3,
+     {1e-6, 1e-6, 1e-7},
+     {0, 0, 0},
+     0,
+     {0, 0, 0},
+     PETSC_ERR_ARG_OUTOFRANGE,
+     "direction must be a non-zero vector"},
+    {"zero axis",
+     3,
+     {1e-6, 1e-6, 1e-7},
+     {0, 0, -1},
+     1,
+     {0, 0, 0},
+     PETSC_ERR_ARG_OUTOFRANGE,
+     "the hinge axis must be a non-zero vector"},
+    {"parallel axis",
+     3,
+     {1e-6, 1e-6, 1e-7},
+     {0, 0, -1},
+     1,
+     {0, 0, 3},
+     PETSC_ERR_ARG_OUTOFRANGE,
+     "is parallel to the chain direction"},
   };
   const PetscReal start[3] = {0, 0, 0};
 
@@ -148,8 +196,12 @@ static void TestRigidChainErrors(void **state)
 
     assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
     ClearError();
-    ierr = MbsModelAddRigidChain(model, "bad", cases[k].count, 0.001, cases[k].inertia, 0.01, start, cases[k].direction, cases[k].revolute ? MBS_CHAIN_JOINT_REVOLUTE : MBS_CHAIN_JOINT_SPHERICAL, cases[k].axis, NULL);
-    if (ierr != cases[k].code) fail_msg("rigid chain, %s: error %d, expected %d (%s)", cases[k].what, (int)ierr, (int)cases[k].code, error_message);
+    ierr = MbsModelAddRigidChain(model, "bad", cases[k].count, 0.001, cases[k].inertia, 0.01, start, cases[k].direction,
+                                 cases[k].revolute ? MBS_CHAIN_JOINT_REVOLUTE : MBS_CHAIN_JOINT_SPHERICAL,
+                                 cases[k].axis, NULL);
+    if (ierr != cases[k].code)
+      fail_msg("rigid chain, %s: error %d, expected %d (%s)", cases[k].what, (int)ierr, (int)cases[k].code,
+               error_message);
     ExpectContains(cases[k].what, error_message, "Rigid chain 'bad'");
     ExpectContains(cases[k].what, error_message, cases[k].message);
     /* nothing was added */
@@ -173,7 +225,8 @@ static void TestNet(void **state)
   for (PetscInt i = 0; i < nx; i++)
     for (PetscInt j = 0; j < ny; j++) {
       char            name[32];
-      const PetscReal expected[3] = {origin[0] + i * a[0] + j * b[0], origin[1] + i * a[1] + j * b[1], origin[2] + i * a[2] + j * b[2]};
+      const PetscReal expected[3] = {origin[0] + i * a[0] + j * b[0], origin[1] + i * a[1] + j * b[1],
+                                     origin[2] + i * a[2] + j * b[2]};
 
       snprintf(name, sizeof(name), "n.%" PetscInt_FMT ".%" PetscInt_FMT, i, j);
       ExpectBody(model, name, first + i * ny + j);
@@ -199,10 +252,10 @@ static void TestNetErrors(void **state)
     PetscErrorCode   code;
     const char      *message;
   } cases[] = {
-    {"zero count",     0, 0, b,        NULL,    PETSC_ERR_ARG_OUTOFRANGE, "the node counts must be positive, got 0 x 3"},
-    {"parallel edges", 4, 0, parallel, NULL,    PETSC_ERR_ARG_OUTOFRANGE, "are parallel"},
-    {"fixed twice",    4, 2, b,        twice,   PETSC_ERR_ARG_WRONG,      "node 1 is listed twice as fixed"},
-    {"fixed outside",  4, 1, b,        outside, PETSC_ERR_ARG_OUTOFRANGE, "fixed node 12 does not exist (nodes 0..11)"},
+    {"zero count", 0, 0, b, NULL, PETSC_ERR_ARG_OUTOFRANGE, "the node counts must be positive, got 0 x 3"},
+    {"parallel edges", 4, 0, parallel, NULL, PETSC_ERR_ARG_OUTOFRANGE, "are parallel"},
+    {"fixed twice", 4, 2, b, twice, PETSC_ERR_ARG_WRONG, "node 1 is listed twice as fixed"},
+    {"fixed outside", 4, 1, b, outside, PETSC_ERR_ARG_OUTOFRANGE, "fixed node 12 does not exist (nodes 0..11)"},
   };
 
   (void)state;
@@ -213,8 +266,10 @@ static void TestNetErrors(void **state)
 
     assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
     ClearError();
-    ierr = MbsModelAddNet(model, "bad", cases[k].nx, 3, 0.01, origin, a, cases[k].b, cases[k].nfixed, cases[k].fixed, NULL);
-    if (ierr != cases[k].code) fail_msg("net, %s: error %d, expected %d (%s)", cases[k].what, (int)ierr, (int)cases[k].code, error_message);
+    ierr =
+      MbsModelAddNet(model, "bad", cases[k].nx, 3, 0.01, origin, a, cases[k].b, cases[k].nfixed, cases[k].fixed, NULL);
+    if (ierr != cases[k].code)
+      fail_msg("net, %s: error %d, expected %d (%s)", cases[k].what, (int)ierr, (int)cases[k].code, error_message);
     ExpectContains(cases[k].what, error_message, "Net 'bad'");
     ExpectContains(cases[k].what, error_message, cases[k].message);
     assert_int_equal(MbsModelGetNumBodies(model, &n), 0);
@@ -226,9 +281,9 @@ static void TestNetErrors(void **state)
 /* Two triangles sharing the edge 1-2, given as five edges; rods between fixed nodes are left out. */
 static void TestRodNetwork(void **state)
 {
-  const PetscReal x[12]     = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0.5};
-  const PetscInt  id[4]     = {10, 20, 30, 40}, edge[10] = {0, 1, 1, 2, 2, 0, 1, 3, 3, 2}, fixed[2] = {0, 1};
-  const PetscReal zero[3]   = {0, 0, 0};
+  const PetscReal x[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0.5};
+  const PetscInt  id[4] = {10, 20, 30, 40}, edge[10] = {0, 1, 1, 2, 2, 0, 1, 3, 3, 2}, fixed[2] = {0, 1};
+  const PetscReal zero[3] = {0, 0, 0};
   MbsModel        model;
   PetscInt        first;
   PetscReal       p[3];
@@ -287,7 +342,8 @@ static void WriteMeshYAML(char path[], size_t size, const char mesh[], const cha
   snprintf(path, size, "test_generators_%d.yaml", (int)getpid());
   fp = fopen(path, "w");
   if (!fp) fail_msg("cannot write %s", path);
-  fprintf(fp, "time: {step: 0.001, end: 0.001}\ngravity: [0, 0, -1]\nmeshes:\n  - {name: m, file: %s, %s}\n", file, keys);
+  fprintf(fp, "time: {step: 0.001, end: 0.001}\ngravity: [0, 0, -1]\nmeshes:\n  - {name: m, file: %s, %s}\n", file,
+          keys);
   fclose(fp);
 }
 
@@ -330,12 +386,12 @@ static void TestMeshMass(void **state)
     const char *mesh, *keys;
     PetscReal   mass;
   } cases[] = {
-    {"net5x4_quad41.msh", "line_density: 0.2, translation: [0, 0, 1]",                  0.2 * length_quad             },
-    {"net5x4_tri22.msh",  "line_density: 0.2, translation: [0, 0, 1]",                  0.2 * length_tri              },
-    {"net5x4_quad41.msh", "line_density: 0.2, node_mass: 0.01, translation: [0, 0, 1]", 0.2 * length_quad + 20 * 0.01 },
-    {"net5x4_quad41.msh", "node_mass: 0.01, translation: [0, 0, 1]",                    20 * 0.01                     },
+    {"net5x4_quad41.msh", "line_density: 0.2, translation: [0, 0, 1]", 0.2 * length_quad},
+    {"net5x4_tri22.msh", "line_density: 0.2, translation: [0, 0, 1]", 0.2 * length_tri},
+    {"net5x4_quad41.msh", "line_density: 0.2, node_mass: 0.01, translation: [0, 0, 1]", 0.2 * length_quad + 20 * 0.01},
+    {"net5x4_quad41.msh", "node_mass: 0.01, translation: [0, 0, 1]", 20 * 0.01},
     /* scale 2 doubles every rod */
-    {"net5x4_quad41.msh", "line_density: 0.2, scale: 2, translation: [0, 0, 1]",        0.4 * length_quad             },
+    {"net5x4_quad41.msh", "line_density: 0.2, scale: 2, translation: [0, 0, 1]", 0.4 * length_quad},
   };
 
   (void)state;
@@ -345,7 +401,9 @@ static void TestMeshMass(void **state)
 
     LoadMesh(cases[k].mesh, cases[k].keys, &model);
     mass = TotalMass(model);
-    if (PetscAbsReal(mass - cases[k].mass) > 1e-14 * cases[k].mass) fail_msg("%s {%s}: total mass %.17g, expected %.17g", cases[k].mesh, cases[k].keys, (double)mass, (double)cases[k].mass);
+    if (PetscAbsReal(mass - cases[k].mass) > 1e-14 * cases[k].mass)
+      fail_msg("%s {%s}: total mass %.17g, expected %.17g", cases[k].mesh, cases[k].keys, (double)mass,
+               (double)cases[k].mass);
     assert_int_equal(MbsModelDestroy(&model), 0);
   }
 }
@@ -358,10 +416,8 @@ static void TestMeshEdges(void **state)
     PetscInt    nodes, rods;
   } cases[] = {
     {"gmsh_square_tri41.msh", 12, 25}, /* Gmsh's own output: 14 triangles, 8 boundary nodes: E = 3 V - B - 3 */
-    {"gmsh_square_tri22.msh", 12, 25},
-    {"net5x4_quad41.msh",     20, 31},
-    {"net5x4_tri22.msh",      20, 43},
-    {"rope_tags41.msh",       3,  2 },
+    {"gmsh_square_tri22.msh", 12, 25}, {"net5x4_quad41.msh", 20, 31},
+    {"net5x4_tri22.msh", 20, 43},      {"rope_tags41.msh", 3, 2},
   };
 
   (void)state;
@@ -409,7 +465,9 @@ static void TestMeshPlacement(void **state)
   PetscReal       x[3];
 
   (void)state;
-  LoadMesh("rope_tags41.msh", "node_mass: 1, scale: 2, orientation: {axis: [0, 0, 1], angle: 1.5707963267948966}, translation: [1, 2, 3]", &model);
+  LoadMesh("rope_tags41.msh",
+           "node_mass: 1, scale: 2, orientation: {axis: [0, 0, 1], angle: 1.5707963267948966}, translation: [1, 2, 3]",
+           &model);
   assert_int_equal(MbsModelFindBody(model, "m.42", &body), 0);
   assert_true(body >= 0);
   assert_int_equal(MbsModelGetPointPosition(model, body, zero, x), 0);
@@ -456,8 +514,10 @@ static void TestMeshFixedGroup(void **state)
     if (x0[b][1] == 0) {
       nfixed++;
       for (int i = 0; i < 3; i++)
-        if (PetscAbsReal(PetscRealPart(a[3 * b + i]) - x0[b][i]) > 1e-14) fail_msg("fixed node %" PetscInt_FMT " moved by %g", b, (double)(PetscRealPart(a[3 * b + i]) - x0[b][i]));
-    } else if (!(dz < -1e-8)) fail_msg("free node %" PetscInt_FMT " did not fall: dz = %g", b, (double)dz);
+        if (PetscAbsReal(PetscRealPart(a[3 * b + i]) - x0[b][i]) > 1e-14)
+          fail_msg("fixed node %" PetscInt_FMT " moved by %g", b, (double)(PetscRealPart(a[3 * b + i]) - x0[b][i]));
+    } else if (!(dz < -1e-8))
+      fail_msg("free node %" PetscInt_FMT " did not fall: dz = %g", b, (double)dz);
   }
   assert_int_equal(nfixed, 5);
   assert_int_equal(VecRestoreArrayRead(all, &a), 0);
@@ -516,8 +576,9 @@ static void TestGeneratorsYAML(void **state)
    the limit; the estimate grows with the model and a limit of 0 means none. */
 static void TestMemoryLimit(void **state)
 {
-  const PetscReal origin[3] = {0, 0, 0}, a[3] = {0.1, 0, 0}, b[3] = {0, 0.1, 0}, down[3] = {0, 0, -1}, J[3] = {1e-6, 1e-6, 1e-7};
-  const PetscReal x[6] = {0, 0, 0, 1, 0, 0};
+  const PetscReal origin[3] = {0, 0, 0}, a[3] = {0.1, 0, 0}, b[3] = {0, 0.1, 0}, down[3] = {0, 0, -1},
+                  J[3]    = {1e-6, 1e-6, 1e-7};
+  const PetscReal x[6]    = {0, 0, 0, 1, 0, 0};
   const PetscInt  edge[2] = {0, 1};
   PetscReal       small, large;
 
@@ -532,27 +593,24 @@ static void TestMemoryLimit(void **state)
     assert_int_equal(MbsModelSetMemoryLimit(model, 50 * 1048576), 0);
     ClearError();
     switch (k) {
-    case 0:
-      ierr = MbsModelAddChain(model, "big", 100000, 0.001, 0.01, origin, down, NULL);
-      break;
-    case 1:
-      ierr = MbsModelAddRigidChain(model, "big", 10000, 0.001, J, 0.01, origin, down, MBS_CHAIN_JOINT_SPHERICAL, NULL, NULL);
-      break;
-    case 2:
-      ierr = MbsModelAddNet(model, "big", 300, 300, 0.01, origin, a, b, 0, NULL, NULL);
-      break;
-    default:
-      ierr = MbsModelAddRodNetwork(model, "big", 2, x, NULL, 1, edge, 1, 0, 0, NULL, NULL);
-      break;
+      case 0: ierr = MbsModelAddChain(model, "big", 100000, 0.001, 0.01, origin, down, NULL); break;
+      case 1:
+        ierr = MbsModelAddRigidChain(model, "big", 10000, 0.001, J, 0.01, origin, down, MBS_CHAIN_JOINT_SPHERICAL, NULL,
+                                     NULL);
+        break;
+      case 2: ierr = MbsModelAddNet(model, "big", 300, 300, 0.01, origin, a, b, 0, NULL, NULL); break;
+      default: ierr = MbsModelAddRodNetwork(model, "big", 2, x, NULL, 1, edge, 1, 0, 0, NULL, NULL); break;
     }
     if (k < 3) {
-      if (ierr != PETSC_ERR_MEM) fail_msg("%s: error %d, expected PETSC_ERR_MEM (%s)", what[k], (int)ierr, error_message);
+      if (ierr != PETSC_ERR_MEM)
+        fail_msg("%s: error %d, expected PETSC_ERR_MEM (%s)", what[k], (int)ierr, error_message);
       ExpectContains(what[k], error_message, what[k]);
       ExpectContains(what[k], error_message, "the model would not fit: need about ");
       ExpectContains(what[k], error_message, "(estimate), the limit is 50 MiB (MbsModelSetMemoryLimit())");
       assert_int_equal(MbsModelGetNumBodies(model, &n), 0);
       assert_int_equal(n, 0);
-    } else if (ierr) fail_msg("%s: a two-node network fits in 50 MiB: %s", what[k], error_message);
+    } else if (ierr)
+      fail_msg("%s: a two-node network fits in 50 MiB: %s", what[k], error_message);
     assert_int_equal(MbsModelDestroy(&model), 0);
   }
   /* the estimate grows with the model; without a limit the same chain is added */
@@ -565,7 +623,8 @@ static void TestMemoryLimit(void **state)
     assert_int_equal(MbsModelEstimateMemory(model, k ? &large : &small), 0);
     assert_int_equal(MbsModelDestroy(&model), 0);
   }
-  if (!(small > 0 && large > 1.5 * small - 48 * 1048576)) fail_msg("estimates %g and %g bytes for 10^4 and 2 10^4 particles", (double)small, (double)large);
+  if (!(small > 0 && large > 1.5 * small - 48 * 1048576))
+    fail_msg("estimates %g and %g bytes for 10^4 and 2 10^4 particles", (double)small, (double)large);
 }
 
 typedef struct {
@@ -576,31 +635,45 @@ typedef struct {
 } BadMesh;
 
 static const BadMesh bad_meshes[] = {
-  {"missing",            PETSC_ERR_FILE_OPEN,  0,  "expected a readable Gmsh mesh file",                                                   "no_such_mesh.msh' (No such file or directory)"},
-  {"empty",              PETSC_ERR_USER_INPUT, 1,  "expected a Gmsh mesh starting with $MeshFormat",                                       "got an empty file"},
-  {"not_msh",            PETSC_ERR_USER_INPUT, 1,  "expected $MeshFormat (a Gmsh .msh file starts with it)",                               "got 'solid cube'"},
-  {"version",            PETSC_ERR_USER_INPUT, 2,  "expected MSH format version 4.1 or 2.2",                                               "got version '4'"},
-  {"binary",             PETSC_ERR_USER_INPUT, 2,  "expected an ASCII mesh, file type 0",                                                  "got file type 1 (binary)"},
-  {"truncated_nodes",    PETSC_ERR_USER_INPUT, 41, "expected the coordinates of node 1 of 1 of the block at line 39: 'x y z'",             "got the end of the file"},
-  {"truncated_elements", PETSC_ERR_USER_INPUT, 67, "expected element block 8 of 9",                                                        "got the end of the file"},
-  {"bad_coordinate",     PETSC_ERR_USER_INPUT, 41, "expected the y coordinate (a finite number)",                                          "got 'zero'"},
-  {"short_coordinates",  PETSC_ERR_USER_INPUT, 35, "expected the coordinates of node 1 of 1 of the block at line 33: 'x y z'",             "got '2 1'"},
-  {"duplicate_tag",      PETSC_ERR_USER_INPUT, 37, "expected a node tag not used before",                                                  "got tag 1 again (first at line 28)"},
-  {"missing_end",        PETSC_ERR_USER_INPUT, 48, "expected $EndNodes (closing $Nodes at line 25)",                                       "got '$Elements'"},
-  {"element_fields",     PETSC_ERR_USER_INPUT, 71, "expected element 2 of 2 of the block at line 69: 'tag' and the 4 node tags of a 4-node quadrangle", "got '12 5 2 3'"},
-  {"element_fields22",   PETSC_ERR_USER_INPUT, 36, "expected element 13 of 14 with 2 tags and the 3 nodes of a 3-node triangle: 8 fields", "got '13 2 2 6 1 5 2'"},
-  {"unknown_node",       PETSC_ERR_USER_INPUT, 71, "expected the tag of a node in $Nodes",                                                 "got node tag 99"},
-  {"tetrahedron",        PETSC_ERR_USER_INPUT, 69, "expected element type 1 (2-node line), 2 (3-node triangle), 3 (4-node quadrangle) or 15 (1-node point)", "got type 4 (4-node tetrahedron)"},
-  {"unclosed_section",   PETSC_ERR_USER_INPUT, 9,  "expected $EndComments (closing $Comments at line 4)",                                  "got the end of the file"},
-  {"isolated_node",      PETSC_ERR_USER_INPUT, 24, "expected every node on a line, triangle or quadrangle element",                        "got node 1 on none"},
-  {"duplicate_name",     PETSC_ERR_USER_INPUT, 10, "expected one name per physical group",                                                 "got dimension 0, tag 1 named again"},
-  {"coincident",         PETSC_ERR_USER_INPUT, 60, "expected an element whose nodes are at distinct positions",                            "got nodes 1 and 5 at the same position"},
+  {"missing", PETSC_ERR_FILE_OPEN, 0, "expected a readable Gmsh mesh file",
+   "no_such_mesh.msh' (No such file or directory)"},
+  {"empty", PETSC_ERR_USER_INPUT, 1, "expected a Gmsh mesh starting with $MeshFormat", "got an empty file"},
+  {"not_msh", PETSC_ERR_USER_INPUT, 1, "expected $MeshFormat (a Gmsh .msh file starts with it)", "got 'solid cube'"},
+  {"version", PETSC_ERR_USER_INPUT, 2, "expected MSH format version 4.1 or 2.2", "got version '4'"},
+  {"binary", PETSC_ERR_USER_INPUT, 2, "expected an ASCII mesh, file type 0", "got file type 1 (binary)"},
+  {"truncated_nodes", PETSC_ERR_USER_INPUT, 41,
+   "expected the coordinates of node 1 of 1 of the block at line 39: 'x y z'", "got the end of the file"},
+  {"truncated_elements", PETSC_ERR_USER_INPUT, 67, "expected element block 8 of 9", "got the end of the file"},
+  {"bad_coordinate", PETSC_ERR_USER_INPUT, 41, "expected the y coordinate (a finite number)", "got 'zero'"},
+  {"short_coordinates", PETSC_ERR_USER_INPUT, 35,
+   "expected the coordinates of node 1 of 1 of the block at line 33: 'x y z'", "got '2 1'"},
+  {"duplicate_tag", PETSC_ERR_USER_INPUT, 37, "expected a node tag not used before",
+   "got tag 1 again (first at line 28)"},
+  {"missing_end", PETSC_ERR_USER_INPUT, 48, "expected $EndNodes (closing $Nodes at line 25)", "got '$Elements'"},
+  {"element_fields", PETSC_ERR_USER_INPUT, 71,
+   "expected element 2 of 2 of the block at line 69: 'tag' and the 4 node tags of a 4-node quadrangle",
+   "got '12 5 2 3'"},
+  {"element_fields22", PETSC_ERR_USER_INPUT, 36,
+   "expected element 13 of 14 with 2 tags and the 3 nodes of a 3-node triangle: 8 fields", "got '13 2 2 6 1 5 2'"},
+  {"unknown_node", PETSC_ERR_USER_INPUT, 71, "expected the tag of a node in $Nodes", "got node tag 99"},
+  {"tetrahedron", PETSC_ERR_USER_INPUT, 69,
+   "expected element type 1 (2-node line), 2 (3-node triangle), 3 (4-node quadrangle) or 15 (1-node point)",
+   "got type 4 (4-node tetrahedron)"},
+  {"unclosed_section", PETSC_ERR_USER_INPUT, 9, "expected $EndComments (closing $Comments at line 4)",
+   "got the end of the file"},
+  {"isolated_node", PETSC_ERR_USER_INPUT, 24, "expected every node on a line, triangle or quadrangle element",
+   "got node 1 on none"},
+  {"duplicate_name", PETSC_ERR_USER_INPUT, 10, "expected one name per physical group",
+   "got dimension 0, tag 1 named again"},
+  {"coincident", PETSC_ERR_USER_INPUT, 60, "expected an element whose nodes are at distinct positions",
+   "got nodes 1 and 5 at the same position"},
 };
 
 static void TestBadMesh(void **state)
 {
   const BadMesh *bad = (const BadMesh *)*state;
-  char           path[PETSC_MAX_PATH_LEN], relative[PETSC_MAX_PATH_LEN], where[2 * PETSC_MAX_PATH_LEN + 64], dir[PETSC_MAX_PATH_LEN];
+  char           path[PETSC_MAX_PATH_LEN], relative[PETSC_MAX_PATH_LEN], where[2 * PETSC_MAX_PATH_LEN + 64],
+    dir[PETSC_MAX_PATH_LEN];
   MbsModel       model;
   MbsRunConfig   cfg;
   PetscErrorCode ierr;
@@ -611,10 +684,12 @@ static void TestBadMesh(void **state)
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   ClearError();
   ierr = MbsModelLoadYAML(model, path, &cfg);
-  if (ierr != bad->code || error_code != bad->code) fail_msg("%s: expected error %d, got %d: %s", bad->name, (int)bad->code, (int)ierr, error_message);
+  if (ierr != bad->code || error_code != bad->code)
+    fail_msg("%s: expected error %d, got %d: %s", bad->name, (int)bad->code, (int)ierr, error_message);
   /* the YAML place that named the file comes first */
   snprintf(where, sizeof(where), "%s:3:21: key 'meshes[0].file': ", path);
-  if (strncmp(error_message, where, strlen(where))) fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", bad->name, error_message, where);
+  if (strncmp(error_message, where, strlen(where)))
+    fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", bad->name, error_message, where);
   if (bad->mesh_line) {
     snprintf(where, sizeof(where), "%s/mesh/%s.msh:%d: ", dir, bad->name, bad->mesh_line);
     ExpectContains(bad->name, error_message, where);
@@ -656,7 +731,8 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"mesh fixed group", TestMeshFixedGroup, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"generators.yaml", TestGeneratorsYAML, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};
-  for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_meshes[i].name, TestBadMesh, NULL, NULL, (void *)&bad_meshes[i]};
+  for (size_t i = 0; i < nbad; i++)
+    tests[n++] = (struct CMUnitTest){bad_meshes[i].name, TestBadMesh, NULL, NULL, (void *)&bad_meshes[i]};
   failed = _cmocka_run_group_tests("generators", tests, n, NULL, NULL);
   if (PetscPopErrorHandler()) return 1;
   if (PetscFinalize()) return 1;

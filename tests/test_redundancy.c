@@ -17,7 +17,6 @@
 
 #define CHECK(call) assert_int_equal((int)(call), 0)
 
-
 static void Fail(const char *fmt, ...)
 {
   va_list ap;
@@ -50,7 +49,8 @@ static void Find(MbsModel model, Found *f)
 {
   Vec q, p;
   CHECK(MbsModelCreateInitialState(model, &q, &p));
-  CHECK(MbsModelGetRedundantConstraints(model, q, MBS_REDUNDANCY_TOL, &f->ndependent, &f->nreported, &f->offset, &f->elems));
+  CHECK(MbsModelGetRedundantConstraints(model, q, MBS_REDUNDANCY_TOL, &f->ndependent, &f->nreported, &f->offset,
+                                        &f->elems));
   CHECK(VecDestroy(&q));
   CHECK(VecDestroy(&p));
 }
@@ -64,7 +64,7 @@ static void FreeFound(Found *f)
 /* Dependency i involves exactly the n elements expect (sorted). */
 static void ExpectDependency(const char *what, const Found *f, PetscInt i, PetscInt n, const PetscInt expect[])
 {
-  const PetscInt got = f->offset[i + 1] - f->offset[i];
+  const PetscInt got  = f->offset[i + 1] - f->offset[i];
   PetscBool      same = (PetscBool)(got == n);
   for (PetscInt k = 0; same && k < n; k++) same = (PetscBool)(f->elems[f->offset[i] + k] == expect[k]);
   if (!same) {
@@ -83,7 +83,8 @@ static void ExpectFullRank(const char *input)
   Found        f;
   Load(input, &model, &cfg);
   Find(model, &f);
-  if (f.ndependent != 0 || f.nreported != 0) Fail("%s: %d dependencies found in a full-rank model\n", input, (int)f.ndependent);
+  if (f.ndependent != 0 || f.nreported != 0)
+    Fail("%s: %d dependencies found in a full-rank model\n", input, (int)f.ndependent);
   FreeFound(&f);
   CHECK(MbsModelDestroy(&model));
 }
@@ -108,7 +109,10 @@ static void test_rod_twice(void **state)
   CHECK(MbsModelCreateInitialState(model, &q, &p));
   CHECK(MbsModelFindRedundantConstraints(model, q, &n, msg, sizeof(msg)));
   assert_int_equal(n, 1);
-  if (!strstr(msg, "rod_twice.yaml:8:5: joints[0] (rod) joining 'bob' to the ground") || !strstr(msg, "rod_twice.yaml:9:5: joints[1] (rod) joining 'bob' to the ground") || !strstr(msg, "1 of the 2 constraint rows") || !strstr(msg, "-mbs_allow_redundant_constraints")) Fail("message does not name the rods and the remedy:\n%s\n", msg);
+  if (!strstr(msg, "rod_twice.yaml:8:5: joints[0] (rod) joining 'bob' to the ground") ||
+      !strstr(msg, "rod_twice.yaml:9:5: joints[1] (rod) joining 'bob' to the ground") ||
+      !strstr(msg, "1 of the 2 constraint rows") || !strstr(msg, "-mbs_allow_redundant_constraints"))
+    Fail("message does not name the rods and the remedy:\n%s\n", msg);
   CHECK(VecDestroy(&q));
   CHECK(VecDestroy(&p));
   CHECK(MbsModelDestroy(&model));
@@ -163,7 +167,8 @@ static void BuildChain(PetscInt count, PetscInt ndup, const PetscInt dup_at[], P
   CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
   CHECK(MbsModelSetGravity(*model, (PetscReal[]){0, 0, -9.81}));
   CHECK(MbsModelAddChain(*model, "chain", count, 0.01, 0.05, start, dir, &first));
-  for (PetscInt i = 0; i < ndup; i++) CHECK(MbsModelAddRod(*model, first + dup_at[i] - 1, NULL, first + dup_at[i], NULL, 0.05, &dup_elem[i]));
+  for (PetscInt i = 0; i < ndup; i++)
+    CHECK(MbsModelAddRod(*model, first + dup_at[i] - 1, NULL, first + dup_at[i], NULL, 0.05, &dup_elem[i]));
   CHECK(MbsModelSetUp(*model));
 }
 
@@ -217,7 +222,9 @@ static void test_step_error_names_elements(void **state)
   error_message[0] = 0;
   ierr             = MbsStepperStep(st);
   if (!ierr) Fail("the step of a redundant model with the default solver succeeded: the test sees nothing\n");
-  if (!strstr(error_message, "redundant constraints") || !strstr(error_message, "joints[0] (rod)") || !strstr(error_message, "joints[1] (rod)")) Fail("step error does not name the redundant rods:\n%s\n", error_message);
+  if (!strstr(error_message, "redundant constraints") || !strstr(error_message, "joints[0] (rod)") ||
+      !strstr(error_message, "joints[1] (rod)"))
+    Fail("step error does not name the redundant rods:\n%s\n", error_message);
   error_code = 0;
   CHECK(MbsStepperDestroy(&st));
   CHECK(MbsModelDestroy(&model));
@@ -272,7 +279,8 @@ static void RunModel(const char *input, const char *scheme, PetscBool allow, Pet
     o->dE = PetscMax(o->dE, PetscAbsReal(d.E - d0.E));
     o->g  = PetscMax(o->g, d.g_max);
     o->gv = PetscMax(o->gv, d.gv_max);
-    for (int i = 0; i < 3; i++) o->dJL = PetscMax(o->dJL, PetscMax(PetscAbsReal(d.J[i] - d0.J[i]), PetscAbsReal(d.L[i] - d0.L[i])));
+    for (int i = 0; i < 3; i++)
+      o->dJL = PetscMax(o->dJL, PetscMax(PetscAbsReal(d.J[i] - d0.J[i]), PetscAbsReal(d.L[i] - d0.L[i])));
   }
   FinalState(st, &o->n, &o->q);
   CHECK(MbsStepperDestroy(&st));
@@ -290,8 +298,8 @@ static void test_run_anyway(void **state)
     PetscInt    steps;
     PetscBool   free; /* no gravity, no ground: momentum is conserved */
   } cases[] = {
-    {"tests/inputs/redundant/rod_twice.yaml",        "inputs/pendulum3d.yaml",                         20, PETSC_FALSE},
-    {"tests/inputs/redundant/square_diagonals.yaml", "tests/inputs/redundant/square_one_diagonal.yaml", 50, PETSC_TRUE },
+    {"tests/inputs/redundant/rod_twice.yaml", "inputs/pendulum3d.yaml", 20, PETSC_FALSE},
+    {"tests/inputs/redundant/square_diagonals.yaml", "tests/inputs/redundant/square_one_diagonal.yaml", 50, PETSC_TRUE},
   };
 
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
@@ -305,13 +313,17 @@ static void test_run_anyway(void **state)
         dq   = PetscMax(dq, PetscAbsScalar(red.q[i] - ref.q[i]));
         qmax = PetscMax(qmax, PetscAbsScalar(ref.q[i]));
       }
-      if (!(dq <= 1e-11 * PetscMax(qmax, 1))) Fail("%s %s: final state differs from the non-redundant model by %g\n", cases[c].redundant, schemes[s], (double)dq);
+      if (!(dq <= 1e-11 * PetscMax(qmax, 1)))
+        Fail("%s %s: final state differs from the non-redundant model by %g\n", cases[c].redundant, schemes[s],
+             (double)dq);
       if (!(red.g <= 1e-12)) Fail("%s %s: position constraint %g\n", cases[c].redundant, schemes[s], (double)red.g);
       if (!strcmp(schemes[s], "em")) {
         if (!(red.dE <= 1e-12)) Fail("%s em: energy error %g\n", cases[c].redundant, (double)red.dE);
         if (!(red.gv <= 1e-12)) Fail("%s em: velocity constraint %g\n", cases[c].redundant, (double)red.gv);
-      } else if (!(PetscAbsReal(red.dE - ref.dE) <= 1e-12 * PetscMax(ref.dE, 1))) Fail("%s vi-b: energy error %g, non-redundant %g\n", cases[c].redundant, (double)red.dE, (double)ref.dE);
-      if (cases[c].free && !(red.dJL <= 1e-12)) Fail("%s %s: momentum error %g\n", cases[c].redundant, schemes[s], (double)red.dJL);
+      } else if (!(PetscAbsReal(red.dE - ref.dE) <= 1e-12 * PetscMax(ref.dE, 1)))
+        Fail("%s vi-b: energy error %g, non-redundant %g\n", cases[c].redundant, (double)red.dE, (double)ref.dE);
+      if (cases[c].free && !(red.dJL <= 1e-12))
+        Fail("%s %s: momentum error %g\n", cases[c].redundant, schemes[s], (double)red.dJL);
       CHECK(PetscFree(red.q));
       CHECK(PetscFree(ref.q));
     }
@@ -331,7 +343,8 @@ static void test_inconsistent(void **state)
   error_code       = 0;
   error_message[0] = 0;
   if (!MbsModelSetUp(model)) Fail("inconsistent rods accepted\n");
-  if (!strstr(error_message, "joints[1] (rod): the initial state violates")) Fail("unexpected error: %s\n", error_message);
+  if (!strstr(error_message, "joints[1] (rod): the initial state violates"))
+    Fail("unexpected error: %s\n", error_message);
   error_code = 0;
   CHECK(MbsModelDestroy(&model));
 }
@@ -339,7 +352,8 @@ static void test_inconsistent(void **state)
 /* -mbs_check_redundancy: set-up fails on the redundant model, naming the rods, and passes the full-rank one. */
 static void test_check_at_setup(void **state)
 {
-  const char *const inputs[2] = {"tests/inputs/redundant/square_diagonals.yaml", "tests/inputs/redundant/square_one_diagonal.yaml"};
+  const char *const inputs[2] = {"tests/inputs/redundant/square_diagonals.yaml",
+                                 "tests/inputs/redundant/square_one_diagonal.yaml"};
 
   CHECK(PetscOptionsSetValue(NULL, "-mbs_check_redundancy", "1"));
   for (int i = 0; i < 2; i++) {
@@ -356,7 +370,9 @@ static void test_check_at_setup(void **state)
     error_message[0] = 0;
     ierr             = MbsModelSetUp(model);
     if (i == 1 && ierr) Fail("full-rank square refused: %s\n", error_message);
-    if (i == 0 && (!ierr || !strstr(error_message, "-mbs_check_redundancy") || !strstr(error_message, "joints[5] (rod) joining 'p2' and 'p4'"))) Fail("redundant square: %s\n", ierr ? error_message : "accepted");
+    if (i == 0 && (!ierr || !strstr(error_message, "-mbs_check_redundancy") ||
+                   !strstr(error_message, "joints[5] (rod) joining 'p2' and 'p4'")))
+      Fail("redundant square: %s\n", ierr ? error_message : "accepted");
     error_code = 0;
     CHECK(MbsModelDestroy(&model));
   }
@@ -391,20 +407,18 @@ static void test_large_chain(void **state)
   ExpectDependency("large chain", &f, 0, 2, (PetscInt[]){at[0], dup[0]});
   FreeFound(&f);
   CHECK(MbsModelDestroy(&model));
-  CHECK(PetscPrintf(PETSC_COMM_WORLD, "chain of %d links: full-rank check %.3f s, duplicated rod found and named in %.3f s\n", (int)n, t1 - t0, t3 - t2));
+  CHECK(PetscPrintf(PETSC_COMM_WORLD,
+                    "chain of %d links: full-rank check %.3f s, duplicated rod found and named in %.3f s\n", (int)n,
+                    t1 - t0, t3 - t2));
 }
 
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(test_rod_twice),
-    cmocka_unit_test(test_planar_loops),
-    cmocka_unit_test(test_chain_buried),
-    cmocka_unit_test(test_step_error_names_elements),
-    cmocka_unit_test(test_run_anyway),
-    cmocka_unit_test(test_inconsistent),
-    cmocka_unit_test(test_check_at_setup),
-    cmocka_unit_test(test_large_chain),
+    cmocka_unit_test(test_rod_twice),      cmocka_unit_test(test_planar_loops),
+    cmocka_unit_test(test_chain_buried),   cmocka_unit_test(test_step_error_names_elements),
+    cmocka_unit_test(test_run_anyway),     cmocka_unit_test(test_inconsistent),
+    cmocka_unit_test(test_check_at_setup), cmocka_unit_test(test_large_chain),
   };
   int fails;
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <gglmbs/gglmbs.h>
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 
 static void Fail(const char *fmt, ...)
 {
@@ -28,17 +28,19 @@ static void Fail(const char *fmt, ...)
 #define CHECK(call) assert_int_equal((int)(call), 0)
 
 /* The documented block preconditioner (docs/solvers.md), one rank and several. */
-static const char *const block_serial = "-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 "
-                                        "-pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower "
-                                        "-pc_fieldsplit_schur_precondition selfp "
-                                        "-fieldsplit_primal_ksp_type preonly -fieldsplit_primal_pc_type ilu "
-                                        "-fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu -fieldsplit_dual_pc_factor_mat_solver_type klu";
-static const char *const block_parallel = "-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 "
-                                          "-pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower "
-                                          "-pc_fieldsplit_schur_precondition selfp "
-                                          "-fieldsplit_primal_ksp_type preonly -fieldsplit_primal_pc_type bjacobi -fieldsplit_primal_sub_pc_type ilu "
-                                          "-fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu -fieldsplit_dual_pc_factor_mat_solver_type mumps "
-                                          "-fieldsplit_dual_mat_mumps_icntl_14 200";
+static const char *const block_serial =
+  "-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 "
+  "-pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower "
+  "-pc_fieldsplit_schur_precondition selfp "
+  "-fieldsplit_primal_ksp_type preonly -fieldsplit_primal_pc_type ilu "
+  "-fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu -fieldsplit_dual_pc_factor_mat_solver_type klu";
+static const char *const block_parallel =
+  "-mbs_fieldsplit_split primal_dual -ksp_type gmres -ksp_pc_side right -ksp_rtol 1e-8 "
+  "-pc_type fieldsplit -pc_fieldsplit_type schur -pc_fieldsplit_schur_fact_type lower "
+  "-pc_fieldsplit_schur_precondition selfp "
+  "-fieldsplit_primal_ksp_type preonly -fieldsplit_primal_pc_type bjacobi -fieldsplit_primal_sub_pc_type ilu "
+  "-fieldsplit_dual_ksp_type preonly -fieldsplit_dual_pc_type lu -fieldsplit_dual_pc_factor_mat_solver_type mumps "
+  "-fieldsplit_dual_mat_mumps_icntl_14 200";
 /* The reference: the default LU (UMFPACK on one rank, MUMPS on several) */
 static const char *const lu_serial   = "-ksp_type preonly -pc_type lu -pc_factor_mat_solver_type umfpack";
 static const char *const lu_parallel = "-ksp_type preonly -pc_type lu -pc_factor_mat_solver_type mumps";
@@ -66,7 +68,8 @@ static void BuildNet(PetscInt nx, PetscInt ny, MbsModel *model)
     }
   for (PetscInt j = 0; j < ny; j++)
     for (PetscInt i = 0; i < nx; i++) {
-      if (i + 1 < nx && j > 0) CHECK(MbsModelAddRod(*model, body[j * nx + i], NULL, body[j * nx + i + 1], NULL, s, NULL));
+      if (i + 1 < nx && j > 0)
+        CHECK(MbsModelAddRod(*model, body[j * nx + i], NULL, body[j * nx + i + 1], NULL, s, NULL));
       if (j + 1 < ny) CHECK(MbsModelAddRod(*model, body[j * nx + i], NULL, body[(j + 1) * nx + i], NULL, s, NULL));
     }
   CHECK(PetscFree(body));
@@ -88,7 +91,8 @@ typedef struct {
   PetscInt   linear; /* linear (Krylov) iterations */
 } Trajectory;
 
-static void RunNet(MbsModel model, const char *scheme, const char *opts, const char *extra, PetscInt steps, Trajectory *tr)
+static void RunNet(MbsModel model, const char *scheme, const char *opts, const char *extra, PetscInt steps,
+                   Trajectory *tr)
 {
   MbsStepper     st;
   MbsDiagnostics d;
@@ -104,7 +108,7 @@ static void RunNet(MbsModel model, const char *scheme, const char *opts, const c
   tr->steps = steps;
   CHECK(PetscMalloc3(steps + 1, &tr->q, steps + 1, &tr->p, steps + 1, &tr->E));
   CHECK(MbsStepperComputeDiagnostics(st, &d));
-  tr->E[0] = d.E;
+  tr->E[0]   = d.E;
   tr->linear = 0;
   for (PetscInt n = 1; n <= steps; n++) {
     PetscInt lits;
@@ -178,9 +182,14 @@ static void test_block_preconditioner_matches_lu(void **state)
     RunNet(model, schemes[s], size == 1 ? block_serial : block_parallel, extra, steps, &fs);
     Deviation(&fs, &lu, &dq, &dp);
     if (getenv("GGLMBS_TEST_VERBOSE"))
-      printf("%s: Newton its LU %d, block %d; linear its block %d; deviation q %.2e p %.2e\n", schemes[s], (int)lu.newton, (int)fs.newton, (int)fs.linear, (double)dq, (double)dp);
-    if (!(fs.linear > fs.newton)) Fail("%s: the block preconditioner made %d linear iterations in %d Newton iterations: not a Krylov solve\n", schemes[s], (int)fs.linear, (int)fs.newton);
-    if (!(dq <= 1e-10 && dp <= 1e-10)) Fail("%s: block-preconditioned trajectory deviates from LU's by %.3e (q) and %.3e (p) relative (> 1e-10)\n", schemes[s], (double)dq, (double)dp);
+      printf("%s: Newton its LU %d, block %d; linear its block %d; deviation q %.2e p %.2e\n", schemes[s],
+             (int)lu.newton, (int)fs.newton, (int)fs.linear, (double)dq, (double)dp);
+    if (!(fs.linear > fs.newton))
+      Fail("%s: the block preconditioner made %d linear iterations in %d Newton iterations: not a Krylov solve\n",
+           schemes[s], (int)fs.linear, (int)fs.newton);
+    if (!(dq <= 1e-10 && dp <= 1e-10))
+      Fail("%s: block-preconditioned trajectory deviates from LU's by %.3e (q) and %.3e (p) relative (> 1e-10)\n",
+           schemes[s], (double)dq, (double)dp);
     if (!strcmp(schemes[s], "em")) {
       for (PetscInt n = 1; n <= steps; n++) dE = PetscMax(dE, PetscAbsReal(fs.E[n] - fs.E[0]) / PetscAbsReal(fs.E[0]));
       if (!(dE <= 1e-10)) Fail("em: energy drift %.3e relative with the block preconditioner (> 1e-10)\n", (double)dE);
@@ -245,7 +254,9 @@ static void test_block_preconditioner_after_reset(void **state)
   CHECK(VecNorm(qlu, NORM_INFINITY, &norm));
   CHECK(VecAXPY(qfs, -1.0, qlu));
   CHECK(VecNorm(qfs, NORM_INFINITY, &diff));
-  if (!(diff <= 1e-10 * norm)) Fail("after a re-set-up the block-preconditioned state is %.3e from LU's (norm %.3e)\n", (double)diff, (double)norm);
+  if (!(diff <= 1e-10 * norm))
+    Fail("after a re-set-up the block-preconditioned state is %.3e from LU's (norm %.3e)\n", (double)diff,
+         (double)norm);
   CHECK(VecDestroy(&qlu));
   CHECK(VecDestroy(&qfs));
   CHECK(MbsModelDestroy(&model));
@@ -253,7 +264,8 @@ static void test_block_preconditioner_after_reset(void **state)
 
 /* Set up the stepper's KSP on an assembled Jacobian with the given options, and return the field
    split's sub-KSPs' prefixes, their sub-PC types and the sizes of their operators. */
-static void SetUpSplits(MbsModel model, const char *scheme, const char *opts, PetscInt *nsplit, char prefix[][64], char pctype[][32], PetscInt size[])
+static void SetUpSplits(MbsModel model, const char *scheme, const char *opts, PetscInt *nsplit, char prefix[][64],
+                        char pctype[][32], PetscInt size[])
 {
   MbsStepper st;
   SNES       snes;
@@ -305,10 +317,8 @@ static void test_fieldsplit_by_name(void **state)
     PetscInt    nfields;
     const char *field[5];
   } cases[] = {
-    {"em",   4, {"q", "p", "lambda", "gamma"}     },
-    {"em-g", 3, {"q", "p", "lambda"}              },
-    {"vi-s", 5, {"q", "p", "v", "lambda", "gamma"}},
-    {"vi-a", 5, {"q", "p", "v", "lambda", "gamma"}},
+    {"em", 4, {"q", "p", "lambda", "gamma"}},        {"em-g", 3, {"q", "p", "lambda"}},
+    {"vi-s", 5, {"q", "p", "v", "lambda", "gamma"}}, {"vi-a", 5, {"q", "p", "v", "lambda", "gamma"}},
     {"vi-b", 5, {"q", "p", "v", "lambda", "gamma"}},
   };
   MbsModel model;
@@ -317,7 +327,8 @@ static void test_fieldsplit_by_name(void **state)
   BuildNet(4, 3, &model);
   CHECK(MbsModelGetSizes(model, NULL, &nq, NULL, &nc));
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-    char     opts[1024] = "-ksp_type gmres -pc_type fieldsplit -pc_fieldsplit_type additive", prefix[5][64], type[5][32], want[64];
+    char opts[1024] = "-ksp_type gmres -pc_type fieldsplit -pc_fieldsplit_type additive", prefix[5][64], type[5][32],
+         want[64];
     PetscInt nsplit, size[5], ncoord = 0, ncon = 0;
     /* a distinct, valid PC type per field (a multiplier block is zero: only "none" sets up on it) */
     static const char *const pcs[5] = {"jacobi", "pbjacobi", "none", "none", "none"};
@@ -328,22 +339,35 @@ static void test_fieldsplit_by_name(void **state)
       strcat(opts, o);
     }
     SetUpSplits(model, cases[c].scheme, opts, &nsplit, prefix, type, size);
-    if (nsplit != cases[c].nfields) Fail("%s: %d splits, expected %d\n", cases[c].scheme, (int)nsplit, (int)cases[c].nfields);
+    if (nsplit != cases[c].nfields)
+      Fail("%s: %d splits, expected %d\n", cases[c].scheme, (int)nsplit, (int)cases[c].nfields);
     for (PetscInt f = 0; f < nsplit; f++) {
       const PetscBool con = (PetscBool)(!strcmp(cases[c].field[f], "lambda") || !strcmp(cases[c].field[f], "gamma"));
       snprintf(want, sizeof(want), "fieldsplit_%s_", cases[c].field[f]);
-      if (strcmp(prefix[f], want)) Fail("%s: split %d has prefix '%s', expected '%s'\n", cases[c].scheme, (int)f, prefix[f], want);
-      if (strcmp(type[f], con ? "none" : pcs[f])) Fail("%s: -%spc_type %s not applied (PC type %s)\n", cases[c].scheme, want, con ? "none" : pcs[f], type[f]);
-      if (size[f] != (con ? nc : nq)) Fail("%s: split %s has %d rows, expected %d\n", cases[c].scheme, cases[c].field[f], (int)size[f], (int)(con ? nc : nq));
-      if (con) ncon++;
-      else ncoord++;
+      if (strcmp(prefix[f], want))
+        Fail("%s: split %d has prefix '%s', expected '%s'\n", cases[c].scheme, (int)f, prefix[f], want);
+      if (strcmp(type[f], con ? "none" : pcs[f]))
+        Fail("%s: -%spc_type %s not applied (PC type %s)\n", cases[c].scheme, want, con ? "none" : pcs[f], type[f]);
+      if (size[f] != (con ? nc : nq))
+        Fail("%s: split %s has %d rows, expected %d\n", cases[c].scheme, cases[c].field[f], (int)size[f],
+             (int)(con ? nc : nq));
+      if (con)
+        ncon++;
+      else
+        ncoord++;
     }
-    snprintf(opts, sizeof(opts), "-mbs_fieldsplit_split primal_dual -ksp_type gmres -pc_type fieldsplit -pc_fieldsplit_type additive -fieldsplit_primal_pc_type jacobi -fieldsplit_dual_pc_type none");
+    snprintf(opts, sizeof(opts),
+             "-mbs_fieldsplit_split primal_dual -ksp_type gmres -pc_type fieldsplit -pc_fieldsplit_type additive "
+             "-fieldsplit_primal_pc_type jacobi -fieldsplit_dual_pc_type none");
     SetUpSplits(model, cases[c].scheme, opts, &nsplit, prefix, type, size);
     if (nsplit != 2) Fail("%s, primal_dual: %d splits, expected 2\n", cases[c].scheme, (int)nsplit);
-    if (strcmp(prefix[0], "fieldsplit_primal_") || strcmp(prefix[1], "fieldsplit_dual_")) Fail("%s, primal_dual: prefixes '%s', '%s'\n", cases[c].scheme, prefix[0], prefix[1]);
-    if (strcmp(type[0], "jacobi") || strcmp(type[1], "none")) Fail("%s, primal_dual: PC types %s, %s\n", cases[c].scheme, type[0], type[1]);
-    if (size[0] != ncoord * nq || size[1] != ncon * nc) Fail("%s, primal_dual: splits of %d and %d rows, expected %d and %d\n", cases[c].scheme, (int)size[0], (int)size[1], (int)(ncoord * nq), (int)(ncon * nc));
+    if (strcmp(prefix[0], "fieldsplit_primal_") || strcmp(prefix[1], "fieldsplit_dual_"))
+      Fail("%s, primal_dual: prefixes '%s', '%s'\n", cases[c].scheme, prefix[0], prefix[1]);
+    if (strcmp(type[0], "jacobi") || strcmp(type[1], "none"))
+      Fail("%s, primal_dual: PC types %s, %s\n", cases[c].scheme, type[0], type[1]);
+    if (size[0] != ncoord * nq || size[1] != ncon * nc)
+      Fail("%s, primal_dual: splits of %d and %d rows, expected %d and %d\n", cases[c].scheme, (int)size[0],
+           (int)size[1], (int)(ncoord * nq), (int)(ncon * nc));
   }
   CHECK(MbsModelDestroy(&model));
 }

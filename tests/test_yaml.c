@@ -17,7 +17,7 @@
 #include "mbstest.h"
 
 typedef struct {
-  const char *name;     /* tests/inputs/bad/<name>.yaml */
+  const char *name; /* tests/inputs/bad/<name>.yaml */
   int         line, column;
   const char *key;      /* the key path, NULL for YAML syntax errors */
   const char *expected; /* a phrase of "expected ..." */
@@ -25,103 +25,158 @@ typedef struct {
 } BadInput;
 
 static const BadInput bad_inputs[] = {
-  {"syntax_error",                  5,  4,  NULL,                           "invalid YAML: did not find expected '-' indicator", "line 4, column 3"},
-  {"unterminated_flow",             3,  7,  NULL,                           "invalid YAML: did not find expected ',' or '}'",    "flow mapping"},
-  {"invalid_utf8",                  4,  13, NULL,                           "invalid YAML: invalid leading UTF-8 octet",         ""},
-  {"second_document",               5,  1,  "(document)",                   "expected a single YAML document",                    "a second one"},
-  {"empty_document",                1,  1,  "(document)",                   "expected a mapping",                                 "an empty document"},
-  {"top_not_mapping",               1,  1,  "(document)",                   "expected a mapping",                                 "a sequence of 2 items"},
-  {"unknown_top_key",               2,  1,  "bodys",                        "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, output", "unknown key 'bodys'"},
-  {"unknown_key",                   6,  5,  "bodies[0].colour",             "one of the keys name, type, mass, position, velocity (particle)", "unknown key 'colour'"},
-  {"unknown_key_rigid_on_particle", 3,  42, "bodies[0].inertia",            "one of the keys name, type, mass, position, velocity (particle)", "unknown key 'inertia'"},
-  {"duplicate_key",                 7,  5,  "bodies[0].mass",               "each key at most once",                              "first at line 5, column 5"},
-  {"time_not_mapping",              1,  7,  "time",                         "expected a mapping {step: h, end: T}",               "'0.05'"},
-  {"bodies_not_sequence",           2,  9,  "bodies",                       "expected a sequence of bodies",                      "a mapping"},
-  {"mass_not_number",               3,  39, "bodies[0].mass",               "expected a positive number (mass in kg)",            "'heavy'"},
-  {"mass_quoted",                   3,  39, "bodies[0].mass",               "expected a positive number",                         "the quoted string \"1\""},
-  {"mass_sequence",                 5,  11, "bodies[0].mass",               "expected a positive number",                         "a sequence of 1 item"},
-  {"mass_empty",                    5,  10, "bodies[0].mass",               "expected a positive number",                         "an empty value"},
-  {"position_not_vector",           3,  52, "bodies[0].position",           "expected a 3-vector [x, y, z]",                      "a sequence of 2 items"},
-  {"position_component",            3,  56, "bodies[0].position[1]",        "expected a finite number",                           "'zero'"},
-  {"matrix_not_3x3",                8,  27, "bodies[0].orientation.matrix", "expected a 3x3 matrix",                              "a sequence of 2 items"},
-  {"matrix_row",                    11, 11, "bodies[0].orientation.matrix[1]", "expected a matrix row",                          "a sequence of 2 items"},
-  {"missing_time",                  2,  1,  "time",                         "expected a mapping {step: h, end: T}",               "the key is missing"},
-  {"missing_step",                  1,  7,  "time.step",                    "expected a positive number (time step in s)",        "the key is missing"},
-  {"missing_mass",                  3,  5,  "bodies[0].mass",               "expected a positive number (mass in kg)",            "the key is missing"},
-  {"missing_name",                  3,  5,  "bodies[0].name",               "expected a body name",                               "the key is missing"},
-  {"nan_velocity",                  3,  74, "bodies[0].velocity[0]",        "expected a finite number",                           "'.nan'"},
-  {"inf_end",                       1,  25, "time.end",                     "expected a positive number (final time in s)",       "'.inf'"},
-  {"overflow_gravity",              2,  17, "gravity[2]",                   "expected a finite number",                           "'-1e400'"},
-  {"negative_mass",                 3,  39, "bodies[0].mass",               "expected a positive number (mass in kg)",            "'-1'"},
-  {"zero_inertia",                  3,  52, "bodies[0].inertia[1]",         "expected a positive number (principal moment of inertia", "'0'"},
-  {"inertia_triangle",              3,  48, "bodies[0].inertia",            "expected principal moments with J_i < J_j + J_k",    "J3 = 2 >= J1 + J2 = 2"},
-  {"zero_step",                     1,  14, "time.step",                    "expected a positive number (time step in s)",        "'0'"},
-  {"negative_end",                  3,  8,  "time.end",                     "expected a positive number (final time in s)",       "'-10'"},
-  {"zero_rod_length",               5,  48, "joints[0].length",             "expected a positive number (rod length in m)",       "'0'"},
-  {"rod_coincident",                6,  5,  "joints[0].length",             "expected a positive number (rod length in m; required here because the rod's two points coincide", "the key is missing"},
-  {"zero_stiffness",                6,  47, "springs[0].stiffness",         "expected a positive number (stiffness in N/m)",      "'0'"},
-  {"negative_spring_length",        6,  60, "springs[0].length",            "expected a non-negative number (rest length in m)",  "'-1'"},
-  {"unknown_spring_type",           6,  12, "springs[0].type",              "expected a spring type (linear or quartic)",         "'cubic'"},
-  {"zero_every",                    4,  33, "output.every",                 "expected a positive integer",                        "'0'"},
-  {"fractional_every",              4,  17, "output.every",                 "expected a positive integer",                        "'2.5'"},
-  {"unknown_trajectory",            4,  48, "output.trajectory",            "expected one of xdmf, none",                         "'vtk'"},
-  {"not_orthonormal",               9,  15, "bodies[0].orientation.matrix", "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "max |R^T R - I| = 4.400e-05"},
-  {"reflection",                    9,  15, "bodies[0].orientation.matrix", "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "a reflection (determinant -1)"},
-  {"zero_axis",                     8,  25, "bodies[0].orientation.axis",   "expected a non-zero 3-vector (rotation axis)",       "[0, 0, 0]"},
-  {"matrix_and_axis",               8,  18, "bodies[0].orientation",        "expected either 'matrix' or 'axis' and 'angle'",     "both"},
-  {"unknown_body_type",             4,  24, "bodies[1].type",               "expected a body type (particle or rigid)",           "'soft'"},
-  {"duplicate_body",                5,  12, "bodies[2].name",               "expected a body name not used before",               "'bob', already the name of bodies[0]"},
-  {"ground_body_name",              3,  12, "bodies[0].name",               "expected a body name other than 'ground'",           "'ground'"},
-  {"chain_name_clash",              5,  12, "chains[0].name",               "are not names in 'bodies'",                          "body 'rope.2' is already bodies[0]"},
-  {"chain_count",                   3,  25, "chains[0].count",              "expected a positive integer (number of particles)",  "'0'"},
-  {"scheme_unknown",                2,  16, "scheme.type",                  "expected a registered scheme, one of: em",          "'vi-z'"},
-  {"scheme_parameter_foreign",      2,  20, "scheme.theta",                 "expected the key type or a parameter of scheme em (its parameters: none)", "unknown key 'theta'"},
-  {"scheme_parameter_default_type", 2,  10, "scheme.vartheta",              "a parameter of scheme em (its parameters: none)",   "unknown key 'vartheta'"},
-  {"scheme_theta_zero",             4,  10, "scheme.theta",                 "expected a real in (0",                              "'0'"},
-  {"scheme_vartheta_range",         2,  20, "scheme.vartheta",              "expected a real in [0",                              "'1.5'"},
-  {"scheme_theta_not_number",       2,  29, "scheme.theta",                 "expected a real in (0",                              "'half'"},
-  {"scheme_duplicate_parameter",    2,  34, "scheme.theta",                 "each key at most once",                              "first at line 2, column 22"},
-  {"unknown_body",                  5,  34, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'", "'bobb', which is not defined"},
-  {"unknown_chain_body",            5,  40, "joints[0].bodies[1]",          "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'", "'rope.5', which is not defined (chains[0] 'rope' has the members 0..4)"},
-  {"fixed_point_ground",            5,  31, "joints[0].body",               "(chains, rigid_chains, nets, meshes), not 'ground'",                                     "'ground'"},
-  {"unknown_joint_type",            5,  12, "joints[0].type",               "expected a joint type (fixed_point, spherical, rod or revolute)", "'hinge'"},
-  {"revolute_particle",             7,  20, "joints[0].bodies[1]",          "expected a rigid body or 'ground'",                  "particle 'bob'"},
-  {"self_joint",                    5,  37, "joints[0].bodies[1]",          "expected a body other than bodies[0]",               "'top' again"},
-  {"ground_to_ground",              5,  37, "springs[0].bodies[1]",         "expected a body other than bodies[0]",               "'ground' again"},
-  {"particle_point",                5,  60, "joints[0].points[1]",          "expected [0, 0, 0] (a particle is a point",          "[0.5, 0, 0] on a particle"},
-  {"empty_model",                   3,  9,  "bodies",                       "expected at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')", "an empty sequence"},
-  {"no_bodies",                     1,  1,  "bodies",                       "expected at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')", "the key is missing"},
-  {"rigid_chain_count",             3,  26, "rigid_chains[0].count",        "expected a positive integer (number of links)",      "'0'"},
-  {"rigid_chain_negative_count",    3,  26, "rigid_chains[0].count",        "expected a positive integer (number of links)",      "'-3'"},
-  {"rigid_chain_axis_zero",         3,  131, "rigid_chains[0].axis",        "expected a non-zero 3-vector (hinge axis of the revolute joints, world frame)", "[0, 0, 0]"},
-  {"rigid_chain_axis_parallel",     3,  131, "rigid_chains[0].axis",        "expected a hinge axis not parallel to 'direction'",  "[0, 0, 2], parallel to the direction [0, 0, -1]"},
-  {"rigid_chain_no_axis",           3,  5,  "rigid_chains[0].axis",         "expected a non-zero 3-vector (hinge axis",           "the key is missing"},
-  {"rigid_chain_axis_spherical",    3,  114, "rigid_chains[0].axis",        "expected no 'axis'",                                 "an axis for spherical joints"},
-  {"rigid_chain_joint_type",        3,  115, "rigid_chains[0].joint",       "expected a joint type (spherical or revolute)",      "'hinge'"},
-  {"rigid_chain_inertia",           3,  51, "rigid_chains[0].inertia",      "expected principal moments with J_i < J_j + J_k",    "J3 = 3e-06 >= J1 + J2 = 2e-06"},
-  {"net_count_zero",                3,  25, "nets[0].count[0]",             "expected a positive integer (number of nodes along the first direction)", "'0'"},
-  {"net_count_length",              3,  24, "nets[0].count",                "expected a sequence of two positive integers [nx, ny]", "a sequence of 1 item"},
-  {"net_fixed_range",               3,  84, "nets[0].fixed[1].i",           "expected an integer from -4 to 3 (node index i",     "'4'"},
-  {"net_fixed_empty",               3,  66, "nets[0].fixed[0]",             "expected a node set {i: n, j: m}, {i: n} or {j: m}", "neither 'i' nor 'j'"},
-  {"net_directions_parallel",       3,  70, "nets[0].directions",           "expected a sequence of two non-parallel 3-vectors",  "the parallel vectors [1, 0, 0] and [-2, 0, 0]"},
-  {"net_unknown_key",               3,  58, "nets[0].diagonals",            "expected one of the keys name, count, mass, spacing, origin, directions, fixed", "unknown key 'diagonals'"},
-  {"mesh_no_mass",                  3,  5,  "meshes[0]",                    "expected a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both", "neither"},
-  {"mesh_unknown_group",            3,  78, "meshes[0].fixed[1]",           "net5x4_quad41.msh (its named groups: 'corners', 'top', 'right', 'bottom', 'left', 'sheet')", "'roof', which it does not have"},
-  {"generator_name_duplicate",      5,  12, "rigid_chains[0].name",         "expected a rigid chain name not used by a body or another chain, rigid chain, net or mesh", "'rope', already the name of chains[0]"},
-  {"generator_name_body",           5,  12, "nets[0].name",                 "expected a net name not used by a body",             "'net', already the name of bodies[0]"},
-  {"net_member_clash",              5,  12, "nets[0].name",                 "expected a net name whose bodies '<name>.<i>.<j>' are not names in 'bodies'", "'net', whose body 'net.3.2' is already bodies[0]"},
-  {"net_prefix_clash",              3,  12, "nets[0].name",                 "are not those of another generator",                 "'n', whose nodes 'n.1.<j>' are already the bodies of rigid_chains[0] 'n.1'"},
-  {"unknown_net_member",            5,  31, "joints[0].body",               "expected the name of a body in 'bodies' or of a generated one", "'net.4.0', which is not defined (nets[0] 'net' has the nodes <i>.<j> with i < 4, j < 3)"},
-  {"unknown_mesh_member",           5,  31, "joints[0].body",               "expected the name of a body in 'bodies' or of a generated one", "'m.43', which is not defined (meshes[0] 'm' has no node with this tag)"},
-  {"huge_chain",                    4,  25, "chains[0].count",              "expected a model that fits in memory: 1000000000 particles need about", "(the physical memory of the ranks' machines; -mbs_memory_limit), got '1000000000'"},
-  {"huge_rigid_chain",              3,  26, "rigid_chains[0].count",        "expected a model that fits in memory: 2000000000 links need about", "got '2000000000'"},
-  {"huge_net",                      3,  24, "nets[0].count",                "expected a model that fits in memory: 100000 x 10000 nodes need about", "got a sequence of 2 items"},
-  {"steps_overflow",                2,  14, "time.step",                    "expected a time step giving at most 2147483646 steps up to 'end'", "got '1e-12', 1e+15 steps"},
-  {"chain_extent",                  4,  25, "chains[0].count",              "expected a chain whose members lie at finite positions (|start| + count x length <= 1e300)", "'10'"},
-  {"net_extent",                    3,  24, "nets[0].count",                "expected a net whose members lie at finite positions (|origin| + nx |step_i| + ny |step_j| <= 1e300)", "a sequence of 2 items"},
-  {"mesh_scale_overflow",           4,  21, NULL,                           "net5x4_quad41.msh:88: expected an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'", "beyond 1e300 apart or at infinity after scale and translation"},
-  {"subnormal_length",              3,  47, "chains[0].length",             "expected a positive number (length of each link in m)", "'1e-310'"},
-  {"direction_overflow",            3,  63, "chains[0].direction",          "expected a 3-vector of length from 1e-150 to 1e+150 (direction of the chain)", "[1e+300, 1e+300, 0]"},
+  {"syntax_error", 5, 4, NULL, "invalid YAML: did not find expected '-' indicator", "line 4, column 3"},
+  {"unterminated_flow", 3, 7, NULL, "invalid YAML: did not find expected ',' or '}'", "flow mapping"},
+  {"invalid_utf8", 4, 13, NULL, "invalid YAML: invalid leading UTF-8 octet", ""},
+  {"second_document", 5, 1, "(document)", "expected a single YAML document", "a second one"},
+  {"empty_document", 1, 1, "(document)", "expected a mapping", "an empty document"},
+  {"top_not_mapping", 1, 1, "(document)", "expected a mapping", "a sequence of 2 items"},
+  {"unknown_top_key", 2, 1, "bodys",
+   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, output",
+   "unknown key 'bodys'"},
+  {"unknown_key", 6, 5, "bodies[0].colour", "one of the keys name, type, mass, position, velocity (particle)",
+   "unknown key 'colour'"},
+  {"unknown_key_rigid_on_particle", 3, 42, "bodies[0].inertia",
+   "one of the keys name, type, mass, position, velocity (particle)", "unknown key 'inertia'"},
+  {"duplicate_key", 7, 5, "bodies[0].mass", "each key at most once", "first at line 5, column 5"},
+  {"time_not_mapping", 1, 7, "time", "expected a mapping {step: h, end: T}", "'0.05'"},
+  {"bodies_not_sequence", 2, 9, "bodies", "expected a sequence of bodies", "a mapping"},
+  {"mass_not_number", 3, 39, "bodies[0].mass", "expected a positive number (mass in kg)", "'heavy'"},
+  {"mass_quoted", 3, 39, "bodies[0].mass", "expected a positive number", "the quoted string \"1\""},
+  {"mass_sequence", 5, 11, "bodies[0].mass", "expected a positive number", "a sequence of 1 item"},
+  {"mass_empty", 5, 10, "bodies[0].mass", "expected a positive number", "an empty value"},
+  {"position_not_vector", 3, 52, "bodies[0].position", "expected a 3-vector [x, y, z]", "a sequence of 2 items"},
+  {"position_component", 3, 56, "bodies[0].position[1]", "expected a finite number", "'zero'"},
+  {"matrix_not_3x3", 8, 27, "bodies[0].orientation.matrix", "expected a 3x3 matrix", "a sequence of 2 items"},
+  {"matrix_row", 11, 11, "bodies[0].orientation.matrix[1]", "expected a matrix row", "a sequence of 2 items"},
+  {"missing_time", 2, 1, "time", "expected a mapping {step: h, end: T}", "the key is missing"},
+  {"missing_step", 1, 7, "time.step", "expected a positive number (time step in s)", "the key is missing"},
+  {"missing_mass", 3, 5, "bodies[0].mass", "expected a positive number (mass in kg)", "the key is missing"},
+  {"missing_name", 3, 5, "bodies[0].name", "expected a body name", "the key is missing"},
+  {"nan_velocity", 3, 74, "bodies[0].velocity[0]", "expected a finite number", "'.nan'"},
+  {"inf_end", 1, 25, "time.end", "expected a positive number (final time in s)", "'.inf'"},
+  {"overflow_gravity", 2, 17, "gravity[2]", "expected a finite number", "'-1e400'"},
+  {"negative_mass", 3, 39, "bodies[0].mass", "expected a positive number (mass in kg)", "'-1'"},
+  {"zero_inertia", 3, 52, "bodies[0].inertia[1]", "expected a positive number (principal moment of inertia", "'0'"},
+  {"inertia_triangle", 3, 48, "bodies[0].inertia", "expected principal moments with J_i < J_j + J_k",
+   "J3 = 2 >= J1 + J2 = 2"},
+  {"zero_step", 1, 14, "time.step", "expected a positive number (time step in s)", "'0'"},
+  {"negative_end", 3, 8, "time.end", "expected a positive number (final time in s)", "'-10'"},
+  {"zero_rod_length", 5, 48, "joints[0].length", "expected a positive number (rod length in m)", "'0'"},
+  {"rod_coincident", 6, 5, "joints[0].length",
+   "expected a positive number (rod length in m; required here because the rod's two points coincide",
+   "the key is missing"},
+  {"zero_stiffness", 6, 47, "springs[0].stiffness", "expected a positive number (stiffness in N/m)", "'0'"},
+  {"negative_spring_length", 6, 60, "springs[0].length", "expected a non-negative number (rest length in m)", "'-1'"},
+  {"unknown_spring_type", 6, 12, "springs[0].type", "expected a spring type (linear or quartic)", "'cubic'"},
+  {"zero_every", 4, 33, "output.every", "expected a positive integer", "'0'"},
+  {"fractional_every", 4, 17, "output.every", "expected a positive integer", "'2.5'"},
+  {"unknown_trajectory", 4, 48, "output.trajectory", "expected one of xdmf, none", "'vtk'"},
+  {"not_orthonormal", 9, 15, "bodies[0].orientation.matrix",
+   "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "max |R^T R - I| = 4.400e-05"},
+  {"reflection", 9, 15, "bodies[0].orientation.matrix",
+   "expected a rotation matrix (orthonormal to 1e-9, determinant +1)", "a reflection (determinant -1)"},
+  {"zero_axis", 8, 25, "bodies[0].orientation.axis", "expected a non-zero 3-vector (rotation axis)", "[0, 0, 0]"},
+  {"matrix_and_axis", 8, 18, "bodies[0].orientation", "expected either 'matrix' or 'axis' and 'angle'", "both"},
+  {"unknown_body_type", 4, 24, "bodies[1].type", "expected a body type (particle or rigid)", "'soft'"},
+  {"duplicate_body", 5, 12, "bodies[2].name", "expected a body name not used before",
+   "'bob', already the name of bodies[0]"},
+  {"ground_body_name", 3, 12, "bodies[0].name", "expected a body name other than 'ground'", "'ground'"},
+  {"chain_name_clash", 5, 12, "chains[0].name", "are not names in 'bodies'", "body 'rope.2' is already bodies[0]"},
+  {"chain_count", 3, 25, "chains[0].count", "expected a positive integer (number of particles)", "'0'"},
+  {"scheme_unknown", 2, 16, "scheme.type", "expected a registered scheme, one of: em", "'vi-z'"},
+  {"scheme_parameter_foreign", 2, 20, "scheme.theta",
+   "expected the key type or a parameter of scheme em (its parameters: none)", "unknown key 'theta'"},
+  {"scheme_parameter_default_type", 2, 10, "scheme.vartheta", "a parameter of scheme em (its parameters: none)",
+   "unknown key 'vartheta'"},
+  {"scheme_theta_zero", 4, 10, "scheme.theta", "expected a real in (0", "'0'"},
+  {"scheme_vartheta_range", 2, 20, "scheme.vartheta", "expected a real in [0", "'1.5'"},
+  {"scheme_theta_not_number", 2, 29, "scheme.theta", "expected a real in (0", "'half'"},
+  {"scheme_duplicate_parameter", 2, 34, "scheme.theta", "each key at most once", "first at line 2, column 22"},
+  {"unknown_body", 5, 34, "joints[0].bodies[1]",
+   "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'",
+   "'bobb', which is not defined"},
+  {"unknown_chain_body", 5, 40, "joints[0].bodies[1]",
+   "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'",
+   "'rope.5', which is not defined (chains[0] 'rope' has the members 0..4)"},
+  {"fixed_point_ground", 5, 31, "joints[0].body", "(chains, rigid_chains, nets, meshes), not 'ground'", "'ground'"},
+  {"unknown_joint_type", 5, 12, "joints[0].type", "expected a joint type (fixed_point, spherical, rod or revolute)",
+   "'hinge'"},
+  {"revolute_particle", 7, 20, "joints[0].bodies[1]", "expected a rigid body or 'ground'", "particle 'bob'"},
+  {"self_joint", 5, 37, "joints[0].bodies[1]", "expected a body other than bodies[0]", "'top' again"},
+  {"ground_to_ground", 5, 37, "springs[0].bodies[1]", "expected a body other than bodies[0]", "'ground' again"},
+  {"particle_point", 5, 60, "joints[0].points[1]", "expected [0, 0, 0] (a particle is a point",
+   "[0.5, 0, 0] on a particle"},
+  {"empty_model", 3, 9, "bodies",
+   "expected at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')",
+   "an empty sequence"},
+  {"no_bodies", 1, 1, "bodies",
+   "expected at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')",
+   "the key is missing"},
+  {"rigid_chain_count", 3, 26, "rigid_chains[0].count", "expected a positive integer (number of links)", "'0'"},
+  {"rigid_chain_negative_count", 3, 26, "rigid_chains[0].count", "expected a positive integer (number of links)",
+   "'-3'"},
+  {"rigid_chain_axis_zero", 3, 131, "rigid_chains[0].axis",
+   "expected a non-zero 3-vector (hinge axis of the revolute joints, world frame)", "[0, 0, 0]"},
+  {"rigid_chain_axis_parallel", 3, 131, "rigid_chains[0].axis", "expected a hinge axis not parallel to 'direction'",
+   "[0, 0, 2], parallel to the direction [0, 0, -1]"},
+  {"rigid_chain_no_axis", 3, 5, "rigid_chains[0].axis", "expected a non-zero 3-vector (hinge axis",
+   "the key is missing"},
+  {"rigid_chain_axis_spherical", 3, 114, "rigid_chains[0].axis", "expected no 'axis'", "an axis for spherical joints"},
+  {"rigid_chain_joint_type", 3, 115, "rigid_chains[0].joint", "expected a joint type (spherical or revolute)",
+   "'hinge'"},
+  {"rigid_chain_inertia", 3, 51, "rigid_chains[0].inertia", "expected principal moments with J_i < J_j + J_k",
+   "J3 = 3e-06 >= J1 + J2 = 2e-06"},
+  {"net_count_zero", 3, 25, "nets[0].count[0]",
+   "expected a positive integer (number of nodes along the first direction)", "'0'"},
+  {"net_count_length", 3, 24, "nets[0].count", "expected a sequence of two positive integers [nx, ny]",
+   "a sequence of 1 item"},
+  {"net_fixed_range", 3, 84, "nets[0].fixed[1].i", "expected an integer from -4 to 3 (node index i", "'4'"},
+  {"net_fixed_empty", 3, 66, "nets[0].fixed[0]", "expected a node set {i: n, j: m}, {i: n} or {j: m}",
+   "neither 'i' nor 'j'"},
+  {"net_directions_parallel", 3, 70, "nets[0].directions", "expected a sequence of two non-parallel 3-vectors",
+   "the parallel vectors [1, 0, 0] and [-2, 0, 0]"},
+  {"net_unknown_key", 3, 58, "nets[0].diagonals",
+   "expected one of the keys name, count, mass, spacing, origin, directions, fixed", "unknown key 'diagonals'"},
+  {"mesh_no_mass", 3, 5, "meshes[0]", "expected a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both",
+   "neither"},
+  {"mesh_unknown_group", 3, 78, "meshes[0].fixed[1]",
+   "net5x4_quad41.msh (its named groups: 'corners', 'top', 'right', 'bottom', 'left', 'sheet')",
+   "'roof', which it does not have"},
+  {"generator_name_duplicate", 5, 12, "rigid_chains[0].name",
+   "expected a rigid chain name not used by a body or another chain, rigid chain, net or mesh",
+   "'rope', already the name of chains[0]"},
+  {"generator_name_body", 5, 12, "nets[0].name", "expected a net name not used by a body",
+   "'net', already the name of bodies[0]"},
+  {"net_member_clash", 5, 12, "nets[0].name",
+   "expected a net name whose bodies '<name>.<i>.<j>' are not names in 'bodies'",
+   "'net', whose body 'net.3.2' is already bodies[0]"},
+  {"net_prefix_clash", 3, 12, "nets[0].name", "are not those of another generator",
+   "'n', whose nodes 'n.1.<j>' are already the bodies of rigid_chains[0] 'n.1'"},
+  {"unknown_net_member", 5, 31, "joints[0].body", "expected the name of a body in 'bodies' or of a generated one",
+   "'net.4.0', which is not defined (nets[0] 'net' has the nodes <i>.<j> with i < 4, j < 3)"},
+  {"unknown_mesh_member", 5, 31, "joints[0].body", "expected the name of a body in 'bodies' or of a generated one",
+   "'m.43', which is not defined (meshes[0] 'm' has no node with this tag)"},
+  {"huge_chain", 4, 25, "chains[0].count", "expected a model that fits in memory: 1000000000 particles need about",
+   "(the physical memory of the ranks' machines; -mbs_memory_limit), got '1000000000'"},
+  {"huge_rigid_chain", 3, 26, "rigid_chains[0].count",
+   "expected a model that fits in memory: 2000000000 links need about", "got '2000000000'"},
+  {"huge_net", 3, 24, "nets[0].count", "expected a model that fits in memory: 100000 x 10000 nodes need about",
+   "got a sequence of 2 items"},
+  {"steps_overflow", 2, 14, "time.step", "expected a time step giving at most 2147483646 steps up to 'end'",
+   "got '1e-12', 1e+15 steps"},
+  {"chain_extent", 4, 25, "chains[0].count",
+   "expected a chain whose members lie at finite positions (|start| + count x length <= 1e300)", "'10'"},
+  {"net_extent", 3, 24, "nets[0].count",
+   "expected a net whose members lie at finite positions (|origin| + nx |step_i| + ny |step_j| <= 1e300)",
+   "a sequence of 2 items"},
+  {"mesh_scale_overflow", 4, 21, NULL,
+   "net5x4_quad41.msh:88: expected an element whose nodes lie at finite, distinct positions after 'scale' and "
+   "'translation'",
+   "beyond 1e300 apart or at infinity after scale and translation"},
+  {"subnormal_length", 3, 47, "chains[0].length", "expected a positive number (length of each link in m)", "'1e-310'"},
+  {"direction_overflow", 3, 63, "chains[0].direction",
+   "expected a 3-vector of length from 1e-150 to 1e+150 (direction of the chain)", "[1e+300, 1e+300, 0]"},
 };
 
 static void ExpectContains(const char *name, const char *message, const char *part)
@@ -142,9 +197,12 @@ static void TestBadInput(void **state)
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   ClearError();
   ierr = MbsModelLoadYAML(model, path, &cfg);
-  if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT) fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", bad->name, PETSC_ERR_USER_INPUT, (int)ierr, error_message);
+  if (ierr != PETSC_ERR_USER_INPUT || error_code != PETSC_ERR_USER_INPUT)
+    fail_msg("%s: expected PETSC_ERR_USER_INPUT (%d), got %d: %s", bad->name, PETSC_ERR_USER_INPUT, (int)ierr,
+             error_message);
   snprintf(where, sizeof(where), "%s:%d:%d: ", path, bad->line, bad->column);
-  if (strncmp(error_message, where, strlen(where))) fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", bad->name, error_message, where);
+  if (strncmp(error_message, where, strlen(where)))
+    fail_msg("%s: the message\n  %s\ndoes not start with\n  %s", bad->name, error_message, where);
   if (bad->key) {
     snprintf(part, sizeof(part), "key '%s': expected ", bad->key);
     ExpectContains(bad->name, error_message, part);
@@ -204,16 +262,20 @@ static void TestMemoryLimit(void **state)
 
   (void)state;
   InputPath(path, sizeof(path), "tests/inputs/bad/memory_limit.yaml");
-  snprintf(where, sizeof(where), "%s:5:25: key 'chains[0].count': expected a model that fits in memory: 100000 particles need about ", path);
+  snprintf(where, sizeof(where),
+           "%s:5:25: key 'chains[0].count': expected a model that fits in memory: 100000 particles need about ", path);
   assert_int_equal(PetscOptionsSetValue(NULL, "-mbs_memory_limit", "100MiB"), 0);
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   assert_int_equal(MbsModelGetMemoryLimit(model, &limit), 0);
   assert_true(limit == 100 * 1048576);
   ClearError();
   ierr = MbsModelLoadYAML(model, path, &cfg);
-  if (ierr != PETSC_ERR_USER_INPUT) fail_msg("memory_limit: expected PETSC_ERR_USER_INPUT, got %d: %s", (int)ierr, error_message);
-  if (strncmp(error_message, where, strlen(where))) fail_msg("memory_limit: the message\n  %s\ndoes not start with\n  %s", error_message, where);
-  ExpectContains("memory_limit", error_message, "GiB (estimate), the limit is 100 MiB (-mbs_memory_limit), got '100000'");
+  if (ierr != PETSC_ERR_USER_INPUT)
+    fail_msg("memory_limit: expected PETSC_ERR_USER_INPUT, got %d: %s", (int)ierr, error_message);
+  if (strncmp(error_message, where, strlen(where)))
+    fail_msg("memory_limit: the message\n  %s\ndoes not start with\n  %s", error_message, where);
+  ExpectContains("memory_limit", error_message,
+                 "GiB (estimate), the limit is 100 MiB (-mbs_memory_limit), got '100000'");
   assert_int_equal(MbsModelGetNumBodies(model, &n), 0);
   assert_int_equal(n, 0); /* refused before anything was added */
   assert_int_equal(MbsModelDestroy(&model), 0);
@@ -224,7 +286,8 @@ static void TestMemoryLimit(void **state)
   ClearError();
   if (MbsModelLoadYAML(model, path, &cfg)) fail_msg("memory_limit without a limit: %s", error_message);
   assert_int_equal(MbsModelEstimateMemory(model, &estimate), 0);
-  if (!(estimate > 1.0 * 1073741824.0 && estimate < 2.0 * 1073741824.0)) fail_msg("memory_limit: estimate %g bytes, expected 1-2 GiB (measured peak RSS 1.48 GiB)", (double)estimate);
+  if (!(estimate > 1.0 * 1073741824.0 && estimate < 2.0 * 1073741824.0))
+    fail_msg("memory_limit: estimate %g bytes, expected 1-2 GiB (measured peak RSS 1.48 GiB)", (double)estimate);
   assert_int_equal(MbsModelDestroy(&model), 0);
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   assert_int_equal(MbsModelSetMemoryLimit(model, 1073741824), 0);
@@ -237,7 +300,8 @@ static void TestMemoryLimit(void **state)
   assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
   ClearError();
   assert_int_equal(MbsModelLoadYAML(model, path, &cfg), PETSC_ERR_ARG_WRONG);
-  ExpectContains("memory_limit", error_message, "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '4XB'");
+  ExpectContains("memory_limit", error_message,
+                 "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '4XB'");
   assert_int_equal(MbsModelDestroy(&model), 0);
   assert_int_equal(PetscOptionsClearValue(NULL, "-mbs_memory_limit"), 0);
 }
@@ -259,26 +323,26 @@ static void TestRunConfigDefaults(void **state)
 typedef struct {
   const char *file;
   PetscInt    nbodies;
-  PetscInt    nelements;          /* after loading: joints, springs, chain rods, one per rigid body */
-  PetscInt    nelements_setup;    /* after MbsModelSetUp: plus one gravity element per body if gravity != 0 */
+  PetscInt    nelements;       /* after loading: joints, springs, chain rods, one per rigid body */
+  PetscInt    nelements_setup; /* after MbsModelSetUp: plus one gravity element per body if gravity != 0 */
   PetscReal   dt, t_end, gravity_z;
   const char *scheme, *output_dir;
   PetscInt    output_every;
 } GoodInput;
 
 static const GoodInput good_inputs[] = {
-  {"inputs/pendulum3d.yaml",            1,    1,    2,    0.05,  10,  -9.81, "em",   "output/pendulum3d",     1 },
-  {"inputs/heavy_top.yaml",             1,    2,    3,    0.002, 2,   -9.81, "em",   "output/heavy_top",      1 },
-  {"inputs/four_particle.yaml",         4,    4,    4,    0.01,  10,  0,     "em",   "output/four_particle",  1 },
-  {"inputs/chain1000.yaml",             1000, 1000, 2000, 1e-3,  1.0, -9.81, "em",   "output/chain1000",      10},
-  {"tests/inputs/good/features.yaml",   5,    9,    14,   0.01,  1,   -9.81, "em",   "out/features",          1 },
-  {"tests/inputs/good/minimal.yaml",    1,    0,    0,    0.5,   2,   0,     "em",   "output",                1 },
-  {"tests/inputs/good/scheme_vi_b.yaml", 1,   1,    1,    0.01,  1,   0,     "vi-b", "output",                1 },
-  {"tests/inputs/good/scheme_vi_a.yaml", 1,   1,    1,    0.01,  1,   0,     "vi-a", "output",                1 },
-  {"inputs/rigid_chain1000.yaml",       1000, 2000, 3000, 1e-3,  0.2, -9.81, "em",   "output/rigid_chain1000", 10},
-  {"inputs/net100x100.yaml",            10000, 19801, 29801, 1e-3, 0.01, -9.81, "em",  "output/net100x100",      10},
-  {"inputs/mesh_net.yaml",              192,  357,  549,  1e-3,  2,   -9.81, "em",   "output/mesh_net",       10},
-  {"tests/inputs/good/generators.yaml", 46,   75,   121,  1e-3,  0.01, -9.81, "em",  "output",                1 },
+  {"inputs/pendulum3d.yaml", 1, 1, 2, 0.05, 10, -9.81, "em", "output/pendulum3d", 1},
+  {"inputs/heavy_top.yaml", 1, 2, 3, 0.002, 2, -9.81, "em", "output/heavy_top", 1},
+  {"inputs/four_particle.yaml", 4, 4, 4, 0.01, 10, 0, "em", "output/four_particle", 1},
+  {"inputs/chain1000.yaml", 1000, 1000, 2000, 1e-3, 1.0, -9.81, "em", "output/chain1000", 10},
+  {"tests/inputs/good/features.yaml", 5, 9, 14, 0.01, 1, -9.81, "em", "out/features", 1},
+  {"tests/inputs/good/minimal.yaml", 1, 0, 0, 0.5, 2, 0, "em", "output", 1},
+  {"tests/inputs/good/scheme_vi_b.yaml", 1, 1, 1, 0.01, 1, 0, "vi-b", "output", 1},
+  {"tests/inputs/good/scheme_vi_a.yaml", 1, 1, 1, 0.01, 1, 0, "vi-a", "output", 1},
+  {"inputs/rigid_chain1000.yaml", 1000, 2000, 3000, 1e-3, 0.2, -9.81, "em", "output/rigid_chain1000", 10},
+  {"inputs/net100x100.yaml", 10000, 19801, 29801, 1e-3, 0.01, -9.81, "em", "output/net100x100", 10},
+  {"inputs/mesh_net.yaml", 192, 357, 549, 1e-3, 2, -9.81, "em", "output/mesh_net", 10},
+  {"tests/inputs/good/generators.yaml", 46, 75, 121, 1e-3, 0.01, -9.81, "em", "output", 1},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -367,7 +431,8 @@ static void TestHeavyTopInvariants(void **state)
     Jz += qj[0] * pj[1] - qj[1] * pj[0];
   }
   energy += m * 9.81 * q[2];
-  if (PetscAbsReal(energy - E0) > 1e-14 * E0) fail_msg("heavy top: E0 = %.17g, expected %.17g", (double)energy, (double)E0);
+  if (PetscAbsReal(energy - E0) > 1e-14 * E0)
+    fail_msg("heavy top: E0 = %.17g, expected %.17g", (double)energy, (double)E0);
   if (PetscAbsReal(Jz - Jz0) > 1e-14 * Jz0) fail_msg("heavy top: Jz0 = %.17g, expected %.17g", (double)Jz, (double)Jz0);
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
@@ -426,11 +491,12 @@ static void TestSchemeParameters(void **state)
 
 int main(int argc, char **argv)
 {
-  const size_t      nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
-  const size_t      ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
-  struct CMUnitTest tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 7];
-  size_t            n = 0;
-  int               failed;
+  const size_t nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
+  const size_t ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
+  struct CMUnitTest
+         tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 7];
+  size_t n = 0;
+  int    failed;
 
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
   if (PetscPushErrorHandler(CaptureError, NULL)) return 1;
@@ -445,7 +511,8 @@ int main(int argc, char **argv)
     if (setenv("CMOCKA_XML_FILE", report, 1)) return 1;
   }
   cmocka_set_message_output(CM_OUTPUT_XML);
-  for (size_t i = 0; i < ngood; i++) tests[n++] = (struct CMUnitTest){good_inputs[i].file, TestGoodInput, NULL, NULL, (void *)&good_inputs[i]};
+  for (size_t i = 0; i < ngood; i++)
+    tests[n++] = (struct CMUnitTest){good_inputs[i].file, TestGoodInput, NULL, NULL, (void *)&good_inputs[i]};
   tests[n++] = (struct CMUnitTest){"heavy top invariants", TestHeavyTopInvariants, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"features", TestFeatures, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
@@ -453,7 +520,8 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};
-  for (size_t i = 0; i < nbad; i++) tests[n++] = (struct CMUnitTest){bad_inputs[i].name, TestBadInput, NULL, NULL, (void *)&bad_inputs[i]};
+  for (size_t i = 0; i < nbad; i++)
+    tests[n++] = (struct CMUnitTest){bad_inputs[i].name, TestBadInput, NULL, NULL, (void *)&bad_inputs[i]};
   failed = _cmocka_run_group_tests("yaml", tests, n, NULL, NULL);
   if (PetscPopErrorHandler()) return 1;
   if (PetscFinalize()) return 1;

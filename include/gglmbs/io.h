@@ -5,20 +5,20 @@
 #include <gglmbs/model.h>
 
 /* Run parameters read from an input file; the program applies them through the stepper's setters,
-   and the options database (-mbs_dt, -mbs_t_end, -mbs_output_dir, -mbs_output_every, -mbs_trajectory, -mbs_scheme, -mbs_theta, ...)
-   overrides them afterwards. */
+   and the options database (-mbs_dt, -mbs_t_end, -mbs_output_dir, -mbs_output_every, -mbs_trajectory, -mbs_scheme,
+   -mbs_theta, ...) overrides them afterwards. */
 #define MBS_RUNCONFIG_MAX_PARAMS 8
 
 typedef struct {
-  PetscReal dt;                          /* time: step */
-  PetscReal t_end;                       /* time: end */
-  char      scheme[64];                  /* scheme: type (default "em") */
-  PetscInt  nparams;                     /* scheme parameters given in the file, e.g. scheme: {type: vi-b, theta: 1} */
+  PetscReal dt;         /* time: step */
+  PetscReal t_end;      /* time: end */
+  char      scheme[64]; /* scheme: type (default "em") */
+  PetscInt  nparams;    /* scheme parameters given in the file, e.g. scheme: {type: vi-b, theta: 1} */
   char      param_name[MBS_RUNCONFIG_MAX_PARAMS][32];
   PetscReal param_value[MBS_RUNCONFIG_MAX_PARAMS];
   char      output_dir[PETSC_MAX_PATH_LEN]; /* output: directory (default "output") */
-  PetscInt  output_every;                /* output: every (default 1) */
-  char      trajectory[16];              /* output: trajectory, "xdmf" or "none" (default "": not given) */
+  PetscInt  output_every;                   /* output: every (default 1) */
+  char      trajectory[16];                 /* output: trajectory, "xdmf" or "none" (default "": not given) */
 } MbsRunConfig;
 
 PETSC_EXTERN PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *);

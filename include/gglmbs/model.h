@@ -16,8 +16,8 @@ typedef enum {
 } MbsBodyType; /* the value is the number of 3-vector coordinate blocks of the body */
 
 typedef enum {
-  MBS_SPRING_LINEAR,  /* V = k/2 (|x_b - x_a| - L)^2 */
-  MBS_SPRING_QUARTIC  /* V = k/2 (|x_b - x_a|^2 - L^2)^2 */
+  MBS_SPRING_LINEAR, /* V = k/2 (|x_b - x_a| - L)^2 */
+  MBS_SPRING_QUARTIC /* V = k/2 (|x_b - x_a|^2 - L^2)^2 */
 } MbsSpringType;
 
 PETSC_EXTERN PetscErrorCode MbsModelCreate(MPI_Comm, MbsModel *);
@@ -26,18 +26,31 @@ PETSC_EXTERN PetscErrorCode MbsModelGetComm(MbsModel, MPI_Comm *);
 PETSC_EXTERN PetscErrorCode MbsModelSetGravity(MbsModel, const PetscReal[3]);
 PETSC_EXTERN PetscErrorCode MbsModelGetGravity(MbsModel, PetscReal[3]);
 
-PETSC_EXTERN PetscErrorCode MbsModelAddParticle(MbsModel, const char name[], PetscReal mass, const PetscReal x[3], const PetscReal v[3], PetscInt *body);
-PETSC_EXTERN PetscErrorCode MbsModelAddRigidBody(MbsModel, const char name[], PetscReal mass, const PetscReal inertia[3], const PetscReal phi[3], const PetscReal R[9], const PetscReal v[3], const PetscReal omega[3], PetscInt *body);
+PETSC_EXTERN PetscErrorCode MbsModelAddParticle(MbsModel, const char name[], PetscReal mass, const PetscReal x[3],
+                                                const PetscReal v[3], PetscInt *body);
+PETSC_EXTERN PetscErrorCode MbsModelAddRigidBody(MbsModel, const char name[], PetscReal mass,
+                                                 const PetscReal inertia[3], const PetscReal phi[3],
+                                                 const PetscReal R[9], const PetscReal v[3], const PetscReal omega[3],
+                                                 PetscInt *body);
 PETSC_EXTERN PetscErrorCode MbsModelFindBody(MbsModel, const char name[], PetscInt *body);
 PETSC_EXTERN PetscErrorCode MbsModelGetNumBodies(MbsModel, PetscInt *);
 PETSC_EXTERN PetscErrorCode MbsModelGetNumElements(MbsModel, PetscInt *);
 
-PETSC_EXTERN PetscErrorCode MbsModelAddSpherical(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscInt *elem);
-PETSC_EXTERN PetscErrorCode MbsModelAddFixedPoint(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal world[3], PetscInt *elem);
-PETSC_EXTERN PetscErrorCode MbsModelAddRod(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal length, PetscInt *elem);
-PETSC_EXTERN PetscErrorCode MbsModelAddRevolute(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3], PetscInt *elem);
-PETSC_EXTERN PetscErrorCode MbsModelAddSpring(MbsModel, MbsSpringType, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal stiffness, PetscReal length, PetscInt *elem);
-PETSC_EXTERN PetscErrorCode MbsModelAddChain(MbsModel, const char name[], PetscInt count, PetscReal mass, PetscReal length, const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body);
+PETSC_EXTERN PetscErrorCode MbsModelAddSpherical(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                                 const PetscReal Xb[3], PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddFixedPoint(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal world[3],
+                                                  PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddRod(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                           const PetscReal Xb[3], PetscReal length, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddRevolute(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
+                                                PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3],
+                                                PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddSpring(MbsModel, MbsSpringType, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                              const PetscReal Xb[3], PetscReal stiffness, PetscReal length,
+                                              PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddChain(MbsModel, const char name[], PetscInt count, PetscReal mass,
+                                             PetscReal length, const PetscReal start[3], const PetscReal direction[3],
+                                             PetscInt *first_body);
 
 PETSC_EXTERN PetscErrorCode MbsModelGetPointPosition(MbsModel, PetscInt body, const PetscReal X[3], PetscReal x[3]);
 PETSC_EXTERN PetscErrorCode MbsModelSetBodyLabel(MbsModel, PetscInt body, const char label[]);
@@ -55,15 +68,18 @@ PETSC_EXTERN PetscErrorCode MbsModelViewPartition(MbsModel, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsModelCreateScatterToZero(MbsModel, Vec x, VecScatter *, Vec *x0);
 
 /* Sizes after MbsModelSetUp: coordinates and constraint rows, local (this rank) and global */
-PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local, PetscInt *ncon);
+PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local,
+                                             PetscInt *ncon);
 /* Initial state (q0, p0 = M v0) as new vectors in coordinate layout */
 PETSC_EXTERN PetscErrorCode MbsModelCreateInitialState(MbsModel, Vec *q, Vec *p);
 
 /* Adds the generalized force of a force f (world frame) acting at material point X of a body into F
    (coordinate layout, e.g. in an MbsExternalForceFn). Not collective: any rank may add to any body. */
-PETSC_EXTERN PetscErrorCode MbsModelAddPointForce(MbsModel, PetscInt body, const PetscReal X[3], const PetscReal f[3], Vec F);
+PETSC_EXTERN PetscErrorCode MbsModelAddPointForce(MbsModel, PetscInt body, const PetscReal X[3], const PetscReal f[3],
+                                                  Vec F);
 /* Global offset and number of the coordinates of a body in coordinate-layout vectors, and its owner rank */
-PETSC_EXTERN PetscErrorCode MbsModelGetBodyCoordinates(MbsModel, PetscInt body, PetscInt *offset, PetscInt *n, PetscMPIInt *owner);
+PETSC_EXTERN PetscErrorCode MbsModelGetBodyCoordinates(MbsModel, PetscInt body, PetscInt *offset, PetscInt *n,
+                                                       PetscMPIInt *owner);
 
 /* Generators of large models (src/model/generators.c) */
 typedef enum {
@@ -71,8 +87,18 @@ typedef enum {
   MBS_CHAIN_JOINT_REVOLUTE   /* links joined by revolute joints with a common hinge axis */
 } MbsChainJointType;
 
-PETSC_EXTERN PetscErrorCode MbsModelAddRigidChain(MbsModel, const char name[], PetscInt count, PetscReal mass, const PetscReal inertia[3], PetscReal length, const PetscReal start[3], const PetscReal direction[3], MbsChainJointType joint, const PetscReal axis[3], PetscInt *first_body);
-PETSC_EXTERN PetscErrorCode MbsModelAddNet(MbsModel, const char name[], PetscInt nx, PetscInt ny, PetscReal mass, const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body);
-PETSC_EXTERN PetscErrorCode MbsModelAddRodNetwork(MbsModel, const char name[], PetscInt nnodes, const PetscReal x[], const PetscInt node_id[], PetscInt nedges, const PetscInt edge[], PetscReal line_density, PetscReal node_mass, PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body);
+PETSC_EXTERN PetscErrorCode MbsModelAddRigidChain(MbsModel, const char name[], PetscInt count, PetscReal mass,
+                                                  const PetscReal inertia[3], PetscReal length,
+                                                  const PetscReal start[3], const PetscReal direction[3],
+                                                  MbsChainJointType joint, const PetscReal axis[3],
+                                                  PetscInt *first_body);
+PETSC_EXTERN PetscErrorCode MbsModelAddNet(MbsModel, const char name[], PetscInt nx, PetscInt ny, PetscReal mass,
+                                           const PetscReal origin[3], const PetscReal step_i[3],
+                                           const PetscReal step_j[3], PetscInt nfixed, const PetscInt fixed[],
+                                           PetscInt *first_body);
+PETSC_EXTERN PetscErrorCode MbsModelAddRodNetwork(MbsModel, const char name[], PetscInt nnodes, const PetscReal x[],
+                                                  const PetscInt node_id[], PetscInt nedges, const PetscInt edge[],
+                                                  PetscReal line_density, PetscReal node_mass, PetscInt nfixed,
+                                                  const PetscInt fixed[], PetscInt *first_body);
 
 #endif

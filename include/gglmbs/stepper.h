@@ -12,14 +12,13 @@ typedef struct _p_MbsStepper *MbsStepper;
 #define MBSSCHEMEEMG "em-g" /* Gonzalez (1999) energy-momentum scheme, primary constraints only */
 #define MBSSCHEMEVIS "vi-s" /* first-order GGL variational integrator, eq. (55) */
 #define MBSSCHEMEVIA "vi-a" /* GGL variational integrator A(theta), eq. (79); parameter theta (default 1/2) */
-#define MBSSCHEMEVIB "vi-b" /* GGL variational integrator B(Theta, vartheta), eq. (82); parameters theta = Theta (default 1), vartheta (default 1/2) */
+#define MBSSCHEMEVIB                                                                                                \
+  "vi-b" /* GGL variational integrator B(Theta, vartheta), eq. (82); parameters theta = Theta (default 1), vartheta \
+            (default 1/2) */
 
 /* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or
    q_n + h M^-1 p_n ("advanced", seed 004 Table 2). Multipliers start from the previous step's. */
-typedef enum {
-  MBS_PREDICTOR_SIMPLE,
-  MBS_PREDICTOR_ADVANCED
-} MbsPredictor;
+typedef enum { MBS_PREDICTOR_SIMPLE, MBS_PREDICTOR_ADVANCED } MbsPredictor;
 PETSC_EXTERN const char *const MbsPredictors[];
 
 /* A real parameter of a scheme (e.g. theta of vi-a), with its default and admissible range. */
@@ -33,22 +32,27 @@ typedef struct {
 
 /* Conserved quantities and constraint residuals of a state. */
 typedef struct {
-  PetscReal E, T, V;  /* total, kinetic, potential energy */
-  PetscReal J[3];     /* angular momentum about the origin, sum of q_i x p_i over all 3-vector blocks (directors too) */
-  PetscReal L[3];     /* linear momentum, sum of p over translational blocks */
-  PetscReal g_max;    /* max |g(q)| */
-  PetscReal gv_max;   /* max |G(q) M^-1 p| */
-  PetscBool has_Gv;   /* the scheme has its own velocity unknown v (vi-a, vi-b) and a step was taken */
-  PetscReal Gv_max;   /* max |G(q_theta) v| of the last step: the scheme's own velocity-level residual */
+  PetscReal E, T, V; /* total, kinetic, potential energy */
+  PetscReal J[3];    /* angular momentum about the origin, sum of q_i x p_i over all 3-vector blocks (directors too) */
+  PetscReal L[3];    /* linear momentum, sum of p over translational blocks */
+  PetscReal g_max;   /* max |g(q)| */
+  PetscReal gv_max;  /* max |G(q) M^-1 p| */
+  PetscBool has_Gv;  /* the scheme has its own velocity unknown v (vi-a, vi-b) and a step was taken */
+  PetscReal Gv_max;  /* max |G(q_theta) v| of the last step: the scheme's own velocity-level residual */
 } MbsDiagnostics;
 
+PETSC_EXTERN PetscErrorCode MbsStepperInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode (*create)(MbsStepper));
 PETSC_EXTERN PetscErrorCode MbsSchemeList(MPI_Comm, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, char names[], size_t len);
-PETSC_EXTERN PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def, PetscReal lo, PetscBool lo_open, PetscReal hi, const char help[]);
-PETSC_EXTERN PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[], const MbsSchemeParameter **param);
+PETSC_EXTERN PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def,
+                                                       PetscReal lo, PetscBool lo_open, PetscReal hi,
+                                                       const char help[]);
+PETSC_EXTERN PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[],
+                                                  const MbsSchemeParameter **param);
 PETSC_EXTERN PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], size_t len);
-PETSC_EXTERN PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *, PetscReal value, PetscBool *ok, char expected[], size_t len);
+PETSC_EXTERN PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *, PetscReal value, PetscBool *ok,
+                                                    char expected[], size_t len);
 
 PETSC_EXTERN PetscErrorCode MbsStepperCreate(MbsModel, MbsStepper *);
 PETSC_EXTERN PetscErrorCode MbsStepperDestroy(MbsStepper *);
@@ -84,7 +88,10 @@ PETSC_EXTERN PetscErrorCode MbsStepperWriteState(MbsStepper, const char filename
 
 /* Monitors: called with the initial state (step 0, or the restart step) and after every accepted step,
    whether the steps come from MbsStepperSolve() or from a host's own loop over MbsStepperStep(). */
-PETSC_EXTERN PetscErrorCode MbsStepperMonitorSet(MbsStepper, PetscErrorCode (*monitor)(MbsStepper, PetscInt step, PetscReal t, void *ctx), void *ctx, PetscErrorCode (*destroy)(void **ctx));
+PETSC_EXTERN PetscErrorCode MbsStepperMonitorSet(MbsStepper,
+                                                 PetscErrorCode (*monitor)(MbsStepper, PetscInt step, PetscReal t,
+                                                                           void *ctx),
+                                                 void *ctx, PetscErrorCode (*destroy)(void **ctx));
 PETSC_EXTERN PetscErrorCode MbsStepperMonitorCancel(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperMonitor(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperMonitorDefault(MbsStepper, PetscInt, PetscReal, void *);

@@ -1,10 +1,11 @@
-static const char help[] = "gglmbs: structure-preserving multibody dynamics.\n"
-                           "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b] [-mbs_theta theta] [-mbs_vartheta vartheta]\n"
-                           "              [-mbs_predictor simple|advanced] [-mbs_adapt] [-mbs_adapt_max_halvings n]\n"
-                           "              [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir] [-mbs_output_every n]\n"
-                           "              [-mbs_write_state file] [-mbs_trajectory xdmf] [-mbs_trajectory_every n]\n"
-                           "              [-mbs_checkpoint_every n] [-mbs_checkpoint file] [-mbs_restart file]\n"
-                           "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
+static const char help[] =
+  "gglmbs: structure-preserving multibody dynamics.\n"
+  "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b] [-mbs_theta theta] [-mbs_vartheta vartheta]\n"
+  "              [-mbs_predictor simple|advanced] [-mbs_adapt] [-mbs_adapt_max_halvings n]\n"
+  "              [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir] [-mbs_output_every n]\n"
+  "              [-mbs_write_state file] [-mbs_trajectory xdmf] [-mbs_trajectory_every n]\n"
+  "              [-mbs_checkpoint_every n] [-mbs_checkpoint file] [-mbs_restart file]\n"
+  "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
 
 #include <unistd.h>
 #include <petsctime.h>
@@ -12,9 +13,12 @@ static const char help[] = "gglmbs: structure-preserving multibody dynamics.\n"
 
 /* Errors a user can fix (bad input, a step that does not converge, files) are reported in one line;
    anything else gets PETSc's traceback. */
-static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n,
+                                         PetscErrorType p, const char *mess, void *ctx)
 {
-  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_NOT_CONVERGED || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FILE_WRITE || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_ARG_OUTOFRANGE || n == PETSC_ERR_SIG) {
+  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_NOT_CONVERGED || n == PETSC_ERR_FILE_OPEN ||
+      n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FILE_WRITE || n == PETSC_ERR_FILE_UNEXPECTED ||
+      n == PETSC_ERR_ARG_OUTOFRANGE || n == PETSC_ERR_SIG) {
     PetscMPIInt rank = 0;
     if (p == PETSC_ERROR_INITIAL) {
       if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
@@ -48,7 +52,8 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
       PetscCall(MbsSchemeList(PETSC_COMM_WORLD, NULL));
       PetscFunctionReturn(0);
     }
-    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "no input file: run as gglmbs -i input.yaml (gglmbs -help lists the options)");
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT,
+            "no input file: run as gglmbs -i input.yaml (gglmbs -help lists the options)");
   }
   PetscCall(MbsModelCreate(PETSC_COMM_WORLD, model_out));
   model = *model_out;
@@ -58,7 +63,8 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsStepperCreate(model, st_out));
   st = *st_out;
   PetscCall(MbsStepperSetType(st, cfg.scheme));
-  for (PetscInt i = 0; i < cfg.nparams; i++) PetscCall(MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]));
+  for (PetscInt i = 0; i < cfg.nparams; i++)
+    PetscCall(MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]));
   PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
   PetscCall(MbsStepperSetFinalTime(st, cfg.t_end));
   PetscCall(MbsStepperSetOutput(st, cfg.output_dir, cfg.output_every));
@@ -99,7 +105,12 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   its -= its0;
   PetscCall(MbsStepperGetTimeStep(st, &h));
   PetscCall(MbsStepperGetType(st, &type));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f%s\n", input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12), steps ? (double)its / steps : 0.0, step0 ? " (continued from a checkpoint)" : ""));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                        "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT
+                        " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT
+                        " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f%s\n",
+                        input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12),
+                        steps ? (double)its / steps : 0.0, step0 ? " (continued from a checkpoint)" : ""));
   PetscFunctionReturn(0);
 }
 

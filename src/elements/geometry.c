@@ -5,19 +5,17 @@
 static int PointDifferenceAddBody(int nblocks, const double X[3], double sign, double *w, int n, double c[3])
 {
   switch (nblocks) {
-  case 0:
-    for (int k = 0; k < 3; k++) c[k] += sign * X[k];
-    break;
-  case 1:
-    w[n++] = sign;
-    break;
-  case 4:
-    w[n++] = sign;
-    for (int i = 0; i < 3; i++) w[n++] = sign * X[i];
-    break;
-  default:
-    /* not a body type: leave its blocks at zero weight so the caller sees a constant difference */
-    for (int j = 0; j < nblocks; j++) w[n++] = 0.0;
+    case 0:
+      for (int k = 0; k < 3; k++) c[k] += sign * X[k];
+      break;
+    case 1: w[n++] = sign; break;
+    case 4:
+      w[n++] = sign;
+      for (int i = 0; i < 3; i++) w[n++] = sign * X[i];
+      break;
+    default:
+      /* not a body type: leave its blocks at zero weight so the caller sees a constant difference */
+      for (int j = 0; j < nblocks; j++) w[n++] = 0.0;
   }
   return n;
 }
@@ -27,7 +25,7 @@ void MbsElemPointDifference(const MbsElemData *e, double w[MBS_ELEM_MAX_BLOCKS],
   int n = 0;
 
   c[0] = c[1] = c[2] = 0.0;
-  n    = PointDifferenceAddBody(e->nblocks_a, e->Xa, 1.0, w, n, c);
+  n                  = PointDifferenceAddBody(e->nblocks_a, e->Xa, 1.0, w, n, c);
   (void)PointDifferenceAddBody(e->nblocks_b, e->Xb, -1.0, w, n, c);
 }
 

@@ -29,11 +29,11 @@ typedef struct {
   int    nblocks_a, nblocks_b; /* 0 ground, 1 particle, 4 rigid body */
   double Xa[3], Xb[3];         /* material points on a and b (world coordinates for ground) */
   double axis_a[3];            /* revolute: unit axis, body frame of a (world frame if a is ground) */
-  double perp_b[2][3];         /* revolute: two unit vectors of b orthogonal to b's axis (body frame of b, world if ground) */
-  double length;               /* rod length; spring rest length */
-  double stiffness;            /* spring stiffness */
-  double mass;                 /* gravity: mass of body a */
-  double gravity[3];           /* gravity: acceleration b, V = -m b . x_com */
+  double perp_b[2][3]; /* revolute: two unit vectors of b orthogonal to b's axis (body frame of b, world if ground) */
+  double length;       /* rod length; spring rest length */
+  double stiffness;    /* spring stiffness */
+  double mass;         /* gravity: mass of body a */
+  double gravity[3];   /* gravity: acceleration b, V = -m b . x_com */
 } MbsElemData;
 
 typedef struct {
@@ -65,7 +65,8 @@ void MbsElemPointDifference(const MbsElemData *e, double w[MBS_ELEM_MAX_BLOCKS],
 /* Evaluate d at q given w, c. */
 void MbsElemPointDifferenceEval(int nblocks, const double *w, const double c[3], const double *q, double d[3]);
 
-extern const MbsElemKernel MbsElemKernelRigidBody;     /* 6 internal constraints 1/2(di.di - 1), di.dj; a = rigid body, no b */
+extern const MbsElemKernel
+  MbsElemKernelRigidBody; /* 6 internal constraints 1/2(di.di - 1), di.dj; a = rigid body, no b */
 extern const MbsElemKernel MbsElemKernelSpherical;     /* 3 rows x_a(Xa) - x_b(Xb) */
 extern const MbsElemKernel MbsElemKernelRod;           /* 1 row 1/2 (|x_b - x_a|^2 / L^2 - 1) */
 extern const MbsElemKernel MbsElemKernelRevolute;      /* spherical rows + n_a . b1_b, n_a . b2_b */

@@ -101,9 +101,9 @@ static void RevoluteConstraintHessianMult(const MbsElemData *e, const double *mu
 }
 
 const MbsElemKernel MbsElemKernelRevolute = {
-  .name               = "revolute",
-  .ncon               = REVOLUTE_NCON,
-  .constraint         = RevoluteConstraint,
-  .constraint_hessian = RevoluteConstraintHessian,
+  .name                    = "revolute",
+  .ncon                    = REVOLUTE_NCON,
+  .constraint              = RevoluteConstraint,
+  .constraint_hessian      = RevoluteConstraintHessian,
   .constraint_hessian_mult = RevoluteConstraintHessianMult,
 };

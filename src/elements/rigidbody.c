@@ -8,14 +8,7 @@
 #define RIGID_NQ   12
 
 /* Director blocks (1..3) paired by each row; the first three rows pair a director with itself. */
-static const int rigid_pair[RIGID_NCON][2] = {
-  {1, 1},
-  {2, 2},
-  {3, 3},
-  {1, 2},
-  {1, 3},
-  {2, 3}
-};
+static const int rigid_pair[RIGID_NCON][2] = {{1, 1}, {2, 2}, {3, 3}, {1, 2}, {1, 3}, {2, 3}};
 
 static void RigidBodyConstraint(const MbsElemData *e, const double *q, double *g, double *G)
 {
@@ -69,9 +62,9 @@ static void RigidBodyConstraintHessianMult(const MbsElemData *e, const double *m
 }
 
 const MbsElemKernel MbsElemKernelRigidBody = {
-  .name               = "rigid_body",
-  .ncon               = RIGID_NCON,
-  .constraint         = RigidBodyConstraint,
-  .constraint_hessian = RigidBodyConstraintHessian,
+  .name                    = "rigid_body",
+  .ncon                    = RIGID_NCON,
+  .constraint              = RigidBodyConstraint,
+  .constraint_hessian      = RigidBodyConstraintHessian,
   .constraint_hessian_mult = RigidBodyConstraintHessianMult,
 };

@@ -22,7 +22,7 @@ static void RodConstraint(const MbsElemData *e, const double *q, double *g, doub
 static void RodConstraintHessian(const MbsElemData *e, double *H)
 {
   const int    nblocks = e->nblocks_a + e->nblocks_b, nq = 3 * nblocks;
-  const double inv_L2  = 1.0 / (e->length * e->length);
+  const double inv_L2 = 1.0 / (e->length * e->length);
   double       w[MBS_ELEM_MAX_BLOCKS], c[3];
 
   MbsElemPointDifference(e, w, c);
@@ -51,9 +51,9 @@ static void RodConstraintHessianMult(const MbsElemData *e, const double *mu, con
 }
 
 const MbsElemKernel MbsElemKernelRod = {
-  .name               = "rod",
-  .ncon               = 1,
-  .constraint         = RodConstraint,
-  .constraint_hessian = RodConstraintHessian,
+  .name                    = "rod",
+  .ncon                    = 1,
+  .constraint              = RodConstraint,
+  .constraint_hessian      = RodConstraintHessian,
   .constraint_hessian_mult = RodConstraintHessianMult,
 };

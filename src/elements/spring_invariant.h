@@ -30,7 +30,8 @@ typedef struct {
    whose secant has a closed form should supply it. */
 #define MBS_INVARIANT_MIDPOINT_RTOL 1e-10
 
-static inline void MbsInvariantSecantGeneric(const MbsInvariantPotential *pot, const MbsElemData *e, double pi0, double pi1, double *s, double *ds_dpi1)
+static inline void MbsInvariantSecantGeneric(const MbsInvariantPotential *pot, const MbsElemData *e, double pi0,
+                                             double pi1, double *s, double *ds_dpi1)
 {
   const double dpi = pi1 - pi0;
 
@@ -93,7 +94,8 @@ static inline double MbsInvariantEnergy(const MbsInvariantPotential *pot, const 
 }
 
 /* DV = f'(pi) Dpi */
-static inline void MbsInvariantGradient(const MbsInvariantPotential *pot, const MbsElemData *e, const double *q, double *dV)
+static inline void MbsInvariantGradient(const MbsInvariantPotential *pot, const MbsElemData *e, const double *q,
+                                        double *dV)
 {
   MbsInvariantGeometry geo;
   double               pi, df;
@@ -105,7 +107,8 @@ static inline void MbsInvariantGradient(const MbsInvariantPotential *pot, const 
 }
 
 /* D2V = f''(pi) Dpi Dpi^T + f'(pi) D2pi */
-static inline void MbsInvariantHessian(const MbsInvariantPotential *pot, const MbsElemData *e, const double *q, double *d2V)
+static inline void MbsInvariantHessian(const MbsInvariantPotential *pot, const MbsElemData *e, const double *q,
+                                       double *d2V)
 {
   MbsInvariantGeometry geo;
   double               Dpi[MBS_ELEM_MAX_NQ], pi, d2f;
@@ -124,7 +127,8 @@ static inline void MbsInvariantHessian(const MbsInvariantPotential *pot, const M
 /* Gonzalez discrete gradient DGV = s Dpi(qm), qm = (q0 + q1)/2, with the secant s = (f(pi1) - f(pi0)) / (pi1 - pi0)
    (pot->secant, or the generic one). Since pi is quadratic, Dpi(qm).(q1 - q0) = pi1 - pi0, which gives
    DGV.(q1 - q0) = V(q1) - V(q0) exactly. ddg = d(DGV)/dq1 = Dpi(qm) ds/dq1^T + s D2pi / 2 (may be NULL). */
-static inline void MbsInvariantDiscreteGradient(const MbsInvariantPotential *pot, const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
+static inline void MbsInvariantDiscreteGradient(const MbsInvariantPotential *pot, const MbsElemData *e,
+                                                const double *q0, const double *q1, double *dg, double *ddg)
 {
   MbsInvariantGeometry geo;
   double               qm[MBS_ELEM_MAX_NQ], Dpi1[MBS_ELEM_MAX_NQ], pi0, pi1, s, ds_dpi1;

@@ -60,7 +60,8 @@ static void SpringLinearHessian(const MbsElemData *e, const double *q, double *d
   MbsInvariantHessian(&spring_linear, e, q, d2V);
 }
 
-static void SpringLinearDiscreteGradient(const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
+static void SpringLinearDiscreteGradient(const MbsElemData *e, const double *q0, const double *q1, double *dg,
+                                         double *ddg)
 {
   MbsInvariantDiscreteGradient(&spring_linear, e, q0, q1, dg, ddg);
 }

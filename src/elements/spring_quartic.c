@@ -27,7 +27,8 @@ static void SpringQuarticSecant(const MbsElemData *e, double pi0, double pi1, do
   *ds_dpi1 = 0.5 * e->stiffness;
 }
 
-static const MbsInvariantPotential spring_quartic = {SpringQuarticF, SpringQuarticDF, SpringQuarticD2F, SpringQuarticSecant};
+static const MbsInvariantPotential spring_quartic = {SpringQuarticF, SpringQuarticDF, SpringQuarticD2F,
+                                                     SpringQuarticSecant};
 
 static double SpringQuarticEnergy(const MbsElemData *e, const double *q)
 {
@@ -44,7 +45,8 @@ static void SpringQuarticHessian(const MbsElemData *e, const double *q, double *
   MbsInvariantHessian(&spring_quartic, e, q, d2V);
 }
 
-static void SpringQuarticDiscreteGradient(const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg)
+static void SpringQuarticDiscreteGradient(const MbsElemData *e, const double *q0, const double *q1, double *dg,
+                                          double *ddg)
 {
   MbsInvariantDiscreteGradient(&spring_quartic, e, q0, q1, dg, ddg);
 }

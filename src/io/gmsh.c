@@ -37,15 +37,15 @@ typedef struct {
   char      **tok; /* the current line's whitespace-separated fields, in scratch */
   PetscInt    ntok, tokcap;
   PetscBool   v41, have_entities, have_nodes, have_elements, have_names;
-  PetscHMapI  node_index;  /* node tag -> node index */
-  PetscHMapIJ edge_index;  /* (smaller, larger node index) -> edge */
-  PetscHMapI  entity[4];   /* entity tag of each dimension -> offset in phys */
+  PetscHMapI  node_index;           /* node tag -> node index */
+  PetscHMapIJ edge_index;           /* (smaller, larger node index) -> edge */
+  PetscHMapI  entity[4];            /* entity tag of each dimension -> offset in phys */
   PetscInt   *phys, nphys, physcap; /* per entity: the count, then the physical tags */
   PetscInt    nnames, namecap;
   struct {
     PetscInt dim, tag, line;
     char    *name;
-  } *names;
+  } * names;
 } MbsGmshParser;
 
 typedef struct {
@@ -54,22 +54,23 @@ typedef struct {
 } MbsGmshElementType;
 
 static const MbsGmshElementType element_types[] = {
-  {1,  2,  1, "2-node line"                     },
-  {2,  3,  2, "3-node triangle"                 },
-  {3,  4,  2, "4-node quadrangle"               },
-  {15, 1,  0, "1-node point"                    },
-  {4,  4,  3, "4-node tetrahedron"              },
-  {5,  8,  3, "8-node hexahedron"               },
-  {6,  6,  3, "6-node prism"                    },
-  {7,  5,  3, "5-node pyramid"                  },
-  {8,  3,  1, "3-node second-order line"        },
-  {9,  6,  2, "6-node second-order triangle"    },
-  {10, 9,  2, "9-node second-order quadrangle"  },
+  {1, 2, 1, "2-node line"},
+  {2, 3, 2, "3-node triangle"},
+  {3, 4, 2, "4-node quadrangle"},
+  {15, 1, 0, "1-node point"},
+  {4, 4, 3, "4-node tetrahedron"},
+  {5, 8, 3, "8-node hexahedron"},
+  {6, 6, 3, "6-node prism"},
+  {7, 5, 3, "5-node pyramid"},
+  {8, 3, 1, "3-node second-order line"},
+  {9, 6, 2, "6-node second-order triangle"},
+  {10, 9, 2, "9-node second-order quadrangle"},
   {11, 10, 3, "10-node second-order tetrahedron"},
-  {16, 8,  2, "8-node second-order quadrangle"  },
+  {16, 8, 2, "8-node second-order quadrangle"},
 };
 
-static const char *const supported_types = "element type 1 (2-node line), 2 (3-node triangle), 3 (4-node quadrangle) or 15 (1-node point)";
+static const char *const supported_types =
+  "element type 1 (2-node line), 2 (3-node triangle), 3 (4-node quadrangle) or 15 (1-node point)";
 
 static const MbsGmshElementType *FindElementType(long long type)
 {
@@ -95,13 +96,15 @@ static PetscErrorCode FailAt(MbsGmshParser *p, PetscInt line, const char got[], 
   vsnprintf(expected, sizeof(expected), fmt, ap);
   va_end(ap);
   if (!got) {
-    if (p->eof) got = "the end of the file";
+    if (p->eof)
+      got = "the end of the file";
     else {
       snprintf(current, sizeof(current), "'%.60s%s'", p->text, strlen(p->text) > 60 ? "..." : "");
       got = current;
     }
   }
-  SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s%s%s:%" PetscInt_FMT ": expected %s, got %s", p->context ? p->context : "", p->context ? ": " : "", p->file, line, expected, got);
+  SETERRQ(p->comm, PETSC_ERR_USER_INPUT, "%s%s%s:%" PetscInt_FMT ": expected %s, got %s", p->context ? p->context : "",
+          p->context ? ": " : "", p->file, line, expected, got);
 }
 
 static PetscErrorCode Grow(MbsGmshParser *p, size_t need)
@@ -156,7 +159,8 @@ static PetscErrorCode NextLine(MbsGmshParser *p)
 }
 
 /* Field k of the current line as an integer in [lo, hi]; 'what' names it for the error. */
-static PetscErrorCode FieldInt(MbsGmshParser *p, PetscInt k, long long lo, long long hi, const char what[], PetscInt *value)
+static PetscErrorCode FieldInt(MbsGmshParser *p, PetscInt k, long long lo, long long hi, const char what[],
+                               PetscInt *value)
 {
   char     *end = NULL;
   long long v;
@@ -168,8 +172,10 @@ static PetscErrorCode FieldInt(MbsGmshParser *p, PetscInt k, long long lo, long 
     char got[MBS_GMSH_GOT_LEN];
 
     snprintf(got, sizeof(got), "'%.40s'", p->tok[k]);
-    if (hi == (long long)PETSC_MAX_INT) PetscCall(FailAt(p, p->line, got, "%s (an integer >= %lld)", what, lo));
-    else PetscCall(FailAt(p, p->line, got, "%s (an integer from %lld to %lld)", what, lo, hi));
+    if (hi == (long long)PETSC_MAX_INT)
+      PetscCall(FailAt(p, p->line, got, "%s (an integer >= %lld)", what, lo));
+    else
+      PetscCall(FailAt(p, p->line, got, "%s (an integer from %lld to %lld)", what, lo, hi));
   }
   *value = (PetscInt)v;
   PetscFunctionReturn(0);
@@ -208,7 +214,8 @@ static PetscErrorCode ExpectEnd(MbsGmshParser *p, const char section[], PetscInt
   PetscFunctionBegin;
   snprintf(end, sizeof(end), "$End%s", section);
   PetscCall(NextLine(p));
-  if (p->eof || p->ntok != 1 || strcmp(p->tok[0], end)) PetscCall(FailAt(p, p->line, NULL, "%s (closing $%s at line %" PetscInt_FMT ")%s", end, section, start_line, more));
+  if (p->eof || p->ntok != 1 || strcmp(p->tok[0], end))
+    PetscCall(FailAt(p, p->line, NULL, "%s (closing $%s at line %" PetscInt_FMT ")%s", end, section, start_line, more));
   PetscFunctionReturn(0);
 }
 
@@ -237,7 +244,8 @@ static PetscErrorCode ReadMeshFormat(MbsGmshParser *p, MbsGmshMesh *mesh)
   PetscCall(PetscStrncpy(mesh->version, p->tok[0], sizeof(mesh->version)));
   p->v41 = (PetscBool)!strcmp(p->tok[0], "4.1");
   PetscCall(FieldInt(p, 1, 0, 1, "the file type (0 for ASCII)", &file_type));
-  if (file_type != 0) PetscCall(FailAt(p, p->line, "file type 1 (binary)", "an ASCII mesh, file type 0 (in Gmsh: Mesh.Binary = 0)"));
+  if (file_type != 0)
+    PetscCall(FailAt(p, p->line, "file type 1 (binary)", "an ASCII mesh, file type 0 (in Gmsh: Mesh.Binary = 0)"));
   PetscCall(FieldInt(p, 2, 1, 16, "the data size", &data_size));
   PetscCall(ExpectEnd(p, "MeshFormat", start, ""));
   PetscFunctionReturn(0);
@@ -261,16 +269,19 @@ static PetscErrorCode ReadPhysicalNames(MbsGmshParser *p)
     PetscInt    dim, tag;
 
     PetscCall(NextLine(p));
-    if (p->eof || p->ntok < 3 || p->tok[0][0] == '$') PetscCall(FailAt(p, p->line, NULL, "physical name %" PetscInt_FMT " of %" PetscInt_FMT ": 'dimension tag \"name\"'", i + 1, n));
+    if (p->eof || p->ntok < 3 || p->tok[0][0] == '$')
+      PetscCall(FailAt(p, p->line, NULL,
+                       "physical name %" PetscInt_FMT " of %" PetscInt_FMT ": 'dimension tag \"name\"'", i + 1, n));
     PetscCall(FieldInt(p, 0, 0, 3, "the dimension of a physical group", &dim));
     PetscCall(FieldInt(p, 1, 1, PETSC_MAX_INT, "the tag of a physical group", &tag));
-    q     = strchr(p->text, '"');
+    q    = strchr(p->text, '"');
     qend = q ? strrchr(q + 1, '"') : NULL;
-    if (!q || !qend || qend == q + 1) PetscCall(FailAt(p, p->line, NULL, "a non-empty quoted name: 'dimension tag \"name\"'"));
+    if (!q || !qend || qend == q + 1)
+      PetscCall(FailAt(p, p->line, NULL, "a non-empty quoted name: 'dimension tag \"name\"'"));
     p->names[i].dim  = dim;
     p->names[i].tag  = tag;
     p->names[i].line = p->line;
-    namelen = (size_t)(qend - q - 1);
+    namelen          = (size_t)(qend - q - 1);
     PetscCall(PetscMalloc1(namelen + 1, &p->names[i].name));
     memcpy(p->names[i].name, q + 1, namelen);
     p->names[i].name[namelen] = 0;
@@ -312,7 +323,9 @@ static PetscErrorCode ReadEntities(MbsGmshParser *p)
       PetscInt tag, nphys, nbound = 0;
       char     what[160];
 
-      snprintf(what, sizeof(what), "%s entity %" PetscInt_FMT " of %" PetscInt_FMT ": %s", kinds[d], i + 1, count[d], d ? "'tag minX minY minZ maxX maxY maxZ numPhysicalTags physicalTag... numBounding tag...'" : "'tag X Y Z numPhysicalTags physicalTag...'");
+      snprintf(what, sizeof(what), "%s entity %" PetscInt_FMT " of %" PetscInt_FMT ": %s", kinds[d], i + 1, count[d],
+               d ? "'tag minX minY minZ maxX maxY maxZ numPhysicalTags physicalTag... numBounding tag...'"
+                 : "'tag X Y Z numPhysicalTags physicalTag...'");
       PetscCall(NextLine(p));
       if (p->eof || p->ntok < nfirst + 1 || p->tok[0][0] == '$') PetscCall(FailAt(p, p->line, NULL, "%s", what));
       PetscCall(FieldInt(p, 0, 1, PETSC_MAX_INT, "an entity tag", &tag));
@@ -320,7 +333,8 @@ static PetscErrorCode ReadEntities(MbsGmshParser *p)
       if (d) {
         if (p->ntok < nfirst + nphys + 2) PetscCall(FailAt(p, p->line, NULL, "%s", what));
         /* bounded by the fields left on the line, so that the count below cannot overflow */
-        PetscCall(FieldInt(p, nfirst + 1 + nphys, 0, p->ntok - nfirst - 2 - nphys, "the number of bounding entities", &nbound));
+        PetscCall(
+          FieldInt(p, nfirst + 1 + nphys, 0, p->ntok - nfirst - 2 - nphys, "the number of bounding entities", &nbound));
       }
       if (p->ntok != nfirst + 1 + nphys + (d ? 1 + nbound : 0)) PetscCall(FailAt(p, p->line, NULL, "%s", what));
       {
@@ -359,7 +373,8 @@ static PetscErrorCode AddNodeTag(MbsGmshParser *p, MbsGmshMesh *mesh, PetscInt i
     char     got[MBS_GMSH_GOT_LEN];
 
     PetscCall(PetscHMapIIterGet(p->node_index, it, &first));
-    snprintf(got, sizeof(got), "tag %" PetscInt_FMT " again (first at line %" PetscInt_FMT ")", tag, mesh->node_line[first]);
+    snprintf(got, sizeof(got), "tag %" PetscInt_FMT " again (first at line %" PetscInt_FMT ")", tag,
+             mesh->node_line[first]);
     PetscCall(FailAt(p, p->line, got, "a node tag not used before"));
   }
   PetscCall(PetscHMapIIterSet(p->node_index, it, index));
@@ -415,17 +430,24 @@ static PetscErrorCode ReadNodes(MbsGmshParser *p, MbsGmshMesh *mesh)
     PetscInt edim, etag, parametric, nb, block_line;
     char     what[160];
 
-    snprintf(what, sizeof(what), "node block %" PetscInt_FMT " of %" PetscInt_FMT ": 'entityDim entityTag parametric numNodesInBlock'", b + 1, nblocks);
+    snprintf(what, sizeof(what),
+             "node block %" PetscInt_FMT " of %" PetscInt_FMT ": 'entityDim entityTag parametric numNodesInBlock'",
+             b + 1, nblocks);
     PetscCall(ExpectRecord(p, 4, what));
     block_line = p->line;
     PetscCall(FieldInt(p, 0, 0, 3, "the entity dimension", &edim));
     PetscCall(FieldInt(p, 1, 0, PETSC_MAX_INT, "the entity tag", &etag));
     PetscCall(FieldInt(p, 2, 0, 1, "the parametric flag", &parametric));
-    PetscCall(FieldInt(p, 3, 0, n - done, "the number of nodes in the block (at most the nodes the header announces and earlier blocks do not hold)", &nb));
+    PetscCall(FieldInt(
+      p, 3, 0, n - done,
+      "the number of nodes in the block (at most the nodes the header announces and earlier blocks do not hold)", &nb));
     for (PetscInt i = 0; i < nb; i++) {
       PetscInt tag;
 
-      snprintf(what, sizeof(what), "the tag of node %" PetscInt_FMT " of %" PetscInt_FMT " of the block at line %" PetscInt_FMT ", alone on its line", i + 1, nb, block_line);
+      snprintf(what, sizeof(what),
+               "the tag of node %" PetscInt_FMT " of %" PetscInt_FMT " of the block at line %" PetscInt_FMT
+               ", alone on its line",
+               i + 1, nb, block_line);
       PetscCall(ExpectRecord(p, 1, what));
       PetscCall(FieldInt(p, 0, 1, PETSC_MAX_INT, "a node tag", &tag));
       PetscCall(AddNodeTag(p, mesh, done + i, tag));
@@ -433,7 +455,10 @@ static PetscErrorCode ReadNodes(MbsGmshParser *p, MbsGmshMesh *mesh)
     for (PetscInt i = 0; i < nb; i++) {
       const PetscInt nfields = parametric ? 3 + edim : 3;
 
-      snprintf(what, sizeof(what), "the coordinates of node %" PetscInt_FMT " of %" PetscInt_FMT " of the block at line %" PetscInt_FMT ": %s", i + 1, nb, block_line, parametric ? "'x y z' and the entity's parametric coordinates" : "'x y z'");
+      snprintf(what, sizeof(what),
+               "the coordinates of node %" PetscInt_FMT " of %" PetscInt_FMT " of the block at line %" PetscInt_FMT
+               ": %s",
+               i + 1, nb, block_line, parametric ? "'x y z' and the entity's parametric coordinates" : "'x y z'");
       PetscCall(ExpectRecord(p, nfields, what));
       PetscCall(ReadCoordinates(p, mesh, done + i, 0));
     }
@@ -449,7 +474,8 @@ static PetscErrorCode ReadNodes(MbsGmshParser *p, MbsGmshMesh *mesh)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode AddToGroup(MbsGmshParser *p, MbsGmshMesh *mesh, PetscInt dim, PetscInt tag, PetscInt nnodes, const PetscInt nodes[], PetscInt *cache)
+static PetscErrorCode AddToGroup(MbsGmshParser *p, MbsGmshMesh *mesh, PetscInt dim, PetscInt tag, PetscInt nnodes,
+                                 const PetscInt nodes[], PetscInt *cache)
 {
   MbsGmshGroup *g = NULL;
 
@@ -506,7 +532,8 @@ static PetscErrorCode AddEdge(MbsGmshParser *p, MbsGmshMesh *mesh, PetscInt a, P
 }
 
 /* One element from the fields first.. of the current line: its nodes become edges and join the groups. */
-static PetscErrorCode AddElement(MbsGmshParser *p, MbsGmshMesh *mesh, const MbsGmshElementType *type, PetscInt first, PetscInt dim, PetscInt nphys, const PetscInt phys[], PetscInt *cache)
+static PetscErrorCode AddElement(MbsGmshParser *p, MbsGmshMesh *mesh, const MbsGmshElementType *type, PetscInt first,
+                                 PetscInt dim, PetscInt nphys, const PetscInt phys[], PetscInt *cache)
 {
   PetscInt nodes[4];
 
@@ -551,8 +578,10 @@ static PetscErrorCode ElementType(MbsGmshParser *p, PetscInt field, const MbsGms
   if (!IsSupported(*type)) {
     char got[MBS_GMSH_GOT_LEN];
 
-    if (*type) snprintf(got, sizeof(got), "type %" PetscInt_FMT " (%s)", t, (*type)->what);
-    else snprintf(got, sizeof(got), "type %" PetscInt_FMT, t);
+    if (*type)
+      snprintf(got, sizeof(got), "type %" PetscInt_FMT " (%s)", t, (*type)->what);
+    else
+      snprintf(got, sizeof(got), "type %" PetscInt_FMT, t);
     PetscCall(FailAt(p, p->line, got, "%s", supported_types));
   }
   PetscFunctionReturn(0);
@@ -581,11 +610,18 @@ static PetscErrorCode ReadElements(MbsGmshParser *p, MbsGmshMesh *mesh)
       PetscInt                  tag, ntags, phys = 0;
 
       PetscCall(NextLine(p));
-      if (p->eof || p->ntok < 3 || p->tok[0][0] == '$') PetscCall(FailAt(p, p->line, NULL, "element %" PetscInt_FMT " of %" PetscInt_FMT ": 'tag type numTags tag... node...'", i + 1, n));
+      if (p->eof || p->ntok < 3 || p->tok[0][0] == '$')
+        PetscCall(FailAt(p, p->line, NULL,
+                         "element %" PetscInt_FMT " of %" PetscInt_FMT ": 'tag type numTags tag... node...'", i + 1,
+                         n));
       PetscCall(FieldInt(p, 0, 1, PETSC_MAX_INT, "an element tag", &tag));
       PetscCall(ElementType(p, 1, &type));
       PetscCall(FieldInt(p, 2, 0, p->ntok - 3, "the number of element tags", &ntags));
-      if (p->ntok != 3 + ntags + type->nnodes) PetscCall(FailAt(p, p->line, NULL, "element %" PetscInt_FMT " of %" PetscInt_FMT " with %" PetscInt_FMT " tags and the %d nodes of a %s: %" PetscInt_FMT " fields", i + 1, n, ntags, type->nnodes, type->what, 3 + ntags + type->nnodes));
+      if (p->ntok != 3 + ntags + type->nnodes)
+        PetscCall(FailAt(p, p->line, NULL,
+                         "element %" PetscInt_FMT " of %" PetscInt_FMT " with %" PetscInt_FMT
+                         " tags and the %d nodes of a %s: %" PetscInt_FMT " fields",
+                         i + 1, n, ntags, type->nnodes, type->what, 3 + ntags + type->nnodes));
       if (ntags) PetscCall(FieldInt(p, 3, 0, PETSC_MAX_INT, "the physical tag of the element", &phys));
       PetscCall(AddElement(p, mesh, type, 3 + ntags, type->dim, phys ? 1 : 0, &phys, &cache));
     }
@@ -597,13 +633,19 @@ static PetscErrorCode ReadElements(MbsGmshParser *p, MbsGmshMesh *mesh)
     PetscInt                  edim, etag, nb, block_line, nphys = 0, *phys = NULL;
     char                      what[192];
 
-    snprintf(what, sizeof(what), "element block %" PetscInt_FMT " of %" PetscInt_FMT ": 'entityDim entityTag elementType numElementsInBlock'", b + 1, nblocks);
+    snprintf(what, sizeof(what),
+             "element block %" PetscInt_FMT " of %" PetscInt_FMT
+             ": 'entityDim entityTag elementType numElementsInBlock'",
+             b + 1, nblocks);
     PetscCall(ExpectRecord(p, 4, what));
     block_line = p->line;
     PetscCall(FieldInt(p, 0, 0, 3, "the entity dimension", &edim));
     PetscCall(FieldInt(p, 1, 0, PETSC_MAX_INT, "the entity tag", &etag));
     PetscCall(ElementType(p, 2, &type));
-    PetscCall(FieldInt(p, 3, 0, n - done, "the number of elements in the block (at most the elements the header announces and earlier blocks do not hold)", &nb));
+    PetscCall(FieldInt(
+      p, 3, 0, n - done,
+      "the number of elements in the block (at most the elements the header announces and earlier blocks do not hold)",
+      &nb));
     if (p->have_entities) {
       PetscInt off;
 
@@ -620,7 +662,10 @@ static PetscErrorCode ReadElements(MbsGmshParser *p, MbsGmshMesh *mesh)
     for (PetscInt i = 0; i < nb; i++) {
       PetscInt tag;
 
-      snprintf(what, sizeof(what), "element %" PetscInt_FMT " of %" PetscInt_FMT " of the block at line %" PetscInt_FMT ": 'tag' and the %d node tags of a %s", i + 1, nb, block_line, type->nnodes, type->what);
+      snprintf(what, sizeof(what),
+               "element %" PetscInt_FMT " of %" PetscInt_FMT " of the block at line %" PetscInt_FMT
+               ": 'tag' and the %d node tags of a %s",
+               i + 1, nb, block_line, type->nnodes, type->what);
       PetscCall(ExpectRecord(p, 1 + type->nnodes, what));
       PetscCall(FieldInt(p, 0, 1, PETSC_MAX_INT, "an element tag", &tag));
       PetscCall(AddElement(p, mesh, type, 1, edim, nphys, phys, &cache));
@@ -658,7 +703,8 @@ static PetscErrorCode SkipSection(MbsGmshParser *p)
 static PetscErrorCode FinishGroups(MbsGmshParser *p, MbsGmshMesh *mesh)
 {
   PetscFunctionBegin;
-  for (PetscInt k = 0; k < mesh->ngroups; k++) PetscCall(PetscSortRemoveDupsInt(&mesh->groups[k].nnodes, mesh->groups[k].nodes));
+  for (PetscInt k = 0; k < mesh->ngroups; k++)
+    PetscCall(PetscSortRemoveDupsInt(&mesh->groups[k].nnodes, mesh->groups[k].nodes));
   for (PetscInt i = 0; i < p->nnames; i++) {
     PetscInt cache = -1;
 
@@ -668,7 +714,8 @@ static PetscErrorCode FinishGroups(MbsGmshParser *p, MbsGmshMesh *mesh)
     if (mesh->groups[cache].name) {
       char got[MBS_GMSH_GOT_LEN];
 
-      snprintf(got, sizeof(got), "dimension %" PetscInt_FMT ", tag %" PetscInt_FMT " named again", p->names[i].dim, p->names[i].tag);
+      snprintf(got, sizeof(got), "dimension %" PetscInt_FMT ", tag %" PetscInt_FMT " named again", p->names[i].dim,
+               p->names[i].tag);
       PetscCall(FailAt(p, p->names[i].line, got, "one name per physical group"));
     }
     mesh->groups[cache].name = p->names[i].name;
@@ -682,18 +729,26 @@ static PetscErrorCode Parse(MbsGmshParser *p, MbsGmshMesh *mesh)
   PetscFunctionBegin;
   PetscCall(NextLine(p));
   if (p->eof) PetscCall(FailAt(p, p->line, "an empty file", "a Gmsh mesh starting with $MeshFormat"));
-  if (p->ntok != 1 || strcmp(p->tok[0], "$MeshFormat")) PetscCall(FailAt(p, p->line, NULL, "$MeshFormat (a Gmsh .msh file starts with it)"));
+  if (p->ntok != 1 || strcmp(p->tok[0], "$MeshFormat"))
+    PetscCall(FailAt(p, p->line, NULL, "$MeshFormat (a Gmsh .msh file starts with it)"));
   PetscCall(ReadMeshFormat(p, mesh));
   for (;;) {
     PetscCall(NextLine(p));
     if (p->eof) break;
-    if (p->ntok != 1 || p->tok[0][0] != '$' || !strncmp(p->tok[0], "$End", 4)) PetscCall(FailAt(p, p->line, NULL, "a section such as $Nodes or $Elements"));
-    if (!strcmp(p->tok[0], "$PhysicalNames")) PetscCall(ReadPhysicalNames(p));
-    else if (!strcmp(p->tok[0], "$Entities")) PetscCall(ReadEntities(p));
-    else if (!strcmp(p->tok[0], "$Nodes")) PetscCall(ReadNodes(p, mesh));
-    else if (!strcmp(p->tok[0], "$Elements")) PetscCall(ReadElements(p, mesh));
-    else if (!strcmp(p->tok[0], "$MeshFormat")) PetscCall(FailAt(p, p->line, NULL, "one $MeshFormat section"));
-    else PetscCall(SkipSection(p));
+    if (p->ntok != 1 || p->tok[0][0] != '$' || !strncmp(p->tok[0], "$End", 4))
+      PetscCall(FailAt(p, p->line, NULL, "a section such as $Nodes or $Elements"));
+    if (!strcmp(p->tok[0], "$PhysicalNames"))
+      PetscCall(ReadPhysicalNames(p));
+    else if (!strcmp(p->tok[0], "$Entities"))
+      PetscCall(ReadEntities(p));
+    else if (!strcmp(p->tok[0], "$Nodes"))
+      PetscCall(ReadNodes(p, mesh));
+    else if (!strcmp(p->tok[0], "$Elements"))
+      PetscCall(ReadElements(p, mesh));
+    else if (!strcmp(p->tok[0], "$MeshFormat"))
+      PetscCall(FailAt(p, p->line, NULL, "one $MeshFormat section"));
+    else
+      PetscCall(SkipSection(p));
   }
   if (!p->have_nodes) PetscCall(FailAt(p, p->line, NULL, "a $Nodes section"));
   if (!p->have_elements) PetscCall(FailAt(p, p->line, NULL, "an $Elements section"));
@@ -762,7 +817,9 @@ PetscErrorCode MbsGmshRead(MPI_Comm comm, const char filename[], const char cont
   PetscCall(PetscMemzero(mesh, sizeof(*mesh)));
   PetscCall(MbsReadFileBroadcast(comm, filename, &bytes, &nbytes, &status));
   if (status) {
-    if (context) SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: expected a readable Gmsh mesh file, got '%s' (%s)", context, filename, strerror(status));
+    if (context)
+      SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: expected a readable Gmsh mesh file, got '%s' (%s)", context, filename,
+              strerror(status));
     SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the mesh file: %s", filename, strerror(status));
   }
 

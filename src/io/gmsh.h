@@ -26,8 +26,8 @@ typedef struct {
   PetscInt     *node_edges; /* number of edges at each node */
   PetscReal    *x;          /* coordinates, 3 per node */
   PetscInt      nedges, edge_cap;
-  PetscInt     *edge;       /* two node indices per edge */
-  PetscInt     *edge_line;  /* line of the first element with the edge */
+  PetscInt     *edge;      /* two node indices per edge */
+  PetscInt     *edge_line; /* line of the first element with the edge */
   PetscInt      ngroups, group_cap;
   MbsGmshGroup *groups;
 } MbsGmshMesh;

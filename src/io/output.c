@@ -41,7 +41,7 @@ static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp
   if (fputs(MbsDiagnosticsHeader, out) < 0) err = errno ? errno : EIO;
   if (fgets(line, sizeof(line), in)) { /* skip the old header */
     while (!err && fgets(line, sizeof(line), in)) {
-      long long step;
+      long long    step;
       const size_t n = strlen(line);
       if (!n || line[n - 1] != '\n') break; /* a row cut short (the run was killed as it wrote it) */
       if (sscanf(line, "%lld,", &step) != 1 || step > keep_upto) break;
@@ -84,7 +84,8 @@ PetscErrorCode MbsMakeDirectory(MPI_Comm comm, const char directory[])
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], PetscInt keep_upto, MbsDiagnosticsFile *file)
+PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], PetscInt keep_upto,
+                                      MbsDiagnosticsFile *file)
 {
   MbsDiagnosticsFile f;
   PetscMPIInt        rank;
@@ -98,7 +99,8 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Pet
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   f->last_kept = -1;
   if (rank == 0) {
-    if (keep_upto >= 0) err = MbsDiagnosticsReopen(f->path, keep_upto, &f->fp, &f->last_kept);
+    if (keep_upto >= 0)
+      err = MbsDiagnosticsReopen(f->path, keep_upto, &f->fp, &f->last_kept);
     else {
       f->fp = fopen(f->path, "w");
       if (!f->fp || fputs(MbsDiagnosticsHeader, f->fp) < 0 || fflush(f->fp)) err = errno ? errno : EIO;
@@ -118,7 +120,8 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Pet
 /* A row is written whole or not at all: it goes out in one write() past the stdio buffer (empty after
    the header), and a write that fails (disk full, I/O error) is cut back to the end of the last whole
    row, so the file stays a valid CSV that a restart can continue. */
-PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, PetscReal t, const MbsDiagnostics *d, PetscInt newton_its)
+PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, PetscReal t, const MbsDiagnostics *d,
+                                       PetscInt newton_its)
 {
   int  err    = 0;
   char Gv[32] = ""; /* the scheme's own velocity-level residual, empty for schemes without one */
@@ -127,21 +130,30 @@ PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, Pets
   PetscFunctionBegin;
   if (d->has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), "%.17g", (double)d->Gv_max));
   if (f->fp) {
-    const int   fd  = fileno(f->fp);
-    const int   len = snprintf(row, sizeof(row), "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT ",%s\n", step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its, Gv);
+    const int fd  = fileno(f->fp);
+    const int len = snprintf(
+      row, sizeof(row),
+      "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT
+      ",%s\n",
+      step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2],
+      (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its, Gv);
     const off_t end = lseek(fd, 0, SEEK_END);
 
     if (len < 0 || len >= (int)sizeof(row)) err = EOVERFLOW;
     for (size_t done = 0; !err && done < (size_t)len;) {
       const ssize_t n = write(fd, row + done, (size_t)len - done);
-      if (n > 0) done += (size_t)n;
-      else if (n < 0 && errno == EINTR) continue;
-      else err = n < 0 ? errno : ENOSPC;
+      if (n > 0)
+        done += (size_t)n;
+      else if (n < 0 && errno == EINTR)
+        continue;
+      else
+        err = n < 0 ? errno : ENOSPC;
     }
     if (err && end >= 0 && !ftruncate(fd, end)) (void)lseek(fd, end, SEEK_SET);
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, f->comm));
-  PetscCheck(!err, f->comm, PETSC_ERR_FILE_WRITE, "Writing '%s' failed at step %" PetscInt_FMT ": %s", f->path, step, strerror(err));
+  PetscCheck(!err, f->comm, PETSC_ERR_FILE_WRITE, "Writing '%s' failed at step %" PetscInt_FMT ": %s", f->path, step,
+             strerror(err));
   PetscFunctionReturn(0);
 }
 

@@ -34,7 +34,8 @@ static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], char **bytes, PetscMPIInt *nbytes, int *status)
+PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], char **bytes, PetscMPIInt *nbytes,
+                                    int *status)
 {
   PetscMPIInt rank;
   PetscInt64  header[2] = {0, 0}; /* length, errno */

@@ -46,11 +46,14 @@ PetscErrorCode MbsStepperWriteState(MbsStepper st, const char filename[])
     PetscCall(VecGetArrayRead(q0, &qa));
     PetscCall(VecGetArrayRead(p0, &pa));
     fp = fopen(tmp, "w");
-    if (!fp) err = errno;
+    if (!fp)
+      err = errno;
     else {
       if (fprintf(fp, "index,q,p\n") < 0) err = errno ? errno : EIO;
       for (PetscInt i = 0; i < n && !err; i++)
-        if (fprintf(fp, "%" PetscInt_FMT ",%.17g,%.17g\n", i, (double)PetscRealPart(qa[i]), (double)PetscRealPart(pa[i])) < 0) err = errno ? errno : EIO;
+        if (fprintf(fp, "%" PetscInt_FMT ",%.17g,%.17g\n", i, (double)PetscRealPart(qa[i]),
+                    (double)PetscRealPart(pa[i])) < 0)
+          err = errno ? errno : EIO;
       if (fclose(fp) && !err) err = errno ? errno : EIO;
       if (!err && rename(tmp, filename)) err = errno;
       if (err) remove(tmp);

@@ -21,7 +21,7 @@
 #include <petscviewerhdf5.h>
 #include "io/output.h"
 #include "io/trajectory.h"
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 
 #define MBS_TRAJ_H5   "trajectory.h5"
 #define MBS_TRAJ_XDMF "trajectory.xdmf"
@@ -30,7 +30,9 @@
    row per cell with its force. */
 enum { MBS_TRAJ_POSITION, MBS_TRAJ_VELOCITY, MBS_TRAJ_D1, MBS_TRAJ_D2, MBS_TRAJ_D3, MBS_TRAJ_NPOINTFIELDS };
 static const char *const MbsTrajPointFields[] = {"position", "velocity", "d1", "d2", "d3"};
-static const char MbsTrajRows[] = "rows of 3-vectors: position, velocity, d1, d2, d3 of every point (npoints rows each, in this order), then force of every cell (ncells rows)";
+static const char        MbsTrajRows[] =
+  "rows of 3-vectors: position, velocity, d1, d2, d3 of every point (npoints rows each, in this order), then force "
+  "of every cell (ncells rows)";
 #define MBS_TRAJ_GRID_MAX 8192 /* bytes of the XDMF text of one step */
 
 /* Cell kinds (the "kind" cell field). Two-point elements between two bodies always get a cell (kind 0
@@ -39,14 +41,14 @@ static const char MbsTrajRows[] = "rows of 3-vectors: position, velocity, d1, d2
 static const struct {
   const MbsElemKernel *kernel;
   PetscInt             kind;
-} MbsTrajCellKinds[] = {
-  {&MbsElemKernelSpherical,     1},
-  {&MbsElemKernelRod,           2},
-  {&MbsElemKernelRevolute,      3},
-  {&MbsElemKernelSpringLinear,  4},
-  {&MbsElemKernelSpringQuartic, 5}
-};
-static const char MbsTrajKindNames[] = "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute joint, 4 linear spring, 5 quartic spring";
+} MbsTrajCellKinds[] = {{&MbsElemKernelSpherical, 1},
+                        {&MbsElemKernelRod, 2},
+                        {&MbsElemKernelRevolute, 3},
+                        {&MbsElemKernelSpringLinear, 4},
+                        {&MbsElemKernelSpringQuartic, 5}};
+static const char MbsTrajKindNames[] =
+  "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute "
+  "joint, 4 linear spring, 5 quartic spring";
 
 struct _n_MbsTrajectory {
   MPI_Comm    comm;
@@ -68,13 +70,13 @@ struct _n_MbsTrajectory {
 
   /* One dataset per step: PETSc's HDF5 viewer flushes the file (with MPI-IO an fsync, which costs
      more than the rest of a write) after every dataset it writes. */
-  Vec          data;               /* the rows of a step, natural order, block size 3 */
-  Vec          cell_owned;         /* the forces of the owned cells, in owner order */
+  Vec          data;       /* the rows of a step, natural order, block size 3 */
+  Vec          cell_owned; /* the forces of the owned cells, in owner order */
   VecScatter   q_to_points, p_to_points, to_cells;
-  PetscScalar *qloc, *qw;          /* ghosted local coordinates */
+  PetscScalar *qloc, *qw; /* ghosted local coordinates */
 
   PetscInt create_step, last_step;
-  off_t    xdmf_end;               /* rank 0: where the closing tags of the XDMF file start */
+  off_t    xdmf_end; /* rank 0: where the closing tags of the XDMF file start */
 };
 
 static PetscBool     MbsTrajPackageInitialized = PETSC_FALSE;
@@ -119,13 +121,11 @@ static PetscErrorCode MbsTrajMultiplierWeight(MbsStepper st, PetscReal *w)
   static const struct {
     const char *scheme, *parameter;
     PetscReal   w;
-  } table[] = {
-    {MBSSCHEMEEM,  NULL,       0.5},
-    {MBSSCHEMEEMG, NULL,       0.5},
-    {MBSSCHEMEVIS, NULL,       0.0},
-    {MBSSCHEMEVIA, "theta",    0.0},
-    {MBSSCHEMEVIB, "vartheta", 0.0}
-  };
+  } table[] = {{MBSSCHEMEEM, NULL, 0.5},
+               {MBSSCHEMEEMG, NULL, 0.5},
+               {MBSSCHEMEVIS, NULL, 0.0},
+               {MBSSCHEMEVIA, "theta", 0.0},
+               {MBSSCHEMEVIB, "vartheta", 0.0}};
 
   PetscFunctionBegin;
   for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -156,7 +156,8 @@ static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
     if (el->body[0] < 0 || el->body[1] < 0) nanchors++;
   }
   tr->npoints = tr->nbodies + nanchors;
-  PetscCall(PetscMalloc5(tr->ncells, &tr->cell_elem, 2 * tr->ncells, &tr->cell_point, tr->ncells, &tr->cell_kind, tr->ncells, &tr->cell_side, 3 * nanchors, &tr->anchor));
+  PetscCall(PetscMalloc5(tr->ncells, &tr->cell_elem, 2 * tr->ncells, &tr->cell_point, tr->ncells, &tr->cell_kind,
+                         tr->ncells, &tr->cell_side, 3 * nanchors, &tr->anchor));
   PetscCall(PetscMalloc1(tr->npoints, &tr->point_body));
   for (PetscInt b = 0; b < tr->nbodies; b++) tr->point_body[b] = b;
   for (PetscInt e = 0; e < model->nelems; e++) {
@@ -170,7 +171,7 @@ static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
       tr->cell_point[2 * c + 1] = el->body[1];
       tr->cell_side[c]          = 1;
     } else {
-      const PetscInt   side = el->body[0] >= 0 ? 0 : 1; /* the side of the body */
+      const PetscInt   side = el->body[0] >= 0 ? 0 : 1;         /* the side of the body */
       const PetscReal *X    = side ? el->data.Xa : el->data.Xb; /* ground points are in world coordinates */
       for (int i = 0; i < 3; i++) tr->anchor[3 * a + i] = X[i];
       tr->point_body[tr->nbodies + a] = -1;
@@ -207,7 +208,8 @@ static PetscErrorCode MbsTrajCreateNaturalVec(MPI_Comm comm, PetscInt n, PetscIn
 }
 
 /* Scatter of blocks of bs entries from src (block indices from[]) to dst (block indices to[]). */
-static PetscErrorCode MbsTrajCreateBlockScatter(MPI_Comm comm, PetscInt bs, Vec src, PetscInt n, const PetscInt from[], Vec dst, const PetscInt to[], VecScatter *scatter)
+static PetscErrorCode MbsTrajCreateBlockScatter(MPI_Comm comm, PetscInt bs, Vec src, PetscInt n, const PetscInt from[],
+                                                Vec dst, const PetscInt to[], VecScatter *scatter)
 {
   IS isfrom, isto;
 
@@ -223,7 +225,7 @@ static PetscErrorCode MbsTrajCreateBlockScatter(MPI_Comm comm, PetscInt bs, Vec 
 /* Natural-order vectors, the scatters from the state, and the ground anchors' positions. */
 static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
 {
-  const PetscInt np = tr->npoints;
+  const PetscInt np    = tr->npoints;
   MbsModel       model = st->model;
   PetscInt      *from, *to, n = 0, lo, hi;
   PetscScalar   *x;
@@ -279,7 +281,8 @@ static PetscErrorCode MbsTrajSlice(MPI_Comm comm, PetscInt n, PetscInt *lo, Pets
 }
 
 /* An integer dataset from this rank's slice [lo, hi) of values[] (blocks of bs), through ISView. */
-static PetscErrorCode MbsTrajWriteInts(MbsTrajectory tr, const char name[], PetscInt bs, PetscInt lo, PetscInt hi, const PetscInt values[])
+static PetscErrorCode MbsTrajWriteInts(MbsTrajectory tr, const char name[], PetscInt bs, PetscInt lo, PetscInt hi,
+                                       const PetscInt values[])
 {
   IS is;
 
@@ -308,7 +311,8 @@ static PetscErrorCode MbsTrajWriteTopology(MbsTrajectory tr)
   PetscCall(MbsTrajSlice(tr->comm, tr->npoints, &lo, &hi));
   PetscCall(MbsTrajWriteInts(tr, "body", 1, lo, hi, tr->point_body));
   /* no line cells, hence no anchors: one vertex cell per point (body), so that ParaView shows them */
-  if (!tr->ncells) PetscCall(MbsTrajWriteInts(tr, "vertices", 1, lo, hi, tr->point_body));
+  if (!tr->ncells)
+    PetscCall(MbsTrajWriteInts(tr, "vertices", 1, lo, hi, tr->point_body));
   else {
     PetscCall(MbsTrajSlice(tr->comm, tr->ncells, &lo, &hi));
     PetscCall(MbsTrajWriteInts(tr, "cells", 2, lo, hi, tr->cell_point));
@@ -316,7 +320,8 @@ static PetscErrorCode MbsTrajWriteTopology(MbsTrajectory tr)
     PetscCall(MbsTrajWriteInts(tr, "element", 1, lo, hi, tr->cell_elem));
   }
   PetscCall(PetscViewerHDF5PopGroup(tr->viewer));
-  if (tr->ncells) PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/topology/kind", "meaning", PETSC_STRING, MbsTrajKindNames));
+  if (tr->ncells)
+    PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/topology/kind", "meaning", PETSC_STRING, MbsTrajKindNames));
   PetscFunctionReturn(0);
 }
 
@@ -343,8 +348,10 @@ static void MbsTrajPrint(MbsTrajText *t, const char *fmt, ...)
   va_start(ap, fmt);
   n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
   va_end(ap);
-  if (n < 0 || (size_t)n >= t->cap - t->len) t->overflow = 1;
-  else t->len += (size_t)n;
+  if (n < 0 || (size_t)n >= t->cap - t->len)
+    t->overflow = 1;
+  else
+    t->len += (size_t)n;
 }
 
 /*
@@ -354,16 +361,24 @@ static void MbsTrajPrint(MbsTrajText *t, const char *fmt, ...)
   readers read as a hyperslab of the HDF5 dataset. (XDMF 2's HyperSlab data item, the other way to say
   it, is not read by the Xdmf3 readers; the Xdmf3 notation is not read by ParaView's XDMF 2 reader.)
 */
-static void MbsTrajDataItem(MbsTrajText *t, const char path[], PetscInt nrows, PetscInt row, PetscInt rows, PetscInt width, PetscBool integer)
+static void MbsTrajDataItem(MbsTrajText *t, const char path[], PetscInt nrows, PetscInt row, PetscInt rows,
+                            PetscInt width, PetscBool integer)
 {
-  MbsTrajPrint(t, "<DataItem Dimensions=\"%" PetscInt_FMT " %" PetscInt_FMT "\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:%s", rows, width, integer ? "Int" : "Float", integer ? (int)sizeof(PetscInt) : 8, MBS_TRAJ_H5, path);
-  if (nrows != rows) MbsTrajPrint(t, "|%" PetscInt_FMT " 0:1 1:%" PetscInt_FMT " %" PetscInt_FMT ":%" PetscInt_FMT " %" PetscInt_FMT, row, rows, width, nrows, width);
+  MbsTrajPrint(t,
+               "<DataItem Dimensions=\"%" PetscInt_FMT " %" PetscInt_FMT
+               "\" NumberType=\"%s\" Precision=\"%d\" Format=\"HDF\">%s:%s",
+               rows, width, integer ? "Int" : "Float", integer ? (int)sizeof(PetscInt) : 8, MBS_TRAJ_H5, path);
+  if (nrows != rows)
+    MbsTrajPrint(t, "|%" PetscInt_FMT " 0:1 1:%" PetscInt_FMT " %" PetscInt_FMT ":%" PetscInt_FMT " %" PetscInt_FMT,
+                 row, rows, width, nrows, width);
   MbsTrajPrint(t, "</DataItem>");
 }
 
-static void MbsTrajAttribute(MbsTrajText *t, const char name[], PetscBool cell, const char path[], PetscInt nrows, PetscInt row, PetscInt rows, PetscInt width, PetscBool integer)
+static void MbsTrajAttribute(MbsTrajText *t, const char name[], PetscBool cell, const char path[], PetscInt nrows,
+                             PetscInt row, PetscInt rows, PetscInt width, PetscBool integer)
 {
-  MbsTrajPrint(t, "        <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">", name, width == 3 ? "Vector" : "Scalar", cell ? "Cell" : "Node");
+  MbsTrajPrint(t, "        <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"%s\">", name,
+               width == 3 ? "Vector" : "Scalar", cell ? "Cell" : "Node");
   MbsTrajDataItem(t, path, nrows, row, rows, width, integer);
   MbsTrajPrint(t, "</Attribute>\n");
 }
@@ -375,18 +390,25 @@ static void MbsTrajFormatGrid(MbsTrajectory tr, PetscInt step, PetscReal time, M
   char           data[96];
 
   snprintf(data, sizeof(data), "/steps/%08" PetscInt_FMT "/data", step);
-  MbsTrajPrint(t, "      <Grid Name=\"step %" PetscInt_FMT "\" GridType=\"Uniform\">\n        <Time Value=\"%.17g\"/>\n", step, (double)time);
+  MbsTrajPrint(t,
+               "      <Grid Name=\"step %" PetscInt_FMT "\" GridType=\"Uniform\">\n        <Time Value=\"%.17g\"/>\n",
+               step, (double)time);
   if (nc) {
-    MbsTrajPrint(t, "        <Topology TopologyType=\"Polyline\" NodesPerElement=\"2\" NumberOfElements=\"%" PetscInt_FMT "\">", nc);
+    MbsTrajPrint(
+      t, "        <Topology TopologyType=\"Polyline\" NodesPerElement=\"2\" NumberOfElements=\"%" PetscInt_FMT "\">",
+      nc);
     MbsTrajDataItem(t, "/topology/cells", nc, 0, nc, 2, PETSC_TRUE);
   } else {
-    MbsTrajPrint(t, "        <Topology TopologyType=\"Polyvertex\" NodesPerElement=\"1\" NumberOfElements=\"%" PetscInt_FMT "\">", np);
+    MbsTrajPrint(
+      t, "        <Topology TopologyType=\"Polyvertex\" NodesPerElement=\"1\" NumberOfElements=\"%" PetscInt_FMT "\">",
+      np);
     MbsTrajDataItem(t, "/topology/vertices", np, 0, np, 1, PETSC_TRUE);
   }
   MbsTrajPrint(t, "</Topology>\n        <Geometry GeometryType=\"XYZ\">");
   MbsTrajDataItem(t, data, nrows, MBS_TRAJ_POSITION * np, np, 3, PETSC_FALSE);
   MbsTrajPrint(t, "</Geometry>\n");
-  for (PetscInt f = MBS_TRAJ_VELOCITY; f < MBS_TRAJ_NPOINTFIELDS; f++) MbsTrajAttribute(t, MbsTrajPointFields[f], PETSC_FALSE, data, nrows, f * np, np, 3, PETSC_FALSE);
+  for (PetscInt f = MBS_TRAJ_VELOCITY; f < MBS_TRAJ_NPOINTFIELDS; f++)
+    MbsTrajAttribute(t, MbsTrajPointFields[f], PETSC_FALSE, data, nrows, f * np, np, 3, PETSC_FALSE);
   MbsTrajAttribute(t, "body", PETSC_FALSE, "/topology/body", np, 0, np, 1, PETSC_TRUE);
   if (nc) {
     MbsTrajAttribute(t, "force", PETSC_TRUE, data, nrows, MBS_TRAJ_NPOINTFIELDS * np, nc, 3, PETSC_FALSE);
@@ -396,11 +418,12 @@ static void MbsTrajFormatGrid(MbsTrajectory tr, PetscInt step, PetscReal time, M
   MbsTrajPrint(t, "      </Grid>\n");
 }
 
-static const char MbsTrajXDMFHeader[] = "<?xml version=\"1.0\" ?>\n"
-                                        "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
-                                        "<Xdmf Version=\"3.0\">\n"
-                                        "  <Domain>\n"
-                                        "    <Grid Name=\"gglmbs\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+static const char MbsTrajXDMFHeader[] =
+  "<?xml version=\"1.0\" ?>\n"
+  "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+  "<Xdmf Version=\"3.0\">\n"
+  "  <Domain>\n"
+  "    <Grid Name=\"gglmbs\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
 static const char MbsTrajXDMFFooter[] = "    </Grid>\n  </Domain>\n</Xdmf>\n";
 
 /*
@@ -420,14 +443,17 @@ static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const Petsc
 
     PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", tr->xdmf));
     fp = fopen(tmp, "w");
-    if (!fp) err = errno;
+    if (!fp)
+      err = errno;
     else {
       if (fputs(MbsTrajXDMFHeader, fp) < 0) err = errno ? errno : EIO;
       for (PetscInt i = 0; i < n && !err; i++) {
         t.len = 0;
         MbsTrajFormatGrid(tr, steps[i], times[i], &t);
-        if (t.overflow) err = ENOBUFS;
-        else if (fputs(buf, fp) < 0) err = errno ? errno : EIO;
+        if (t.overflow)
+          err = ENOBUFS;
+        else if (fputs(buf, fp) < 0)
+          err = errno ? errno : EIO;
       }
       if (!err && ((end = ftell(fp)) < 0 || fputs(MbsTrajXDMFFooter, fp) < 0)) err = errno ? errno : EIO;
       if (fclose(fp) && !err) err = errno ? errno : EIO;
@@ -460,8 +486,10 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr, PetscInt step, PetscRe
     MbsTrajFormatGrid(tr, step, time, &t);
     grid = t.len;
     MbsTrajPrint(&t, "%s", MbsTrajXDMFFooter);
-    if (t.overflow) err = ENOBUFS;
-    else if ((fd = open(tr->xdmf, O_WRONLY)) < 0) err = errno;
+    if (t.overflow)
+      err = ENOBUFS;
+    else if ((fd = open(tr->xdmf, O_WRONLY)) < 0)
+      err = errno;
     else {
       const ssize_t n = pwrite(fd, buf, t.len, tr->xdmf_end);
       if (n != (ssize_t)t.len) err = n < 0 ? errno : EIO;
@@ -470,7 +498,8 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr, PetscInt step, PetscRe
     }
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
-  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s", tr->xdmf, step, strerror(err));
+  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s",
+             tr->xdmf, step, strerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -497,7 +526,11 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
   }
   PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, "/", "npoints", PETSC_INT, NULL, &np));
   PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, "/", "ncells", PETSC_INT, NULL, &nc));
-  PetscCheck(np == tr->npoints && nc == tr->ncells, tr->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' holds the trajectory of another model (%" PetscInt_FMT " points, %" PetscInt_FMT " cells; this one has %" PetscInt_FMT " and %" PetscInt_FMT "): remove it or choose another output directory", tr->h5, np, nc, tr->npoints, tr->ncells);
+  PetscCheck(np == tr->npoints && nc == tr->ncells, tr->comm, PETSC_ERR_FILE_UNEXPECTED,
+             "'%s' holds the trajectory of another model (%" PetscInt_FMT " points, %" PetscInt_FMT
+             " cells; this one has %" PetscInt_FMT " and %" PetscInt_FMT
+             "): remove it or choose another output directory",
+             tr->h5, np, nc, tr->npoints, tr->ncells);
   PetscCall(PetscViewerHDF5HasAttribute(tr->viewer, "/", "last_step", &has));
   if (has) PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, "/", "last_step", PETSC_INT, NULL, &s));
   while (s >= 0) {
@@ -519,11 +552,13 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
       PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, group, "time", PETSC_REAL, NULL, &(*times)[*n]));
       (*steps)[(*n)++] = s;
     }
-    PetscCheck(previous < s, tr->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s': the steps written are not in order (step %" PetscInt_FMT " follows step %" PetscInt_FMT ")", tr->h5, s, previous);
+    PetscCheck(previous < s, tr->comm, PETSC_ERR_FILE_UNEXPECTED,
+               "'%s': the steps written are not in order (step %" PetscInt_FMT " follows step %" PetscInt_FMT ")",
+               tr->h5, s, previous);
     s = previous;
   }
   for (PetscInt i = 0; i < *n / 2; i++) { /* into increasing order */
-    const PetscInt  j  = *n - 1 - i, si = (*steps)[i];
+    const PetscInt  j = *n - 1 - i, si = (*steps)[i];
     const PetscReal ti = (*times)[i];
     (*steps)[i]        = (*steps)[j];
     (*times)[i]        = (*times)[j];
@@ -544,22 +579,27 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
 static PetscErrorCode MbsTrajCheckSpace(MbsTrajectory tr, PetscInt64 bytes, PetscInt step)
 {
   double avail = 0, need = 2.0 * (double)bytes + MBS_TRAJ_SPACE_MARGIN;
-  int    err   = 0;
+  int    err = 0;
 
   PetscFunctionBegin;
   if (tr->rank == 0) {
     struct statvfs fs;
-    if (statvfs(tr->dir, &fs)) err = errno;
-    else avail = (double)fs.f_bavail * (double)fs.f_frsize;
+    if (statvfs(tr->dir, &fs))
+      err = errno;
+    else
+      avail = (double)fs.f_bavail * (double)fs.f_frsize;
     if (!err && avail < need) err = ENOSPC;
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
   PetscCallMPI(MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, tr->comm));
   if (err == ENOSPC) {
     PetscCall(PetscViewerDestroy(&tr->viewer)); /* the file holds the steps written so far */
-    SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s (%.0f bytes needed, %.0f free)", tr->h5, step, strerror(ENOSPC), need, avail);
+    SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE,
+            "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s (%.0f bytes needed, %.0f free)", tr->h5,
+            step, strerror(ENOSPC), need, avail);
   }
-  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s", tr->h5, step, strerror(err));
+  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s",
+             tr->h5, step, strerror(err));
   PetscFunctionReturn(0);
 }
 
@@ -597,7 +637,10 @@ static PetscErrorCode MbsTrajFailed(MbsTrajectory tr, PetscErrorCode ierr, Petsc
     MbsTrajQuietEnd(&quiet);
   }
   tr->viewer = NULL;
-  SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": HDF5 failed to write it (disk full, quota exceeded or I/O error)", tr->h5, step);
+  SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE,
+          "Cannot write trajectory file '%s' at step %" PetscInt_FMT
+          ": HDF5 failed to write it (disk full, quota exceeded or I/O error)",
+          tr->h5, step);
 }
 
 /*@C
@@ -631,7 +674,7 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
   PetscMPIInt   rank;
   PetscBool     xdmf, none, exists = PETSC_FALSE, foreign = PETSC_FALSE;
   char          h5[PETSC_MAX_PATH_LEN], xml[PETSC_MAX_PATH_LEN];
-  int           err = 0;
+  int           err   = 0;
   PetscInt      nkept = 0, *kept_step = NULL;
   PetscReal    *kept_time = NULL;
 
@@ -640,8 +683,10 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
   PetscCall(MbsModelGetComm(st->model, &comm));
   PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
   PetscCall(PetscStrcmp(format, "none", &none));
-  PetscCheck(xdmf || none, comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected one of xdmf, none", format);
-  PetscCheck(every > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Trajectory frequency must be positive, got %" PetscInt_FMT, every);
+  PetscCheck(xdmf || none, comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected one of xdmf, none",
+             format);
+  PetscCheck(every > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Trajectory frequency must be positive, got %" PetscInt_FMT,
+             every);
   if (none) PetscFunctionReturn(0);
   PetscCall(MbsTrajInitializePackage());
   PetscCall(MbsStepperSetUp(st));
@@ -654,16 +699,21 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
     const int   has_xml = stat(xml, &sx) == 0;
 
     exists = stat(h5, &sh) == 0 ? PETSC_TRUE : PETSC_FALSE;
-    if (access(st->output_dir, W_OK | X_OK) || (exists && access(h5, R_OK | W_OK)) || (has_xml && access(xml, W_OK))) err = errno;
-    else if ((exists && !S_ISREG(sh.st_mode)) || (has_xml && !S_ISREG(sx.st_mode))) err = EISDIR;
+    if (access(st->output_dir, W_OK | X_OK) || (exists && access(h5, R_OK | W_OK)) || (has_xml && access(xml, W_OK)))
+      err = errno;
+    else if ((exists && !S_ISREG(sh.st_mode)) || (has_xml && !S_ISREG(sx.st_mode)))
+      err = EISDIR;
     else if (exists && st->step > 0) { /* a restart appends to it */
       static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
       unsigned char              head[8]      = {0};
       FILE                      *fp           = fopen(h5, "rb");
 
-      if (!fp) err = errno;
+      if (!fp)
+        err = errno;
       else {
-        foreign = fread(head, 1, sizeof(head), fp) != sizeof(head) || memcmp(head, signature, sizeof(head)) ? PETSC_TRUE : PETSC_FALSE;
+        foreign = fread(head, 1, sizeof(head), fp) != sizeof(head) || memcmp(head, signature, sizeof(head))
+                    ? PETSC_TRUE
+                    : PETSC_FALSE;
         fclose(fp);
       }
     }
@@ -672,7 +722,10 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
   PetscCallMPI(MPI_Bcast(&exists, 1, MPIU_BOOL, 0, comm));
   PetscCallMPI(MPI_Bcast(&foreign, 1, MPIU_BOOL, 0, comm));
   PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "Cannot write the trajectory to '%s': %s", h5, strerror(err));
-  PetscCheck(!foreign, comm, PETSC_ERR_FILE_UNEXPECTED, "The restarted run would append to '%s', which is not an HDF5 file: remove it or choose another output directory", h5);
+  PetscCheck(
+    !foreign, comm, PETSC_ERR_FILE_UNEXPECTED,
+    "The restarted run would append to '%s', which is not an HDF5 file: remove it or choose another output directory",
+    h5);
   PetscCall(PetscNew(&tr));
   tr->comm        = comm;
   tr->rank        = rank;
@@ -684,12 +737,15 @@ PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt 
   PetscCall(PetscStrncpy(tr->dir, st->output_dir, sizeof(tr->dir)));
   PetscCall(MbsTrajBuildTopology(tr, st->model));
   PetscCall(MbsTrajCreateVectors(tr, st));
-  PetscCall(PetscViewerHDF5Open(comm, tr->h5, st->step > 0 && exists ? FILE_MODE_APPEND : FILE_MODE_WRITE, &tr->viewer));
-  if (st->step > 0 && exists) PetscCall(MbsTrajReadEarlierSteps(tr, &nkept, &kept_step, &kept_time));
+  PetscCall(
+    PetscViewerHDF5Open(comm, tr->h5, st->step > 0 && exists ? FILE_MODE_APPEND : FILE_MODE_WRITE, &tr->viewer));
+  if (st->step > 0 && exists)
+    PetscCall(MbsTrajReadEarlierSteps(tr, &nkept, &kept_step, &kept_time));
   else {
     PetscErrorCode ierr;
     MbsTrajH5Quiet quiet;
-    ierr = MbsTrajCheckSpace(tr, (PetscInt64)sizeof(PetscInt) * (3 * tr->ncells + tr->npoints + 2 * tr->ncells), st->step);
+    ierr =
+      MbsTrajCheckSpace(tr, (PetscInt64)sizeof(PetscInt) * (3 * tr->ncells + tr->npoints + 2 * tr->ncells), st->step);
     if (ierr) {
       PetscCall(MbsTrajectoryDestroy(&tr));
       PetscCall(ierr);
@@ -727,7 +783,8 @@ static PetscErrorCode MbsTrajGatherPoints(MbsTrajectory tr, MbsStepper st)
   PetscCall(VecScatterEnd(tr->p_to_points, st->p, tr->data, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecGetOwnershipRange(tr->data, &lo, &hi));
   PetscCall(VecGetArray(tr->data, &x));
-  for (PetscInt r = PetscMax(lo / 3, MBS_TRAJ_VELOCITY * np); r < PetscMin(hi / 3, MBS_TRAJ_VELOCITY * np + tr->nbodies); r++)
+  for (PetscInt r = PetscMax(lo / 3, MBS_TRAJ_VELOCITY * np);
+       r < PetscMin(hi / 3, MBS_TRAJ_VELOCITY * np + tr->nbodies); r++)
     for (int j = 0; j < 3; j++) x[3 * r - lo + j] /= st->model->bodies[r - MBS_TRAJ_VELOCITY * np].mblock[0];
   PetscCall(VecRestoreArray(tr->data, &x));
   PetscFunctionReturn(0);
@@ -817,7 +874,8 @@ PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool for
   if (!tr) PetscFunctionReturn(0);
   if (!force && st->step % tr->every) PetscFunctionReturn(0);
   if (st->step <= tr->last_step) PetscFunctionReturn(0);
-  PetscCheck(tr->viewer, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": an earlier write failed", tr->h5, st->step);
+  PetscCheck(tr->viewer, tr->comm, PETSC_ERR_FILE_WRITE,
+             "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": an earlier write failed", tr->h5, st->step);
   {
     PetscInt n;
     PetscCall(VecGetSize(tr->data, &n));

@@ -27,11 +27,7 @@
 #define MBS_YAML_DIRECTION_MIN 1e-150
 #define MBS_YAML_DIRECTION_MAX 1e150
 
-typedef enum {
-  MBS_YAML_FINITE,
-  MBS_YAML_POSITIVE,
-  MBS_YAML_NONNEGATIVE
-} MbsYAMLRange;
+typedef enum { MBS_YAML_FINITE, MBS_YAML_POSITIVE, MBS_YAML_NONNEGATIVE } MbsYAMLRange;
 
 typedef struct {
   const char *name; /* points into the document */
@@ -43,12 +39,7 @@ typedef struct {
 
 /* A generator's members are named "<name>.<i>" (chains, rigid chains), "<name>.<i>.<j>" (nets) or
    "<name>.<node tag>" (meshes); a reference is resolved by parsing the indices, not by a search. */
-typedef enum {
-  MBS_YAML_CHAIN,
-  MBS_YAML_RIGID_CHAIN,
-  MBS_YAML_NET,
-  MBS_YAML_MESH
-} MbsYAMLGroupKind;
+typedef enum { MBS_YAML_CHAIN, MBS_YAML_RIGID_CHAIN, MBS_YAML_NET, MBS_YAML_MESH } MbsYAMLGroupKind;
 
 typedef struct {
   MbsYAMLGroupKind kind;
@@ -56,8 +47,8 @@ typedef struct {
   size_t           len;
   const char      *section; /* "chains", ..., and the item index there, for messages */
   PetscInt         item;
-  PetscInt         count, ny;      /* members (chain links; net nodes along i and j; mesh nodes) */
-  PetscInt         first_body;     /* member k is body first_body + k (net node (i, j): k = i ny + j) */
+  PetscInt         count, ny;       /* members (chain links; net nodes along i and j; mesh nodes) */
+  PetscInt         first_body;      /* member k is body first_body + k (net node (i, j): k = i ny + j) */
   PetscInt        *tags, *tag_node; /* mesh: node tags in increasing order and the node index of each */
 } MbsYAMLGroup;
 
@@ -79,22 +70,26 @@ typedef struct {
   PetscBool   ground;
 } MbsYAMLBodyRef;
 
-static const char *const top_keys[]        = {"time", "scheme", "gravity", "bodies", "chains", "rigid_chains", "nets", "meshes", "joints", "springs", "output", NULL};
-static const char *const time_keys[]       = {"step", "end", NULL};
-static const char *const output_keys[]     = {"directory", "every", "trajectory", NULL};
-static const char *const particle_keys[]   = {"name", "type", "mass", "position", "velocity", NULL};
-static const char *const rigid_keys[]      = {"name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
+static const char *const top_keys[]      = {"time", "scheme", "gravity", "bodies",  "chains", "rigid_chains",
+                                            "nets", "meshes", "joints",  "springs", "output", NULL};
+static const char *const time_keys[]     = {"step", "end", NULL};
+static const char *const output_keys[]   = {"directory", "every", "trajectory", NULL};
+static const char *const particle_keys[] = {"name", "type", "mass", "position", "velocity", NULL};
+static const char *const rigid_keys[]    = {
+     "name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
 static const char *const orientation_keys[] = {"matrix", "axis", "angle", NULL};
-static const char *const chain_keys[]      = {"name", "count", "mass", "length", "start", "direction", NULL};
-static const char *const rigid_chain_keys[] = {"name", "count", "mass", "inertia", "length", "start", "direction", "joint", "axis", NULL};
-static const char *const net_keys[]        = {"name", "count", "mass", "spacing", "origin", "directions", "fixed", NULL};
-static const char *const net_fixed_keys[]  = {"i", "j", NULL};
-static const char *const mesh_keys[]       = {"name", "file", "line_density", "node_mass", "fixed", "scale", "orientation", "translation", NULL};
+static const char *const chain_keys[]       = {"name", "count", "mass", "length", "start", "direction", NULL};
+static const char *const rigid_chain_keys[] = {"name",  "count",     "mass",  "inertia", "length",
+                                               "start", "direction", "joint", "axis",    NULL};
+static const char *const net_keys[]       = {"name", "count", "mass", "spacing", "origin", "directions", "fixed", NULL};
+static const char *const net_fixed_keys[] = {"i", "j", NULL};
+static const char *const mesh_keys[]      = {"name",  "file",        "line_density", "node_mass", "fixed",
+                                             "scale", "orientation", "translation",  NULL};
 static const char *const fixed_point_keys[] = {"type", "body", "point", "position", NULL};
-static const char *const spherical_keys[]  = {"type", "bodies", "points", NULL};
-static const char *const rod_keys[]        = {"type", "bodies", "points", "length", NULL};
-static const char *const revolute_keys[]   = {"type", "bodies", "points", "axes", NULL};
-static const char *const spring_keys[]     = {"type", "bodies", "points", "stiffness", "length", NULL};
+static const char *const spherical_keys[]   = {"type", "bodies", "points", NULL};
+static const char *const rod_keys[]         = {"type", "bodies", "points", "length", NULL};
+static const char *const revolute_keys[]    = {"type", "bodies", "points", "axes", NULL};
+static const char *const spring_keys[]      = {"type", "bodies", "points", "stiffness", "length", NULL};
 
 /*@C
   MbsRunConfigSetDefaults - Fills a run configuration with the defaults of an input file that omits the optional keys
@@ -155,33 +150,38 @@ static PetscBool ScalarIsNull(yaml_node_t *node)
 static void Describe(yaml_node_t *node, char got[], size_t size)
 {
   switch (node->type) {
-  case YAML_SCALAR_NODE:
-    if (ScalarIsNull(node)) snprintf(got, size, "an empty value");
-    else if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) snprintf(got, size, "the quoted string \"%.40s%s\"", ScalarText(node), node->data.scalar.length > 40 ? "..." : "");
-    else snprintf(got, size, "'%.40s%s'", ScalarText(node), node->data.scalar.length > 40 ? "..." : "");
-    break;
-  case YAML_SEQUENCE_NODE: {
-    PetscInt n = SequenceLength(node);
-    if (n) snprintf(got, size, "a sequence of %" PetscInt_FMT " item%s", n, n == 1 ? "" : "s");
-    else snprintf(got, size, "an empty sequence");
-  } break;
-  case YAML_MAPPING_NODE:
-    snprintf(got, size, "a mapping");
-    break;
-  default:
-    snprintf(got, size, "nothing");
+    case YAML_SCALAR_NODE:
+      if (ScalarIsNull(node))
+        snprintf(got, size, "an empty value");
+      else if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        snprintf(got, size, "the quoted string \"%.40s%s\"", ScalarText(node),
+                 node->data.scalar.length > 40 ? "..." : "");
+      else
+        snprintf(got, size, "'%.40s%s'", ScalarText(node), node->data.scalar.length > 40 ? "..." : "");
+      break;
+    case YAML_SEQUENCE_NODE: {
+      PetscInt n = SequenceLength(node);
+      if (n)
+        snprintf(got, size, "a sequence of %" PetscInt_FMT " item%s", n, n == 1 ? "" : "s");
+      else
+        snprintf(got, size, "an empty sequence");
+    } break;
+    case YAML_MAPPING_NODE: snprintf(got, size, "a mapping"); break;
+    default: snprintf(got, size, "nothing");
   }
 }
 
 /* Paths deeper than the buffer end in "..." rather than being cut anywhere. */
 static void PathKey(char out[MBS_YAML_PATH_LEN], const char parent[], const char key[])
 {
-  if (snprintf(out, MBS_YAML_PATH_LEN, "%s%s%s", parent, parent[0] ? "." : "", key) >= MBS_YAML_PATH_LEN) strcpy(out + MBS_YAML_PATH_LEN - 4, "...");
+  if (snprintf(out, MBS_YAML_PATH_LEN, "%s%s%s", parent, parent[0] ? "." : "", key) >= MBS_YAML_PATH_LEN)
+    strcpy(out + MBS_YAML_PATH_LEN - 4, "...");
 }
 
 static void PathIndex(char out[MBS_YAML_PATH_LEN], const char parent[], PetscInt i)
 {
-  if (snprintf(out, MBS_YAML_PATH_LEN, "%s[%" PetscInt_FMT "]", parent, i) >= MBS_YAML_PATH_LEN) strcpy(out + MBS_YAML_PATH_LEN - 4, "...");
+  if (snprintf(out, MBS_YAML_PATH_LEN, "%s[%" PetscInt_FMT "]", parent, i) >= MBS_YAML_PATH_LEN)
+    strcpy(out + MBS_YAML_PATH_LEN - 4, "...");
 }
 
 static void KeyList(const char *const keys[], char out[], size_t size)
@@ -196,10 +196,12 @@ static void KeyList(const char *const keys[], char out[], size_t size)
   }
 }
 
-static PetscErrorCode Fail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[], const char got[])
+static PetscErrorCode Fail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[],
+                           const char got[])
 {
   PetscFunctionBegin;
-  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: key '%s': expected %s, got %s", r->file, mark.line + 1, mark.column + 1, path[0] ? path : "(document)", expected, got);
+  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: key '%s': expected %s, got %s", r->file, mark.line + 1,
+          mark.column + 1, path[0] ? path : "(document)", expected, got);
 }
 
 static PetscErrorCode FailNode(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[])
@@ -228,7 +230,8 @@ static PetscErrorCode ExpectSequence(MbsYAMLReader *r, yaml_node_t *node, const 
 
 /* Every key of a mapping is a scalar, appears once and is one of 'allowed' (any name if allowed is NULL:
    the caller checks the names itself). */
-static PetscErrorCode CheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char path[], const char *const allowed[], const char context[])
+static PetscErrorCode CheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char path[], const char *const allowed[],
+                                const char context[])
 {
   PetscFunctionBegin;
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
@@ -252,7 +255,8 @@ static PetscErrorCode CheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char p
       yaml_node_t *prevkey = NodeGet(r, prev->key);
 
       if (!strcmp(ScalarText(prevkey), ScalarText(key))) {
-        snprintf(got, sizeof(got), "it again (first at line %zu, column %zu)", prevkey->start_mark.line + 1, prevkey->start_mark.column + 1);
+        snprintf(got, sizeof(got), "it again (first at line %zu, column %zu)", prevkey->start_mark.line + 1,
+                 prevkey->start_mark.column + 1);
         PetscCall(Fail(r, key->start_mark, keypath, "each key at most once", got));
       }
     }
@@ -261,7 +265,8 @@ static PetscErrorCode CheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char p
 }
 
 /* The value of 'key' in 'map' (NULL if absent; an error if absent and required); path receives the key's path. */
-static PetscErrorCode Lookup(MbsYAMLReader *r, yaml_node_t *map, const char parent[], const char key[], const char expected_if_missing[], char path[MBS_YAML_PATH_LEN], yaml_node_t **value)
+static PetscErrorCode Lookup(MbsYAMLReader *r, yaml_node_t *map, const char parent[], const char key[],
+                             const char expected_if_missing[], char path[MBS_YAML_PATH_LEN], yaml_node_t **value)
 {
   PetscFunctionBegin;
   PathKey(path, parent, key);
@@ -274,13 +279,15 @@ static PetscErrorCode Lookup(MbsYAMLReader *r, yaml_node_t *map, const char pare
       break;
     }
   }
-  if (!*value && expected_if_missing) PetscCall(Fail(r, map->start_mark, path, expected_if_missing, "nothing (the key is missing)"));
+  if (!*value && expected_if_missing)
+    PetscCall(Fail(r, map->start_mark, path, expected_if_missing, "nothing (the key is missing)"));
   PetscFunctionReturn(0);
 }
 
 static PetscBool IsYAMLNonFinite(const char s[])
 {
-  static const char *const spellings[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN", NULL};
+  static const char *const spellings[] = {".inf",  ".Inf",  ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
+                                          "-.Inf", "-.INF", ".nan", ".NaN",  ".NAN",  NULL};
 
   for (PetscInt i = 0; spellings[i]; i++)
     if (!strcmp(s, spellings[i])) return PETSC_TRUE;
@@ -288,13 +295,15 @@ static PetscBool IsYAMLNonFinite(const char s[])
 }
 
 /* A plain scalar that reads as a finite double; 'expected' is the whole "expected ..." text of the error. */
-static PetscErrorCode ParseFinite(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[], double *value)
+static PetscErrorCode ParseFinite(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[],
+                                  double *value)
 {
   double v   = 0.0;
   char  *end = NULL;
 
   PetscFunctionBegin;
-  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node))
+    PetscCall(FailNode(r, node, path, expected));
   if (IsYAMLNonFinite(ScalarText(node))) PetscCall(FailNode(r, node, path, expected));
   errno = 0;
   v     = strtod(ScalarText(node), &end);
@@ -303,23 +312,30 @@ static PetscErrorCode ParseFinite(MbsYAMLReader *r, yaml_node_t *node, const cha
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ParseReal(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsYAMLRange range, const char quantity[], PetscReal *value)
+static PetscErrorCode ParseReal(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsYAMLRange range,
+                                const char quantity[], PetscReal *value)
 {
-  const char *what = range == MBS_YAML_POSITIVE ? "a positive number" : (range == MBS_YAML_NONNEGATIVE ? "a non-negative number" : "a finite number");
+  const char *what = range == MBS_YAML_POSITIVE
+                       ? "a positive number"
+                       : (range == MBS_YAML_NONNEGATIVE ? "a non-negative number" : "a finite number");
   char        expected[160];
   double      v = 0.0;
 
   PetscFunctionBegin;
-  if (quantity) snprintf(expected, sizeof(expected), "%s (%s)", what, quantity);
-  else snprintf(expected, sizeof(expected), "%s", what);
+  if (quantity)
+    snprintf(expected, sizeof(expected), "%s (%s)", what, quantity);
+  else
+    snprintf(expected, sizeof(expected), "%s", what);
   PetscCall(ParseFinite(r, node, path, expected, &v));
   /* positive quantities (masses, lengths, step, ...) are divided by or normalized: no subnormal ones */
-  if ((range == MBS_YAML_POSITIVE && !(v >= DBL_MIN)) || (range == MBS_YAML_NONNEGATIVE && !(v >= 0))) PetscCall(FailNode(r, node, path, expected));
+  if ((range == MBS_YAML_POSITIVE && !(v >= DBL_MIN)) || (range == MBS_YAML_NONNEGATIVE && !(v >= 0)))
+    PetscCall(FailNode(r, node, path, expected));
   *value = (PetscReal)v;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ParseInt(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[], PetscInt *value)
+static PetscErrorCode ParseInt(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[],
+                               PetscInt *value)
 {
   char      expected[160];
   long long v   = 0;
@@ -327,15 +343,18 @@ static PetscErrorCode ParseInt(MbsYAMLReader *r, yaml_node_t *node, const char p
 
   PetscFunctionBegin;
   snprintf(expected, sizeof(expected), "a positive integer (%s)", quantity);
-  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node))
+    PetscCall(FailNode(r, node, path, expected));
   errno = 0;
   v     = strtoll(ScalarText(node), &end, 10);
-  if (end == ScalarText(node) || *end || errno == ERANGE || v < 1 || v > (long long)PETSC_MAX_INT) PetscCall(FailNode(r, node, path, expected));
+  if (end == ScalarText(node) || *end || errno == ERANGE || v < 1 || v > (long long)PETSC_MAX_INT)
+    PetscCall(FailNode(r, node, path, expected));
   *value = (PetscInt)v;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ParseString(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[], const char **value)
+static PetscErrorCode ParseString(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[],
+                                  const char **value)
 {
   PetscFunctionBegin;
   if (node->type != YAML_SCALAR_NODE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
@@ -343,7 +362,8 @@ static PetscErrorCode ParseString(MbsYAMLReader *r, yaml_node_t *node, const cha
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ParseVec3(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[], PetscReal v[3])
+static PetscErrorCode ParseVec3(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[],
+                                PetscReal v[3])
 {
   char expected[160];
 
@@ -359,7 +379,8 @@ static PetscErrorCode ParseVec3(MbsYAMLReader *r, yaml_node_t *node, const char 
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ParseNonzeroVec3(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[], PetscReal v[3])
+static PetscErrorCode ParseNonzeroVec3(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char quantity[],
+                                       PetscReal v[3])
 {
   char expected[160];
 
@@ -374,7 +395,8 @@ static PetscErrorCode ParseNonzeroVec3(MbsYAMLReader *r, yaml_node_t *node, cons
     if (!(norm >= MBS_YAML_DIRECTION_MIN && norm <= MBS_YAML_DIRECTION_MAX)) {
       char got[MBS_YAML_GOT_LEN];
 
-      snprintf(expected, sizeof(expected), "a 3-vector of length from %g to %g (%s)", MBS_YAML_DIRECTION_MIN, MBS_YAML_DIRECTION_MAX, quantity);
+      snprintf(expected, sizeof(expected), "a 3-vector of length from %g to %g (%s)", MBS_YAML_DIRECTION_MIN,
+               MBS_YAML_DIRECTION_MAX, quantity);
       snprintf(got, sizeof(got), "[%g, %g, %g]", (double)v[0], (double)v[1], (double)v[2]);
       PetscCall(Fail(r, node->start_mark, path, expected, got));
     }
@@ -394,7 +416,8 @@ static PetscErrorCode ParseMat3(MbsYAMLReader *r, yaml_node_t *node, const char 
     char         rowpath[MBS_YAML_PATH_LEN];
 
     PathIndex(rowpath, path, i);
-    if (row->type != YAML_SEQUENCE_NODE || SequenceLength(row) != 3) PetscCall(FailNode(r, row, rowpath, "a matrix row [r_i1, r_i2, r_i3]"));
+    if (row->type != YAML_SEQUENCE_NODE || SequenceLength(row) != 3)
+      PetscCall(FailNode(r, row, rowpath, "a matrix row [r_i1, r_i2, r_i3]"));
     for (PetscInt j = 0; j < 3; j++) {
       char itempath[MBS_YAML_PATH_LEN];
 
@@ -468,10 +491,12 @@ static PetscErrorCode ParseInertia(MbsYAMLReader *r, yaml_node_t *node, const ch
   char jpath[MBS_YAML_PATH_LEN];
 
   PetscFunctionBegin;
-  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3) PetscCall(FailNode(r, node, path, "a 3-vector [J1, J2, J3] (principal moments of inertia in kg m^2)"));
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 3)
+    PetscCall(FailNode(r, node, path, "a 3-vector [J1, J2, J3] (principal moments of inertia in kg m^2)"));
   for (PetscInt k = 0; k < 3; k++) {
     PathIndex(jpath, path, k);
-    PetscCall(ParseReal(r, SequenceItem(r, node, k), jpath, MBS_YAML_POSITIVE, "principal moment of inertia in kg m^2", &J[k]));
+    PetscCall(
+      ParseReal(r, SequenceItem(r, node, k), jpath, MBS_YAML_POSITIVE, "principal moment of inertia in kg m^2", &J[k]));
   }
   for (PetscInt k = 0; k < 3; k++) {
     PetscInt j = (k + 1) % 3, l = (k + 2) % 3;
@@ -479,8 +504,10 @@ static PetscErrorCode ParseInertia(MbsYAMLReader *r, yaml_node_t *node, const ch
     if (!(J[k] < J[j] + J[l])) {
       char got[MBS_YAML_GOT_LEN + 32];
 
-      snprintf(got, sizeof(got), "J%d = %g >= J%d + J%d = %g", (int)k + 1, (double)J[k], (int)j + 1, (int)l + 1, (double)(J[j] + J[l]));
-      PetscCall(Fail(r, node->start_mark, path, "principal moments with J_i < J_j + J_k for each i (so that E_i = (J_j + J_k - J_i)/2 > 0)", got));
+      snprintf(got, sizeof(got), "J%d = %g >= J%d + J%d = %g", (int)k + 1, (double)J[k], (int)j + 1, (int)l + 1,
+               (double)(J[j] + J[l]));
+      PetscCall(Fail(r, node->start_mark, path,
+                     "principal moments with J_i < J_j + J_k for each i (so that E_i = (J_j + J_k - J_i)/2 > 0)", got));
     }
   }
   PetscFunctionReturn(0);
@@ -504,8 +531,10 @@ static MbsYAMLBody *FindListedBody(MbsYAMLReader *r, const char name[])
     int      c   = strcmp(r->sorted[mid]->name, name);
 
     if (!c) return r->sorted[mid];
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
+    if (c < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return NULL;
 }
@@ -536,18 +565,16 @@ static PetscBool GroupNamed(const MbsYAMLGroup *g, const char name[], size_t len
 static const char *GroupMemberPattern(MbsYAMLGroupKind kind)
 {
   switch (kind) {
-  case MBS_YAML_NET:
-    return "'<name>.<i>.<j>'";
-  case MBS_YAML_MESH:
-    return "'<name>.<node tag>'";
-  default:
-    return "'<name>.<i>'";
+    case MBS_YAML_NET: return "'<name>.<i>.<j>'";
+    case MBS_YAML_MESH: return "'<name>.<node tag>'";
+    default: return "'<name>.<i>'";
   }
 }
 
 /* A generator member by name: *group and *body, or *group = NULL. *near is a generator whose name
    matches but which has no such member (for the message), or NULL. */
-static void FindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **group, PetscInt *body, MbsYAMLGroup **near)
+static void FindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **group, PetscInt *body,
+                            MbsYAMLGroup **near)
 {
   size_t   len = strlen(name), len1, len2;
   PetscInt k1, k2;
@@ -566,8 +593,10 @@ static void FindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **
 
       if (PetscFindInt(k1, gr->count, gr->tags, &loc) || loc < 0) continue;
       *body = gr->first_body + gr->tag_node[loc];
-    } else if (k1 < gr->count) *body = gr->first_body + k1;
-    else continue;
+    } else if (k1 < gr->count)
+      *body = gr->first_body + k1;
+    else
+      continue;
     *group = gr;
     return;
   }
@@ -585,9 +614,13 @@ static void FindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **
   }
 }
 
-static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscBool allow_ground, MbsYAMLBodyRef *ref)
+static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscBool allow_ground,
+                                  MbsYAMLBodyRef *ref)
 {
-  const char   *expected = allow_ground ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'" : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), not 'ground'";
+  const char *expected =
+    allow_ground
+      ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'"
+      : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), not 'ground'";
   const char   *name = NULL;
   MbsYAMLBody  *listed;
   MbsYAMLGroup *group, *near;
@@ -620,14 +653,19 @@ static PetscErrorCode ResolveBody(MbsYAMLReader *r, yaml_node_t *node, const cha
 
     if (near) {
       switch (near->kind) {
-      case MBS_YAML_NET:
-        snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has the nodes <i>.<j> with i < %" PetscInt_FMT ", j < %" PetscInt_FMT ")", near->section, near->item, near->name, near->count, near->ny);
-        break;
-      case MBS_YAML_MESH:
-        snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has no node with this tag)", near->section, near->item, near->name);
-        break;
-      default:
-        snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has the members 0..%" PetscInt_FMT ")", near->section, near->item, near->name, near->count - 1);
+        case MBS_YAML_NET:
+          snprintf(hint, sizeof(hint),
+                   " (%s[%" PetscInt_FMT "] '%.40s' has the nodes <i>.<j> with i < %" PetscInt_FMT
+                   ", j < %" PetscInt_FMT ")",
+                   near->section, near->item, near->name, near->count, near->ny);
+          break;
+        case MBS_YAML_MESH:
+          snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has no node with this tag)", near->section,
+                   near->item, near->name);
+          break;
+        default:
+          snprintf(hint, sizeof(hint), " (%s[%" PetscInt_FMT "] '%.40s' has the members 0..%" PetscInt_FMT ")",
+                   near->section, near->item, near->name, near->count - 1);
       }
     }
     snprintf(got, sizeof(got), "'%.60s', which is not defined%s", name, hint);
@@ -653,7 +691,8 @@ static PetscErrorCode ParseTime(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfi
   if (!(cfg->t_end / cfg->dt < (PetscReal)PETSC_MAX_INT)) {
     char expected[160], got[MBS_YAML_GOT_LEN];
 
-    snprintf(expected, sizeof(expected), "a time step giving at most %" PetscInt_FMT " steps up to 'end'", PETSC_MAX_INT - 1);
+    snprintf(expected, sizeof(expected), "a time step giving at most %" PetscInt_FMT " steps up to 'end'",
+             PETSC_MAX_INT - 1);
     snprintf(got, sizeof(got), "'%.40s', %.3g steps", ScalarText(step), (double)(cfg->t_end / cfg->dt));
     PetscCall(Fail(r, step->start_mark, spath, expected, got));
   }
@@ -679,7 +718,8 @@ static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
     char      expected[256];
 
     PetscCall(ParseString(r, type, tpath, "a registered scheme name (gglmbs -help lists them)", &name));
-    if (strlen(name) >= sizeof(cfg->scheme)) PetscCall(FailNode(r, type, tpath, "a scheme name of at most 63 characters"));
+    if (strlen(name) >= sizeof(cfg->scheme))
+      PetscCall(FailNode(r, type, tpath, "a scheme name of at most 63 characters"));
     PetscCall(MbsSchemeIsRegistered(name, &registered, expected, sizeof(expected)));
     if (!registered) PetscCall(FailNode(r, type, tpath, expected));
   }
@@ -697,7 +737,8 @@ static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
     PetscCall(MbsSchemeGetParameter(name, ScalarText(key), &prm));
     if (!prm) {
       PetscCall(MbsSchemeGetParameterNames(name, names, sizeof(names)));
-      snprintf(expected, sizeof(expected), "the key type or a parameter of scheme %s (its parameters: %s)", name, names);
+      snprintf(expected, sizeof(expected), "the key type or a parameter of scheme %s (its parameters: %s)", name,
+               names);
       snprintf(got, sizeof(got), "unknown key '%.60s'", ScalarText(key));
       PetscCall(Fail(r, key->start_mark, ppath, expected, got));
     }
@@ -764,12 +805,16 @@ static PetscErrorCode CollectBodies(MbsYAMLReader *r, yaml_node_t *list, const c
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., type: particle|rigid, mass: ..., ...}"));
     PetscCall(Lookup(r, item, ipath, "name", "a body name", npath, &name));
     PetscCall(ParseString(r, name, npath, "a body name", &r->bodies[i].name));
-    if (!strcmp(r->bodies[i].name, "ground")) PetscCall(FailNode(r, name, npath, "a body name other than 'ground' (reserved for the fixed ground)"));
+    if (!strcmp(r->bodies[i].name, "ground"))
+      PetscCall(FailNode(r, name, npath, "a body name other than 'ground' (reserved for the fixed ground)"));
     PetscCall(Lookup(r, item, ipath, "type", "a body type (particle or rigid)", tpath, &type));
     PetscCall(ParseString(r, type, tpath, "a body type (particle or rigid)", &tname));
-    if (!strcmp(tname, "particle")) r->bodies[i].type = MBS_BODY_PARTICLE;
-    else if (!strcmp(tname, "rigid")) r->bodies[i].type = MBS_BODY_RIGID;
-    else PetscCall(FailNode(r, type, tpath, "a body type (particle or rigid)"));
+    if (!strcmp(tname, "particle"))
+      r->bodies[i].type = MBS_BODY_PARTICLE;
+    else if (!strcmp(tname, "rigid"))
+      r->bodies[i].type = MBS_BODY_RIGID;
+    else
+      PetscCall(FailNode(r, type, tpath, "a body type (particle or rigid)"));
     r->bodies[i].item = i;
     r->bodies[i].body = -1;
     r->bodies[i].mark = name->start_mark;
@@ -800,10 +845,13 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
     PetscReal    mass = 0, x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
 
     PathIndex(ipath, path, i);
-    PetscCall(CheckKeys(r, item, ipath, b->type == MBS_BODY_RIGID ? rigid_keys : particle_keys, b->type == MBS_BODY_RIGID ? " (rigid body)" : " (particle)"));
+    PetscCall(CheckKeys(r, item, ipath, b->type == MBS_BODY_RIGID ? rigid_keys : particle_keys,
+                        b->type == MBS_BODY_RIGID ? " (rigid body)" : " (particle)"));
     PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass in kg)", kpath, &node));
     PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass in kg", &mass));
-    PetscCall(Lookup(r, item, ipath, "position", b->type == MBS_BODY_RIGID ? "a 3-vector (centre of mass in m)" : "a 3-vector (position in m)", kpath, &node));
+    PetscCall(Lookup(r, item, ipath, "position",
+                     b->type == MBS_BODY_RIGID ? "a 3-vector (centre of mass in m)" : "a 3-vector (position in m)",
+                     kpath, &node));
     PetscCall(ParseVec3(r, node, kpath, b->type == MBS_BODY_RIGID ? "centre of mass in m" : "position in m", x));
     PetscCall(Lookup(r, item, ipath, "velocity", NULL, kpath, &node));
     if (node) PetscCall(ParseVec3(r, node, kpath, "velocity in m/s", v));
@@ -812,7 +860,8 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
     } else {
       PetscReal J[3] = {0, 0, 0}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, omega[3] = {0, 0, 0};
 
-      PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia about the centre of mass in kg m^2)", kpath, &node));
+      PetscCall(Lookup(r, item, ipath, "inertia",
+                       "a 3-vector (principal moments of inertia about the centre of mass in kg m^2)", kpath, &node));
       PetscCall(ParseInertia(r, node, kpath, J));
       PetscCall(Lookup(r, item, ipath, "orientation", NULL, kpath, &node));
       if (node) PetscCall(ParseOrientation(r, node, kpath, R));
@@ -820,7 +869,8 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
       if (node) PetscCall(ParseVec3(r, node, kpath, "angular velocity in rad/s, world frame", omega));
       PetscCall(MbsModelAddRigidBody(r->model, b->name, mass, J, x, R, v, omega, &b->body));
     }
-    snprintf(label, sizeof(label), "%s:%zu:%zu: bodies[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, b->name);
+    snprintf(label, sizeof(label), "%s:%zu:%zu: bodies[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1,
+             item->start_mark.column + 1, i, b->name);
     PetscCall(MbsModelSetBodyLabel(r->model, b->body, label));
   }
   PetscFunctionReturn(0);
@@ -829,20 +879,18 @@ static PetscErrorCode AddBodies(MbsYAMLReader *r, yaml_node_t *list, const char 
 static const char *GroupKindName(MbsYAMLGroupKind kind)
 {
   switch (kind) {
-  case MBS_YAML_CHAIN:
-    return "chain";
-  case MBS_YAML_RIGID_CHAIN:
-    return "rigid chain";
-  case MBS_YAML_NET:
-    return "net";
-  default:
-    return "mesh";
+    case MBS_YAML_CHAIN: return "chain";
+    case MBS_YAML_RIGID_CHAIN: return "rigid chain";
+    case MBS_YAML_NET: return "net";
+    default: return "mesh";
   }
 }
 
 /* The name of a generator: not 'ground', not a body's, not another generator's. The group is filled in
    but not registered (r->ngroups) until RegisterGroup(), when its members are known. */
-static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const char section[], PetscInt i, yaml_node_t *item, const char ipath[], MbsYAMLGroup **group, yaml_node_t **name, char npath[MBS_YAML_PATH_LEN])
+static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const char section[], PetscInt i,
+                               yaml_node_t *item, const char ipath[], MbsYAMLGroup **group, yaml_node_t **name,
+                               char npath[MBS_YAML_PATH_LEN])
 {
   MbsYAMLGroup *g = &r->groups[r->ngroups];
   MbsYAMLBody  *listed;
@@ -858,10 +906,12 @@ static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const ch
   PetscCall(ParseString(r, *name, npath, expected, &g->name));
   g->len = strlen(g->name);
   if (!strcmp(g->name, "ground")) {
-    snprintf(expected, sizeof(expected), "a %s name other than 'ground' (reserved for the fixed ground)", GroupKindName(kind));
+    snprintf(expected, sizeof(expected), "a %s name other than 'ground' (reserved for the fixed ground)",
+             GroupKindName(kind));
     PetscCall(FailNode(r, *name, npath, expected));
   }
-  snprintf(expected, sizeof(expected), "a %s name not used by a body or another chain, rigid chain, net or mesh", GroupKindName(kind));
+  snprintf(expected, sizeof(expected), "a %s name not used by a body or another chain, rigid chain, net or mesh",
+           GroupKindName(kind));
   listed = FindListedBody(r, g->name);
   if (listed) {
     snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", g->name, listed->item);
@@ -869,7 +919,8 @@ static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const ch
   }
   for (PetscInt k = 0; k < r->ngroups; k++) {
     if (!strcmp(r->groups[k].name, g->name)) {
-      snprintf(got, sizeof(got), "'%.60s', already the name of %s[%" PetscInt_FMT "]", g->name, r->groups[k].section, r->groups[k].item);
+      snprintf(got, sizeof(got), "'%.60s', already the name of %s[%" PetscInt_FMT "]", g->name, r->groups[k].section,
+               r->groups[k].item);
       PetscCall(Fail(r, (*name)->start_mark, npath, expected, got));
     }
   }
@@ -891,8 +942,10 @@ static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node
 
     FindGroupMember(r, r->bodies[k].name, &clash, &body, NULL);
     if (clash == g) {
-      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not names in 'bodies'", GroupKindName(g->kind), GroupMemberPattern(g->kind));
-      snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", g->name, r->bodies[k].name, r->bodies[k].item);
+      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not names in 'bodies'",
+               GroupKindName(g->kind), GroupMemberPattern(g->kind));
+      snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", g->name,
+               r->bodies[k].name, r->bodies[k].item);
       PetscCall(Fail(r, name->start_mark, npath, expected, got));
     }
   }
@@ -907,11 +960,19 @@ static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node
     } else if (g->kind != MBS_YAML_NET && other->kind == MBS_YAML_NET) {
       net    = other;
       single = g;
-    } else continue;
+    } else
+      continue;
     if (SplitIndex(single->name, single->len, &len, &i) && GroupNamed(net, single->name, len) && i < net->count) {
-      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not those of another generator", GroupKindName(g->kind), GroupMemberPattern(g->kind));
-      if (g == net) snprintf(got, sizeof(got), "'%.60s', whose nodes '%.60s.<j>' are already the bodies of %s[%" PetscInt_FMT "] '%.60s'", g->name, single->name, other->section, other->item, other->name);
-      else snprintf(got, sizeof(got), "'%.60s', whose bodies '%.60s.<%s>' are already nodes of %s[%" PetscInt_FMT "] '%.60s'", g->name, g->name, g->kind == MBS_YAML_MESH ? "node tag" : "i", other->section, other->item, other->name);
+      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not those of another generator",
+               GroupKindName(g->kind), GroupMemberPattern(g->kind));
+      if (g == net)
+        snprintf(got, sizeof(got),
+                 "'%.60s', whose nodes '%.60s.<j>' are already the bodies of %s[%" PetscInt_FMT "] '%.60s'", g->name,
+                 single->name, other->section, other->item, other->name);
+      else
+        snprintf(got, sizeof(got),
+                 "'%.60s', whose bodies '%.60s.<%s>' are already nodes of %s[%" PetscInt_FMT "] '%.60s'", g->name,
+                 g->name, g->kind == MBS_YAML_MESH ? "node tag" : "i", other->section, other->item, other->name);
       PetscCall(Fail(r, name->start_mark, npath, expected, got));
     }
   }
@@ -920,7 +981,8 @@ static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node
 
 /* A generator's model must fit in memory and its unknowns in PetscInt: refused at its count, before
    anything is allocated. 'what' says what the count makes, e.g. "1000000000 links". */
-static PetscErrorCode CheckFits(MbsYAMLReader *r, yaml_node_t *count, const char path[], const MbsModelSize *added, const char what[])
+static PetscErrorCode CheckFits(MbsYAMLReader *r, yaml_node_t *count, const char path[], const MbsModelSize *added,
+                                const char what[])
 {
   PetscBool fits;
   char      why[256], expected[512];
@@ -928,13 +990,15 @@ static PetscErrorCode CheckFits(MbsYAMLReader *r, yaml_node_t *count, const char
   PetscFunctionBegin;
   PetscCall(MbsModelCheckSize(r->model, added, &fits, why, sizeof(why)));
   if (fits) PetscFunctionReturn(0);
-  snprintf(expected, sizeof(expected), "a model that fits %s: %s %s", strncmp(why, "need", 4) ? "PetscInt" : "in memory", what, why);
+  snprintf(expected, sizeof(expected), "a model that fits %s: %s %s",
+           strncmp(why, "need", 4) ? "PetscInt" : "in memory", what, why);
   PetscCall(FailNode(r, count, path, expected));
   PetscFunctionReturn(0);
 }
 
 /* The far end of a straight generator, |start| + extent, must be finite (extent = count x length, ...). */
-static PetscErrorCode CheckExtent(MbsYAMLReader *r, yaml_node_t *node, const char path[], const PetscReal start[3], PetscReal extent, const char what[], const char formula[])
+static PetscErrorCode CheckExtent(MbsYAMLReader *r, yaml_node_t *node, const char path[], const PetscReal start[3],
+                                  PetscReal extent, const char what[], const char formula[])
 {
   PetscReal far = PetscAbsReal(start[0]) + PetscAbsReal(start[1]) + PetscAbsReal(start[2]) + extent;
 
@@ -951,7 +1015,8 @@ static PetscErrorCode CheckExtent(MbsYAMLReader *r, yaml_node_t *node, const cha
 /* Labels of a generator's bodies and elements start with its place in the file. */
 static void GroupLabelPrefix(MbsYAMLReader *r, const MbsYAMLGroup *g, yaml_node_t *item, char prefix[], size_t size)
 {
-  snprintf(prefix, size, "%s:%zu:%zu: %s[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1, item->start_mark.column + 1, g->section, g->item, g->name);
+  snprintf(prefix, size, "%s:%zu:%zu: %s[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1,
+           item->start_mark.column + 1, g->section, g->item, g->name);
 }
 
 static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
@@ -960,12 +1025,14 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
     MbsYAMLGroup *ch;
     yaml_node_t  *item = SequenceItem(r, list, i), *name, *node, *cnode;
-    char          ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
-    PetscReal     mass = 0, length = 0, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0};
-    PetscInt      first_elem, end_elem;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN],
+      prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal mass = 0, length = 0, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0};
+    PetscInt  first_elem, end_elem;
 
     PathIndex(ipath, path, i);
-    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., length: ..., start: [..], direction: [..]}"));
+    PetscCall(ExpectMapping(r, item, ipath,
+                            "a mapping {name: ..., count: n, mass: ..., length: ..., start: [..], direction: [..]}"));
     PetscCall(CheckKeys(r, item, ipath, chain_keys, ""));
     PetscCall(NewGroup(r, MBS_YAML_CHAIN, "chains", i, item, ipath, &ch, &name, npath));
     PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of particles)", cpath, &cnode));
@@ -994,7 +1061,10 @@ static PetscErrorCode AddChains(MbsYAMLReader *r, yaml_node_t *list, const char 
     PetscCall(MbsModelAddChain(r->model, ch->name, ch->count, mass, length, start, direction, &ch->first_body));
     PetscCall(MbsModelGetNumElements(r->model, &end_elem));
     /* MbsModelAddChain appends particle k and then rod k, from the fixed point to particle 0 and on */
-    PetscCheck(end_elem - first_elem == ch->count, r->comm, PETSC_ERR_PLIB, "MbsModelAddChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT " particles; the labels assume one rod per particle", end_elem - first_elem, ch->count);
+    PetscCheck(end_elem - first_elem == ch->count, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT
+               " particles; the labels assume one rod per particle",
+               end_elem - first_elem, ch->count);
     GroupLabelPrefix(r, ch, item, prefix, sizeof(prefix));
     for (PetscInt k = 0; k < ch->count; k++) {
       snprintf(label, sizeof(label), "%s particle %" PetscInt_FMT, prefix, k);
@@ -1010,23 +1080,30 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
 {
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    MbsYAMLGroup     *ch;
-    yaml_node_t      *item = SequenceItem(r, list, i), *name, *node, *axis_node, *cnode;
-    char              ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
-    PetscReal         mass = 0, length = 0, J[3] = {0, 0, 0}, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0}, axis[3] = {0, 0, 0};
+    MbsYAMLGroup *ch;
+    yaml_node_t  *item = SequenceItem(r, list, i), *name, *node, *axis_node, *cnode;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN],
+      cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal mass = 0, length = 0, J[3] = {0, 0, 0}, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0},
+              axis[3] = {0, 0, 0};
     PetscInt          first_elem, end_elem;
     MbsChainJointType joint = MBS_CHAIN_JOINT_SPHERICAL;
     const char       *jname = "spherical";
 
     PathIndex(ipath, path, i);
-    PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: n, mass: ..., inertia: [..], length: ..., direction: [..], ...}"));
+    PetscCall(ExpectMapping(
+      r, item, ipath, "a mapping {name: ..., count: n, mass: ..., inertia: [..], length: ..., direction: [..], ...}"));
     PetscCall(CheckKeys(r, item, ipath, rigid_chain_keys, ""));
     PetscCall(NewGroup(r, MBS_YAML_RIGID_CHAIN, "rigid_chains", i, item, ipath, &ch, &name, npath));
     PetscCall(Lookup(r, item, ipath, "count", "a positive integer (number of links)", cpath, &cnode));
     PetscCall(ParseInt(r, cnode, cpath, "number of links", &ch->count));
     PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each link in kg)", kpath, &node));
     PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each link in kg", &mass));
-    PetscCall(Lookup(r, item, ipath, "inertia", "a 3-vector (principal moments of inertia of each link about its centre of mass in kg m^2, J3 about the link axis)", kpath, &node));
+    PetscCall(Lookup(
+      r, item, ipath, "inertia",
+      "a 3-vector (principal moments of inertia of each link about its centre of mass in kg m^2, J3 about the link "
+      "axis)",
+      kpath, &node));
     PetscCall(ParseInertia(r, node, kpath, J));
     PetscCall(Lookup(r, item, ipath, "length", "a positive number (length of each link in m)", kpath, &node));
     PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "length of each link in m", &length));
@@ -1037,11 +1114,19 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
     PetscCall(Lookup(r, item, ipath, "joint", NULL, kpath, &node));
     if (node) {
       PetscCall(ParseString(r, node, kpath, "a joint type (spherical or revolute)", &jname));
-      if (!strcmp(jname, "revolute")) joint = MBS_CHAIN_JOINT_REVOLUTE;
-      else if (strcmp(jname, "spherical")) PetscCall(FailNode(r, node, kpath, "a joint type (spherical or revolute)"));
+      if (!strcmp(jname, "revolute"))
+        joint = MBS_CHAIN_JOINT_REVOLUTE;
+      else if (strcmp(jname, "spherical"))
+        PetscCall(FailNode(r, node, kpath, "a joint type (spherical or revolute)"));
     }
-    PetscCall(Lookup(r, item, ipath, "axis", joint == MBS_CHAIN_JOINT_REVOLUTE ? "a non-zero 3-vector (hinge axis of the revolute joints, world frame)" : NULL, apath, &axis_node));
-    if (axis_node && joint != MBS_CHAIN_JOINT_REVOLUTE) PetscCall(Fail(r, axis_node->start_mark, apath, "no 'axis' (only the revolute joints of 'joint: revolute' have a hinge axis)", "an axis for spherical joints"));
+    PetscCall(Lookup(
+      r, item, ipath, "axis",
+      joint == MBS_CHAIN_JOINT_REVOLUTE ? "a non-zero 3-vector (hinge axis of the revolute joints, world frame)" : NULL,
+      apath, &axis_node));
+    if (axis_node && joint != MBS_CHAIN_JOINT_REVOLUTE)
+      PetscCall(Fail(r, axis_node->start_mark, apath,
+                     "no 'axis' (only the revolute joints of 'joint: revolute' have a hinge axis)",
+                     "an axis for spherical joints"));
     if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
       PetscReal c[3], nc, na, nd;
 
@@ -1055,11 +1140,14 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
       if (!(nc > 1e-8 * na * nd)) {
         char got[MBS_YAML_GOT_LEN + 64];
 
-        snprintf(got, sizeof(got), "[%g, %g, %g], parallel to the direction [%g, %g, %g]", (double)axis[0], (double)axis[1], (double)axis[2], (double)direction[0], (double)direction[1], (double)direction[2]);
-        PetscCall(Fail(r, axis_node->start_mark, apath, "a hinge axis not parallel to 'direction' (the chain could not bend)", got));
+        snprintf(got, sizeof(got), "[%g, %g, %g], parallel to the direction [%g, %g, %g]", (double)axis[0],
+                 (double)axis[1], (double)axis[2], (double)direction[0], (double)direction[1], (double)direction[2]);
+        PetscCall(Fail(r, axis_node->start_mark, apath,
+                       "a hinge axis not parallel to 'direction' (the chain could not bend)", got));
       }
     }
-    PetscCall(CheckExtent(r, cnode, cpath, start, (PetscReal)ch->count * length, "rigid chain", "|start| + count x length"));
+    PetscCall(
+      CheckExtent(r, cnode, cpath, start, (PetscReal)ch->count * length, "rigid chain", "|start| + count x length"));
     {
       MbsModelSize added;
       char         what[64];
@@ -1072,16 +1160,24 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
     PetscCall(RegisterGroup(r, ch, name, npath));
 
     PetscCall(MbsModelGetNumElements(r->model, &first_elem));
-    PetscCall(MbsModelAddRigidChain(r->model, ch->name, ch->count, mass, J, length, start, direction, joint, joint == MBS_CHAIN_JOINT_REVOLUTE ? axis : NULL, &ch->first_body));
+    PetscCall(MbsModelAddRigidChain(r->model, ch->name, ch->count, mass, J, length, start, direction, joint,
+                                    joint == MBS_CHAIN_JOINT_REVOLUTE ? axis : NULL, &ch->first_body));
     PetscCall(MbsModelGetNumElements(r->model, &end_elem));
     /* MbsModelAddRigidChain appends, per link, the body with its internal element and then the joint */
-    PetscCheck(end_elem - first_elem == 2 * ch->count, r->comm, PETSC_ERR_PLIB, "MbsModelAddRigidChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT " links; the labels assume two per link", end_elem - first_elem, ch->count);
+    PetscCheck(end_elem - first_elem == 2 * ch->count, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddRigidChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT
+               " links; the labels assume two per link",
+               end_elem - first_elem, ch->count);
     GroupLabelPrefix(r, ch, item, prefix, sizeof(prefix));
     for (PetscInt k = 0; k < ch->count; k++) {
       snprintf(label, sizeof(label), "%s link %" PetscInt_FMT, prefix, k);
       PetscCall(MbsModelSetBodyLabel(r->model, ch->first_body + k, label));
-      if (k) snprintf(label, sizeof(label), "%s %s joint %" PetscInt_FMT " (link %" PetscInt_FMT " to link %" PetscInt_FMT ")", prefix, jname, k, k - 1, k);
-      else snprintf(label, sizeof(label), "%s %s joint 0 (ground to link 0)", prefix, jname);
+      if (k)
+        snprintf(label, sizeof(label),
+                 "%s %s joint %" PetscInt_FMT " (link %" PetscInt_FMT " to link %" PetscInt_FMT ")", prefix, jname, k,
+                 k - 1, k);
+      else
+        snprintf(label, sizeof(label), "%s %s joint 0 (ground to link 0)", prefix, jname);
       PetscCall(MbsModelSetElementLabel(r->model, first_elem + 2 * k + 1, label));
     }
   }
@@ -1089,7 +1185,8 @@ static PetscErrorCode AddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const 
 }
 
 /* An integer index in [lo, hi]; negative indices count from the end. */
-static PetscErrorCode ParseIndex(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt lo, PetscInt hi, const char quantity[], PetscInt *value)
+static PetscErrorCode ParseIndex(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt lo, PetscInt hi,
+                                 const char quantity[], PetscInt *value)
 {
   char      expected[192];
   long long v   = 0;
@@ -1097,17 +1194,20 @@ static PetscErrorCode ParseIndex(MbsYAMLReader *r, yaml_node_t *node, const char
 
   PetscFunctionBegin;
   snprintf(expected, sizeof(expected), "an integer from %" PetscInt_FMT " to %" PetscInt_FMT " (%s)", lo, hi, quantity);
-  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node)) PetscCall(FailNode(r, node, path, expected));
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || ScalarIsNull(node))
+    PetscCall(FailNode(r, node, path, expected));
   errno = 0;
   v     = strtoll(ScalarText(node), &end, 10);
-  if (end == ScalarText(node) || *end || errno == ERANGE || v < lo || v > hi) PetscCall(FailNode(r, node, path, expected));
+  if (end == ScalarText(node) || *end || errno == ERANGE || v < lo || v > hi)
+    PetscCall(FailNode(r, node, path, expected));
   *value = (PetscInt)v;
   PetscFunctionReturn(0);
 }
 
 /* 'fixed' of a net: a sequence of {i: n, j: m} (one node), {i: n} (all nodes with that i) or {j: m};
    negative indices count from the end (-1 is the last). Nodes selected twice are fixed once. */
-static PetscErrorCode ParseNetFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt nx, PetscInt ny, PetscInt *nfixed, PetscInt **fixed)
+static PetscErrorCode ParseNetFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt nx, PetscInt ny,
+                                    PetscInt *nfixed, PetscInt **fixed)
 {
   const char *expected = "a sequence of node sets {i: n, j: m}, {i: n} or {j: m} (negative indices count from the end)";
   PetscBool  *marked   = NULL;
@@ -1129,9 +1229,14 @@ static PetscErrorCode ParseNetFixed(MbsYAMLReader *r, yaml_node_t *node, const c
     if (!ierr) ierr = CheckKeys(r, set, spath, net_fixed_keys, " (node indices)");
     if (!ierr) ierr = Lookup(r, set, spath, "i", NULL, ipath, &vi);
     if (!ierr) ierr = Lookup(r, set, spath, "j", NULL, jpath, &vj);
-    if (!ierr && !vi && !vj) ierr = Fail(r, set->start_mark, spath, "a node set {i: n, j: m}, {i: n} or {j: m}", "neither 'i' nor 'j'");
-    if (!ierr && vi) ierr = ParseIndex(r, vi, ipath, -nx, nx - 1, "node index i along the first direction; negative counts from the end", &i);
-    if (!ierr && vj) ierr = ParseIndex(r, vj, jpath, -ny, ny - 1, "node index j along the second direction; negative counts from the end", &j);
+    if (!ierr && !vi && !vj)
+      ierr = Fail(r, set->start_mark, spath, "a node set {i: n, j: m}, {i: n} or {j: m}", "neither 'i' nor 'j'");
+    if (!ierr && vi)
+      ierr = ParseIndex(r, vi, ipath, -nx, nx - 1,
+                        "node index i along the first direction; negative counts from the end", &i);
+    if (!ierr && vj)
+      ierr = ParseIndex(r, vj, jpath, -ny, ny - 1,
+                        "node index j along the second direction; negative counts from the end", &j);
     if (ierr) {
       PetscCall(PetscFree(marked));
       PetscCall(PetscFree(list));
@@ -1162,10 +1267,12 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
 {
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    MbsYAMLGroup  *net;
-    yaml_node_t   *item = SequenceItem(r, list, i), *name, *node, *cnode;
-    char           ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
-    PetscReal      mass = 0, spacing[2] = {0, 0}, origin[3] = {0, 0, 0}, dir[2][3] = {{1, 0, 0}, {0, 1, 0}}, step[2][3], c[3], norm[2];
+    MbsYAMLGroup *net;
+    yaml_node_t  *item = SequenceItem(r, list, i), *name, *node, *cnode;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN],
+      cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal mass = 0, spacing[2] = {0, 0}, origin[3] = {0, 0, 0}, dir[2][3] = {{1, 0, 0}, {0, 1, 0}}, step[2][3],
+              c[3], norm[2];
     PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
     PetscBool     *is_fixed;
     PetscErrorCode ierr;
@@ -1174,8 +1281,12 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., count: [nx, ny], mass: ..., spacing: ..., ...}"));
     PetscCall(CheckKeys(r, item, ipath, net_keys, ""));
     PetscCall(NewGroup(r, MBS_YAML_NET, "nets", i, item, ipath, &net, &name, npath));
-    PetscCall(Lookup(r, item, ipath, "count", "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)", kpath, &node));
-    if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)"));
+    PetscCall(Lookup(r, item, ipath, "count",
+                     "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)", kpath,
+                     &node));
+    if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2)
+      PetscCall(FailNode(r, node, kpath,
+                         "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)"));
     PathIndex(epath, kpath, 0);
     PetscCall(ParseInt(r, SequenceItem(r, node, 0), epath, "number of nodes along the first direction", &net->count));
     PathIndex(epath, kpath, 1);
@@ -1184,13 +1295,17 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
       char got[MBS_YAML_GOT_LEN];
 
       snprintf(got, sizeof(got), "%" PetscInt_FMT " x %" PetscInt_FMT " nodes", net->count, net->ny);
-      PetscCall(Fail(r, node->start_mark, kpath, "at most 2^31 - 1 nodes (PETSc is configured with 32-bit indices)", got));
+      PetscCall(
+        Fail(r, node->start_mark, kpath, "at most 2^31 - 1 nodes (PETSc is configured with 32-bit indices)", got));
     }
     PetscCall(Lookup(r, item, ipath, "mass", "a positive number (mass of each node in kg)", kpath, &node));
     PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each node in kg", &mass));
-    PetscCall(Lookup(r, item, ipath, "spacing", "a positive number or two [da, db] (rod lengths along the two directions in m)", kpath, &node));
+    PetscCall(Lookup(r, item, ipath, "spacing",
+                     "a positive number or two [da, db] (rod lengths along the two directions in m)", kpath, &node));
     if (node->type == YAML_SEQUENCE_NODE) {
-      if (SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, "a positive number or two [da, db] (rod lengths along the two directions in m)"));
+      if (SequenceLength(node) != 2)
+        PetscCall(
+          FailNode(r, node, kpath, "a positive number or two [da, db] (rod lengths along the two directions in m)"));
       for (PetscInt k = 0; k < 2; k++) {
         PathIndex(epath, kpath, k);
         PetscCall(ParseReal(r, SequenceItem(r, node, k), epath, MBS_YAML_POSITIVE, "rod length in m", &spacing[k]));
@@ -1203,7 +1318,9 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
     if (node) PetscCall(ParseVec3(r, node, kpath, "position of node (0, 0) in m", origin));
     PetscCall(Lookup(r, item, ipath, "directions", NULL, kpath, &node));
     if (node) {
-      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)"));
+      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2)
+        PetscCall(FailNode(r, node, kpath,
+                           "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)"));
       for (PetscInt k = 0; k < 2; k++) {
         PathIndex(epath, kpath, k);
         PetscCall(ParseNonzeroVec3(r, SequenceItem(r, node, k), epath, "grid direction", dir[k]));
@@ -1219,11 +1336,14 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
     if (!(PetscSqrtReal(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) > 1e-10 * norm[0] * norm[1])) {
       char got[MBS_YAML_GOT_LEN + 64];
 
-      snprintf(got, sizeof(got), "the parallel vectors [%g, %g, %g] and [%g, %g, %g]", (double)dir[0][0], (double)dir[0][1], (double)dir[0][2], (double)dir[1][0], (double)dir[1][1], (double)dir[1][2]);
-      PetscCall(Fail(r, node->start_mark, kpath, "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)", got));
+      snprintf(got, sizeof(got), "the parallel vectors [%g, %g, %g] and [%g, %g, %g]", (double)dir[0][0],
+               (double)dir[0][1], (double)dir[0][2], (double)dir[1][0], (double)dir[1][1], (double)dir[1][2]);
+      PetscCall(Fail(r, node->start_mark, kpath,
+                     "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)", got));
     }
     PetscCall(Lookup(r, item, ipath, "count", NULL, cpath, &cnode));
-    PetscCall(CheckExtent(r, cnode, cpath, origin, (PetscReal)net->count * spacing[0] + (PetscReal)net->ny * spacing[1], "net", "|origin| + nx |step_i| + ny |step_j|"));
+    PetscCall(CheckExtent(r, cnode, cpath, origin, (PetscReal)net->count * spacing[0] + (PetscReal)net->ny * spacing[1],
+                          "net", "|origin| + nx |step_i| + ny |step_j|"));
     {
       MbsModelSize added;
       char         what[96];
@@ -1238,7 +1358,8 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
     if (node) PetscCall(ParseNetFixed(r, node, kpath, net->count, net->ny, &nfixed, &fixed));
 
     PetscCall(MbsModelGetNumElements(r->model, &first_elem));
-    ierr = MbsModelAddNet(r->model, net->name, net->count, net->ny, mass, origin, step[0], step[1], nfixed, fixed, &net->first_body);
+    ierr = MbsModelAddNet(r->model, net->name, net->count, net->ny, mass, origin, step[0], step[1], nfixed, fixed,
+                          &net->first_body);
     if (ierr) PetscCall(PetscFree(fixed));
     PetscCall(ierr);
     PetscCall(MbsModelGetNumElements(r->model, &end_elem));
@@ -1258,27 +1379,35 @@ static PetscErrorCode AddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
           const PetscInt a2 = a + (dirk ? 0 : 1), b2 = b + (dirk ? 1 : 0);
 
           if (is_fixed[a * net->ny + b] && is_fixed[a2 * net->ny + b2]) continue;
-          snprintf(label, sizeof(label), "%s rod (%" PetscInt_FMT ", %" PetscInt_FMT ")-(%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, a, b, a2, b2);
+          snprintf(label, sizeof(label),
+                   "%s rod (%" PetscInt_FMT ", %" PetscInt_FMT ")-(%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, a, b,
+                   a2, b2);
           if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
           e++;
         }
     for (PetscInt k = 0; k < nfixed; k++) {
-      snprintf(label, sizeof(label), "%s fixed node (%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, fixed[k] / net->ny, fixed[k] % net->ny);
+      snprintf(label, sizeof(label), "%s fixed node (%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, fixed[k] / net->ny,
+               fixed[k] % net->ny);
       if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
       e++;
     }
     PetscCall(PetscFree(is_fixed));
     PetscCall(PetscFree(fixed));
-    PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB, "MbsModelAddNet() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT, end_elem - first_elem, e - first_elem);
+    PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddNet() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT,
+               end_elem - first_elem, e - first_elem);
   }
   PetscFunctionReturn(0);
 }
 
-/* An error in a mesh file, after the YAML place that named it: "model.yaml:7:11: key 'meshes[0].file': mesh.msh:45: expected ..., got ...". */
-static PetscErrorCode FailMesh(MbsYAMLReader *r, const char context[], const MbsGmshMesh *mesh, PetscInt line, const char expected[], const char got[])
+/* An error in a mesh file, after the YAML place that named it: "model.yaml:7:11: key 'meshes[0].file': mesh.msh:45:
+ * expected ..., got ...". */
+static PetscErrorCode FailMesh(MbsYAMLReader *r, const char context[], const MbsGmshMesh *mesh, PetscInt line,
+                               const char expected[], const char got[])
 {
   PetscFunctionBegin;
-  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s: %s:%" PetscInt_FMT ": expected %s, got %s", context, mesh->file, line, expected, got);
+  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s: %s:%" PetscInt_FMT ": expected %s, got %s", context, mesh->file, line,
+          expected, got);
 }
 
 /* The mesh file path: relative paths are relative to the directory of the YAML file. */
@@ -1286,15 +1415,18 @@ static void MeshPath(MbsYAMLReader *r, const char file[], char out[], size_t siz
 {
   const char *slash = strrchr(r->file, '/');
 
-  if (file[0] == '/' || !slash) snprintf(out, size, "%s", file);
-  else snprintf(out, size, "%.*s/%s", (int)(slash - r->file), r->file, file);
+  if (file[0] == '/' || !slash)
+    snprintf(out, size, "%s", file);
+  else
+    snprintf(out, size, "%.*s/%s", (int)(slash - r->file), r->file, file);
 }
 
 /* 'fixed' of a mesh: names of physical groups; their nodes, each once. */
-static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsGmshMesh *mesh, PetscInt *nfixed, PetscInt **fixed)
+static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsGmshMesh *mesh,
+                                     PetscInt *nfixed, PetscInt **fixed)
 {
   PetscBool *marked;
-  PetscInt   n = 0, *list;
+  PetscInt   n          = 0, *list;
   char       names[256] = "";
   size_t     used       = 0;
 
@@ -1316,7 +1448,8 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
     PetscInt     found = 0, nnodes = 0;
 
     PathIndex(kpath, path, k);
-    snprintf(expected, sizeof(expected), "the name of a physical group of %s (%s%s)", mesh->file, used ? "its named groups: " : "it has no named physical groups", names);
+    snprintf(expected, sizeof(expected), "the name of a physical group of %s (%s%s)", mesh->file,
+             used ? "its named groups: " : "it has no named physical groups", names);
     PetscCall(ParseString(r, item, kpath, expected, &gname));
     for (PetscInt g = 0; g < mesh->ngroups; g++)
       if (mesh->groups[g].name && !strcmp(mesh->groups[g].name, gname)) {
@@ -1329,7 +1462,8 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
     }
     if (!nnodes) {
       snprintf(got, sizeof(got), "'%.60s', which has no elements in the file", gname);
-      PetscCall(Fail(r, item->start_mark, kpath, "a physical group with nodes (Gmsh saves the elements of physical groups)", got));
+      PetscCall(Fail(r, item->start_mark, kpath,
+                     "a physical group with nodes (Gmsh saves the elements of physical groups)", got));
     }
   }
   PetscCall(PetscCalloc1(mesh->nnodes, &marked));
@@ -1355,13 +1489,16 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
 }
 
 /* One item of 'meshes' with its mesh read; the caller frees the mesh. */
-static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLGroup *g, yaml_node_t *name, const char npath[], MbsGmshMesh *mesh, const char context[])
+static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLGroup *g,
+                              yaml_node_t *name, const char npath[], MbsGmshMesh *mesh, const char context[])
 {
   yaml_node_t *node;
-  char         kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[2 * PETSC_MAX_PATH_LEN + 128], got[MBS_YAML_GOT_LEN + 64];
-  PetscReal    line_density = 0, node_mass = 0, scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0}, *x = NULL;
-  PetscInt     nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
-  PetscBool   *is_fixed = NULL, has_density, has_node_mass;
+  char         kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[2 * PETSC_MAX_PATH_LEN + 128],
+    got[MBS_YAML_GOT_LEN + 64];
+  PetscReal line_density = 0, node_mass = 0, scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0},
+            *x          = NULL;
+  PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
+  PetscBool     *is_fixed = NULL, has_density, has_node_mass;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
@@ -1369,22 +1506,34 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   for (PetscInt k = 0; k < mesh->nnodes; k++) {
     if (mesh->node_edges[k]) continue;
     snprintf(got, sizeof(got), "node %" PetscInt_FMT " on none", mesh->node_tag[k]);
-    PetscCall(FailMesh(r, context, mesh, mesh->node_line[k], "every node on a line, triangle or quadrangle element (a node on none would be a free particle; Gmsh saves only the elements of physical groups unless Mesh.SaveAll = 1)", got));
+    PetscCall(FailMesh(
+      r, context, mesh, mesh->node_line[k],
+      "every node on a line, triangle or quadrangle element (a node on none would be a free particle; Gmsh saves "
+      "only the elements of physical groups unless Mesh.SaveAll = 1)",
+      got));
   }
   for (PetscInt k = 0; k < mesh->nedges; k++) {
     const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
 
-    if (mesh->x[3 * a] != mesh->x[3 * b] || mesh->x[3 * a + 1] != mesh->x[3 * b + 1] || mesh->x[3 * a + 2] != mesh->x[3 * b + 2]) continue;
-    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position", mesh->node_tag[a], mesh->node_tag[b]);
-    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k], "an element whose nodes are at distinct positions (each edge becomes a rod of positive length)", got));
+    if (mesh->x[3 * a] != mesh->x[3 * b] || mesh->x[3 * a + 1] != mesh->x[3 * b + 1] ||
+        mesh->x[3 * a + 2] != mesh->x[3 * b + 2])
+      continue;
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position", mesh->node_tag[a],
+             mesh->node_tag[b]);
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
+                       "an element whose nodes are at distinct positions (each edge becomes a rod of positive length)",
+                       got));
   }
   PetscCall(Lookup(r, item, ipath, "line_density", NULL, kpath, &node));
-  has_density = (PetscBool)!!node;
-  if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass per length of the rods in kg/m", &line_density));
+  has_density = (PetscBool) !!node;
+  if (node)
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass per length of the rods in kg/m", &line_density));
   PetscCall(Lookup(r, item, ipath, "node_mass", NULL, kpath, &node));
-  has_node_mass = (PetscBool)!!node;
+  has_node_mass = (PetscBool) !!node;
   if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each node in kg", &node_mass));
-  if (!has_density && !has_node_mass) PetscCall(Fail(r, item->start_mark, ipath, "a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both", "neither"));
+  if (!has_density && !has_node_mass)
+    PetscCall(
+      Fail(r, item->start_mark, ipath, "a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both", "neither"));
   PetscCall(Lookup(r, item, ipath, "scale", NULL, kpath, &node));
   if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
   PetscCall(Lookup(r, item, ipath, "orientation", NULL, kpath, &node));
@@ -1410,28 +1559,37 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
     PetscCall(PetscMemzero(&added, sizeof(added)));
     MbsModelSizeRodNetwork(&added, (PetscReal)mesh->nnodes, (PetscReal)mesh->nedges, (PetscReal)nfixed);
     PetscCall(Lookup(r, item, ipath, "file", "a Gmsh mesh file", fpath, &file));
-    snprintf(what, sizeof(what), "the %" PetscInt_FMT " nodes and %" PetscInt_FMT " edges of %s", mesh->nnodes, mesh->nedges, mesh->file);
+    snprintf(what, sizeof(what), "the %" PetscInt_FMT " nodes and %" PetscInt_FMT " edges of %s", mesh->nnodes,
+             mesh->nedges, mesh->file);
     ierr = CheckFits(r, file, fpath, &added, what);
     if (ierr) PetscCall(PetscFree(fixed));
     PetscCall(ierr);
   }
   PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
   for (PetscInt k = 0; k < mesh->nnodes; k++)
-    for (PetscInt l = 0; l < 3; l++) x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] + R[3 * l + 2] * mesh->x[3 * k + 2]);
+    for (PetscInt l = 0; l < 3; l++)
+      x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
+                                               R[3 * l + 2] * mesh->x[3 * k + 2]);
   /* scale and translation may carry a node, or the length of an edge, beyond the doubles */
   for (PetscInt k = 0; k < mesh->nedges; k++) {
     const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
-    const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) + PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
+    const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) +
+                                      PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
 
     if (d >= DBL_MIN && d <= 1e300) continue; /* a rod's length is a normal double */
-    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation", mesh->node_tag[a], mesh->node_tag[b], d < DBL_MIN ? "at the same position (to 2.2e-308)" : "beyond 1e300 apart or at infinity");
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation",
+             mesh->node_tag[a], mesh->node_tag[b],
+             d < DBL_MIN ? "at the same position (to 2.2e-308)" : "beyond 1e300 apart or at infinity");
     PetscCall(PetscFree(x));
     PetscCall(PetscFree(fixed));
-    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k], "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'", got));
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
+                       "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'",
+                       got));
   }
   PetscCall(MbsModelGetNumElements(r->model, &first_elem));
   {
-    ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge, line_density, node_mass, nfixed, fixed, &g->first_body);
+    ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge,
+                                 line_density, node_mass, nfixed, fixed, &g->first_body);
 
     PetscCall(PetscFree(x));
     if (ierr) PetscCall(PetscFree(fixed));
@@ -1441,7 +1599,8 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   /* label the elements in the order MbsModelAddRodNetwork documents */
   GroupLabelPrefix(r, g, item, prefix, sizeof(prefix));
   for (PetscInt k = 0; k < mesh->nnodes; k++) {
-    snprintf(label, sizeof(label), "%s node %" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[k], mesh->file, mesh->node_line[k]);
+    snprintf(label, sizeof(label), "%s node %" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[k],
+             mesh->file, mesh->node_line[k]);
     PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
   }
   PetscCall(PetscCalloc1(mesh->nnodes, &is_fixed));
@@ -1451,7 +1610,8 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
     const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
 
     if (is_fixed[a] && is_fixed[b]) continue;
-    snprintf(label, sizeof(label), "%s rod %" PetscInt_FMT "-%" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[a], mesh->node_tag[b], mesh->file, mesh->edge_line[k]);
+    snprintf(label, sizeof(label), "%s rod %" PetscInt_FMT "-%" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix,
+             mesh->node_tag[a], mesh->node_tag[b], mesh->file, mesh->edge_line[k]);
     if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
     e++;
   }
@@ -1462,7 +1622,9 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   }
   PetscCall(PetscFree(is_fixed));
   PetscCall(PetscFree(fixed));
-  PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB, "MbsModelAddRodNetwork() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT, end_elem - first_elem, e - first_elem);
+  PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB,
+             "MbsModelAddRodNetwork() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT,
+             end_elem - first_elem, e - first_elem);
   PetscFunctionReturn(0);
 }
 
@@ -1470,10 +1632,11 @@ static PetscErrorCode AddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char 
 {
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    MbsYAMLGroup  *g;
-    MbsGmshMesh    mesh;
-    yaml_node_t   *item = SequenceItem(r, list, i), *name, *node;
-    char           ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], fpath[MBS_YAML_PATH_LEN], file[PETSC_MAX_PATH_LEN], context[PETSC_MAX_PATH_LEN + MBS_YAML_PATH_LEN + 64];
+    MbsYAMLGroup *g;
+    MbsGmshMesh   mesh;
+    yaml_node_t  *item = SequenceItem(r, list, i), *name, *node;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], fpath[MBS_YAML_PATH_LEN], file[PETSC_MAX_PATH_LEN],
+      context[PETSC_MAX_PATH_LEN + MBS_YAML_PATH_LEN + 64];
     const char    *fname;
     PetscErrorCode ierr;
 
@@ -1481,10 +1644,15 @@ static PetscErrorCode AddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char 
     PetscCall(ExpectMapping(r, item, ipath, "a mapping {name: ..., file: mesh.msh, line_density: ..., ...}"));
     PetscCall(CheckKeys(r, item, ipath, mesh_keys, ""));
     PetscCall(NewGroup(r, MBS_YAML_MESH, "meshes", i, item, ipath, &g, &name, npath));
-    PetscCall(Lookup(r, item, ipath, "file", "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)", fpath, &node));
-    PetscCall(ParseString(r, node, fpath, "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)", &fname));
+    PetscCall(Lookup(r, item, ipath, "file",
+                     "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)", fpath,
+                     &node));
+    PetscCall(ParseString(r, node, fpath,
+                          "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)",
+                          &fname));
     MeshPath(r, fname, file, sizeof(file));
-    snprintf(context, sizeof(context), "%s:%zu:%zu: key '%s'", r->file, node->start_mark.line + 1, node->start_mark.column + 1, fpath);
+    snprintf(context, sizeof(context), "%s:%zu:%zu: key '%s'", r->file, node->start_mark.line + 1,
+             node->start_mark.column + 1, fpath);
     PetscCall(MbsGmshRead(r->comm, file, context, &mesh));
     ierr = AddMesh(r, item, ipath, g, name, npath, &mesh, context);
     PetscCall(MbsGmshMeshDestroy(&mesh));
@@ -1494,14 +1662,16 @@ static PetscErrorCode AddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char 
 }
 
 /* 'bodies: [a, b]' of a joint or spring: two distinct bodies, at most one of them 'ground'. */
-static PetscErrorCode ParseBodyPair(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLBodyRef ref[2], yaml_node_t *names[2], char namepaths[2][MBS_YAML_PATH_LEN])
+static PetscErrorCode ParseBodyPair(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLBodyRef ref[2],
+                                    yaml_node_t *names[2], char namepaths[2][MBS_YAML_PATH_LEN])
 {
   yaml_node_t *node;
   char         path[MBS_YAML_PATH_LEN];
 
   PetscFunctionBegin;
   PetscCall(Lookup(r, item, ipath, "bodies", "a sequence of two body names [a, b]", path, &node));
-  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, path, "a sequence of two body names [a, b]"));
+  if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2)
+    PetscCall(FailNode(r, node, path, "a sequence of two body names [a, b]"));
   for (PetscInt k = 0; k < 2; k++) {
     names[k] = SequenceItem(r, node, k);
     PathIndex(namepaths[k], path, k);
@@ -1511,13 +1681,15 @@ static PetscErrorCode ParseBodyPair(MbsYAMLReader *r, yaml_node_t *item, const c
     char got[MBS_YAML_GOT_LEN + 32];
 
     snprintf(got, sizeof(got), "'%.60s' again", ScalarText(names[1]));
-    PetscCall(Fail(r, names[1]->start_mark, namepaths[1], "a body other than bodies[0] (an element connects two different bodies)", got));
+    PetscCall(Fail(r, names[1]->start_mark, namepaths[1],
+                   "a body other than bodies[0] (an element connects two different bodies)", got));
   }
   PetscFunctionReturn(0);
 }
 
 /* A material point on a body: on a particle it must be zero (the particle is a point). */
-static PetscErrorCode CheckPoint(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsYAMLBodyRef *ref, const PetscReal X[3])
+static PetscErrorCode CheckPoint(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsYAMLBodyRef *ref,
+                                 const PetscReal X[3])
 {
   char got[MBS_YAML_GOT_LEN];
 
@@ -1529,7 +1701,9 @@ static PetscErrorCode CheckPoint(MbsYAMLReader *r, yaml_node_t *node, const char
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode ParsePointPair(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], const char key[], const char quantity[], const MbsYAMLBodyRef ref[2], PetscBool required, PetscReal X[2][3])
+static PetscErrorCode ParsePointPair(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], const char key[],
+                                     const char quantity[], const MbsYAMLBodyRef ref[2], PetscBool required,
+                                     PetscReal X[2][3])
 {
   yaml_node_t *node;
   char         path[MBS_YAML_PATH_LEN], expected[192];
@@ -1551,7 +1725,8 @@ static PetscErrorCode ParsePointPair(MbsYAMLReader *r, yaml_node_t *item, const 
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode InitialDistance(MbsYAMLReader *r, const MbsYAMLBodyRef ref[2], PetscReal X[2][3], PetscReal *distance)
+static PetscErrorCode InitialDistance(MbsYAMLReader *r, const MbsYAMLBodyRef ref[2], PetscReal X[2][3],
+                                      PetscReal *distance)
 {
   PetscReal xa[3], xb[3];
 
@@ -1566,8 +1741,9 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
 {
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    yaml_node_t   *item = SequenceItem(r, list, i), *type, *node, *names[2];
-    char           ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
+    yaml_node_t *item = SequenceItem(r, list, i), *type, *node, *names[2];
+    char ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN],
+      label[PETSC_MAX_PATH_LEN + 128];
     const char    *tname = NULL, *types = "a joint type (fixed_point, spherical, rod or revolute)";
     MbsYAMLBodyRef ref[2];
     PetscReal      X[2][3];
@@ -1590,8 +1766,10 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
         PetscCall(CheckPoint(r, node, kpath, &ref[0], X[0]));
       }
       PetscCall(Lookup(r, item, ipath, "position", NULL, kpath, &node));
-      if (node) PetscCall(ParseVec3(r, node, kpath, "fixed position in the world frame, m", world));
-      else PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], world));
+      if (node)
+        PetscCall(ParseVec3(r, node, kpath, "fixed position in the world frame, m", world));
+      else
+        PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], world));
       PetscCall(MbsModelAddFixedPoint(r->model, ref[0].body, X[0], world, &elem));
     } else if (!strcmp(tname, "spherical")) {
       PetscCall(CheckKeys(r, item, ipath, spherical_keys, " (spherical)"));
@@ -1605,12 +1783,17 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
       PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
       PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
       PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
-      if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m", &length));
+      if (node)
+        PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m", &length));
       else {
         PetscReal distance = 0;
 
         PetscCall(InitialDistance(r, ref, X, &distance));
-        if (!(distance > 0)) PetscCall(Fail(r, item->start_mark, kpath, "a positive number (rod length in m; required here because the rod's two points coincide initially)", "nothing (the key is missing)"));
+        if (!(distance > 0))
+          PetscCall(
+            Fail(r, item->start_mark, kpath,
+                 "a positive number (rod length in m; required here because the rod's two points coincide initially)",
+                 "nothing (the key is missing)"));
       }
       PetscCall(MbsModelAddRod(r->model, ref[0].body, X[0], ref[1].body, X[1], length, &elem));
     } else if (!strcmp(tname, "revolute")) {
@@ -1624,19 +1807,25 @@ static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char 
           char got[MBS_YAML_GOT_LEN + 32];
 
           snprintf(got, sizeof(got), "particle '%.60s'", ScalarText(names[k]));
-          PetscCall(Fail(r, names[k]->start_mark, namepaths[k], "a rigid body or 'ground' (a revolute joint needs an orientation)", got));
+          PetscCall(Fail(r, names[k]->start_mark, namepaths[k],
+                         "a rigid body or 'ground' (a revolute joint needs an orientation)", got));
         }
       }
       PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
-      PetscCall(Lookup(r, item, ipath, "axes", "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)", apath, &node));
-      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, apath, "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)"));
+      PetscCall(Lookup(r, item, ipath, "axes",
+                       "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)", apath, &node));
+      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2)
+        PetscCall(
+          FailNode(r, node, apath, "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)"));
       for (PetscInt k = 0; k < 2; k++) {
         PathIndex(axpath, apath, k);
         PetscCall(ParseNonzeroVec3(r, SequenceItem(r, node, k), axpath, "hinge axis in the body frame", axes[k]));
       }
       PetscCall(MbsModelAddRevolute(r->model, ref[0].body, X[0], axes[0], ref[1].body, X[1], axes[1], &elem));
-    } else PetscCall(FailNode(r, type, tpath, types));
-    snprintf(label, sizeof(label), "%s:%zu:%zu: joints[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, tname);
+    } else
+      PetscCall(FailNode(r, type, tpath, types));
+    snprintf(label, sizeof(label), "%s:%zu:%zu: joints[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
+             item->start_mark.column + 1, i, tname);
     PetscCall(MbsModelSetElementLabel(r->model, elem, label));
   }
   PetscFunctionReturn(0);
@@ -1646,8 +1835,9 @@ static PetscErrorCode AddSprings(MbsYAMLReader *r, yaml_node_t *list, const char
 {
   PetscFunctionBegin;
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    yaml_node_t   *item = SequenceItem(r, list, i), *type, *node, *names[2];
-    char           ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
+    yaml_node_t *item = SequenceItem(r, list, i), *type, *node, *names[2];
+    char ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN],
+      label[PETSC_MAX_PATH_LEN + 128];
     const char    *tname = NULL, *types = "a spring type (linear or quartic)";
     MbsSpringType  stype = MBS_SPRING_LINEAR;
     MbsYAMLBodyRef ref[2];
@@ -1659,17 +1849,25 @@ static PetscErrorCode AddSprings(MbsYAMLReader *r, yaml_node_t *list, const char
     PetscCall(CheckKeys(r, item, ipath, spring_keys, ""));
     PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type));
     PetscCall(ParseString(r, type, tpath, types, &tname));
-    if (!strcmp(tname, "linear")) stype = MBS_SPRING_LINEAR;
-    else if (!strcmp(tname, "quartic")) stype = MBS_SPRING_QUARTIC;
-    else PetscCall(FailNode(r, type, tpath, types));
+    if (!strcmp(tname, "linear"))
+      stype = MBS_SPRING_LINEAR;
+    else if (!strcmp(tname, "quartic"))
+      stype = MBS_SPRING_QUARTIC;
+    else
+      PetscCall(FailNode(r, type, tpath, types));
     PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
     PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
-    PetscCall(Lookup(r, item, ipath, "stiffness", stype == MBS_SPRING_LINEAR ? "a positive number (stiffness in N/m)" : "a positive number (stiffness in N/m^3)", kpath, &node));
-    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, stype == MBS_SPRING_LINEAR ? "stiffness in N/m" : "stiffness in N/m^3", &stiffness));
+    PetscCall(Lookup(r, item, ipath, "stiffness",
+                     stype == MBS_SPRING_LINEAR ? "a positive number (stiffness in N/m)"
+                                                : "a positive number (stiffness in N/m^3)",
+                     kpath, &node));
+    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE,
+                        stype == MBS_SPRING_LINEAR ? "stiffness in N/m" : "stiffness in N/m^3", &stiffness));
     PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
     if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_NONNEGATIVE, "rest length in m", &length));
     PetscCall(MbsModelAddSpring(r->model, stype, ref[0].body, X[0], ref[1].body, X[1], stiffness, length, &elem));
-    snprintf(label, sizeof(label), "%s:%zu:%zu: springs[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1, item->start_mark.column + 1, i, tname);
+    snprintf(label, sizeof(label), "%s:%zu:%zu: springs[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
+             item->start_mark.column + 1, i, tname);
     PetscCall(MbsModelSetElementLabel(r->model, elem, label));
   }
   PetscFunctionReturn(0);
@@ -1681,10 +1879,10 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
     const char *key, *expected;
     PetscErrorCode (*add)(MbsYAMLReader *, yaml_node_t *, const char[]);
   } generators[4] = {
-    {"chains",       "a sequence of chains",                     AddChains     },
-    {"rigid_chains", "a sequence of rigid chains",               AddRigidChains},
-    {"nets",         "a sequence of nets",                       AddNets       },
-    {"meshes",       "a sequence of meshes (Gmsh .msh files)",   AddMeshes     },
+    {"chains", "a sequence of chains", AddChains},
+    {"rigid_chains", "a sequence of rigid chains", AddRigidChains},
+    {"nets", "a sequence of nets", AddNets},
+    {"meshes", "a sequence of meshes (Gmsh .msh files)", AddMeshes},
   };
   yaml_node_t *root = yaml_document_get_root_node(r->doc), *node, *bodies, *gen[4];
   char         path[MBS_YAML_PATH_LEN], bpath[MBS_YAML_PATH_LEN], gpath[4][MBS_YAML_PATH_LEN];
@@ -1722,8 +1920,13 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
     ngen += SequenceLength(gen[k]);
   }
   if (!r->nbodies && !ngen) {
-    if (bodies) PetscCall(FailNode(r, bodies, bpath, "at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')"));
-    PetscCall(Fail(r, root->start_mark, "bodies", "at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')", "nothing (the key is missing)"));
+    if (bodies)
+      PetscCall(
+        FailNode(r, bodies, bpath,
+                 "at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')"));
+    PetscCall(Fail(r, root->start_mark, "bodies",
+                   "at least one body (in 'bodies', or generated by 'chains', 'rigid_chains', 'nets' or 'meshes')",
+                   "nothing (the key is missing)"));
   }
   if (bodies) PetscCall(AddBodies(r, bodies, bpath));
   PetscCall(PetscCalloc1(ngen, &r->groups));
@@ -1744,7 +1947,8 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
 }
 
 /*@C
-  MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes), joints, springs and gravity of a YAML input file to a model and reads its run parameters
+  MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes), joints, springs and gravity
+of a YAML input file to a model and reads its run parameters
 
   Collective on the model's communicator
 
@@ -1753,7 +1957,8 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
 - filename - the input file (read on rank 0 and broadcast)
 
   Output Parameter:
-. cfg - run parameters (time step, final time, scheme, output); may be NULL. Keys the file omits keep the values of `MbsRunConfigSetDefaults()`.
+. cfg - run parameters (time step, final time, scheme, output); may be NULL. Keys the file omits keep the values of
+`MbsRunConfigSetDefaults()`.
 
   Notes:
   The schema is documented in docs/input.md. Every error in the input is `PETSC_ERR_USER_INPUT` with a
@@ -1767,7 +1972,8 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
 
   Level: beginner
 
-.seealso: `MbsRunConfigSetDefaults()`, `MbsModelCreate()`, `MbsModelSetUp()`, `MbsModelAddChain()`, `MbsModelAddRigidChain()`, `MbsModelAddNet()`, `MbsModelAddRodNetwork()`
+.seealso: `MbsRunConfigSetDefaults()`, `MbsModelCreate()`, `MbsModelSetUp()`, `MbsModelAddChain()`,
+`MbsModelAddRigidChain()`, `MbsModelAddNet()`, `MbsModelAddRodNetwork()`
 @*/
 PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunConfig *cfg)
 {
@@ -1821,11 +2027,15 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
         if (bytes[i] == '\n') {
           mark.line++;
           mark.column = 0;
-        } else mark.column++;
+        } else
+          mark.column++;
       }
     }
-    if (parser.context) snprintf(msg, sizeof(msg), "%s (%s, at line %zu, column %zu)", parser.problem ? parser.problem : "unknown error", parser.context, parser.context_mark.line + 1, parser.context_mark.column + 1);
-    else snprintf(msg, sizeof(msg), "%s", parser.problem ? parser.problem : "unknown error");
+    if (parser.context)
+      snprintf(msg, sizeof(msg), "%s (%s, at line %zu, column %zu)", parser.problem ? parser.problem : "unknown error",
+               parser.context, parser.context_mark.line + 1, parser.context_mark.column + 1);
+    else
+      snprintf(msg, sizeof(msg), "%s", parser.problem ? parser.problem : "unknown error");
     yaml_parser_delete(&parser);
     PetscCall(PetscFree(bytes));
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: invalid YAML: %s", filename, mark.line + 1, mark.column + 1, msg);
@@ -1834,7 +2044,9 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   PetscCall(PetscFree(bytes));
   if (second) {
     yaml_document_delete(&doc);
-    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: key '(document)': expected a single YAML document, got a second one", filename, second_mark.line + 1, second_mark.column + 1);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT,
+            "%s:%zu:%zu: key '(document)': expected a single YAML document, got a second one", filename,
+            second_mark.line + 1, second_mark.column + 1);
   }
 
   PetscCall(PetscMemzero(&r, sizeof(r)));

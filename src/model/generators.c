@@ -89,23 +89,23 @@ static PetscBool ParseMemorySize(const char text[], PetscReal *bytes)
     const char *unit;
     PetscReal   factor;
   } units[] = {
-    {"",    1.0   },
-    {"B",   1.0   },
-    {"k",   1024.0},
-    {"K",   1024.0},
+    {"", 1.0},
+    {"B", 1.0},
+    {"k", 1024.0},
+    {"K", 1024.0},
     {"KiB", 1024.0},
     {"kiB", 1024.0},
-    {"M",   1048576.0},
+    {"M", 1048576.0},
     {"MiB", 1048576.0},
-    {"G",   1073741824.0},
+    {"G", 1073741824.0},
     {"GiB", 1073741824.0},
-    {"T",   1099511627776.0},
+    {"T", 1099511627776.0},
     {"TiB", 1099511627776.0},
-    {"kB",  1e3   },
-    {"KB",  1e3   },
-    {"MB",  1e6   },
-    {"GB",  1e9   },
-    {"TB",  1e12  },
+    {"kB", 1e3},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
   };
   char  *end;
   double v = strtod(text, &end);
@@ -134,7 +134,8 @@ static PetscErrorCode GetMemoryLimit(MbsModel model, PetscReal *limit, const cha
   }
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mbs_memory_limit", text, sizeof(text), &set));
   if (set) {
-    PetscCheck(ParseMemorySize(text, limit), model->comm, PETSC_ERR_ARG_WRONG, "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '%s'", text);
+    PetscCheck(ParseMemorySize(text, limit), model->comm, PETSC_ERR_ARG_WRONG,
+               "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '%s'", text);
     *source = "-mbs_memory_limit";
     PetscFunctionReturn(0);
   }
@@ -163,9 +164,12 @@ static void FormatBytes(PetscReal bytes, char out[], size_t len)
 {
   const PetscReal gib = 1073741824.0, mib = 1048576.0;
 
-  if (bytes >= 1000 * gib) snprintf(out, len, "%.1e GiB", (double)(bytes / gib));
-  else if (bytes >= gib) snprintf(out, len, "%.3g GiB", (double)(bytes / gib));
-  else snprintf(out, len, "%.3g MiB", (double)(bytes / mib));
+  if (bytes >= 1000 * gib)
+    snprintf(out, len, "%.1e GiB", (double)(bytes / gib));
+  else if (bytes >= gib)
+    snprintf(out, len, "%.3g GiB", (double)(bytes / gib));
+  else
+    snprintf(out, len, "%.3g MiB", (double)(bytes / mib));
 }
 
 static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
@@ -183,9 +187,11 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
 
 static PetscReal EstimateBytes(const MbsModelSize *s, PetscMPIInt nranks)
 {
-  const PetscReal n = 2 * s->nq + 2 * s->ncon, fill = s->two_dimensional ? MBS_MEM_FILL_2D * PetscLog2Real(PetscMax(n, 2)) : 0;
+  const PetscReal n    = 2 * s->nq + 2 * s->ncon,
+                  fill = s->two_dimensional ? MBS_MEM_FILL_2D * PetscLog2Real(PetscMax(n, 2)) : 0;
 
-  return MBS_MEM_BASE + MBS_MEM_OBJECT * (s->nbodies + s->nelems) * nranks + MBS_MEM_UNKNOWN * n + (MBS_MEM_NONZERO + fill) * s->nnz;
+  return MBS_MEM_BASE + MBS_MEM_OBJECT * (s->nbodies + s->nelems) * nranks + MBS_MEM_UNKNOWN * n +
+         (MBS_MEM_NONZERO + fill) * s->nnz;
 }
 
 PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, PetscBool *fits, char why[], size_t len)
@@ -216,9 +222,13 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
   }
   n   = 3 * s.nq + 2 * s.ncon; /* the largest scheme's unknowns */
   nnz = 1.5 * s.nnz;
-  if (n > (PetscReal)PETSC_MAX_INT || nnz > (PetscReal)PETSC_MAX_INT || s.nbodies + s.nelems > (PetscReal)PETSC_MAX_INT) {
+  if (n > (PetscReal)PETSC_MAX_INT || nnz > (PetscReal)PETSC_MAX_INT ||
+      s.nbodies + s.nelems > (PetscReal)PETSC_MAX_INT) {
     *fits = PETSC_FALSE;
-    snprintf(why, len, "give about %.3g unknowns and %.3g Jacobian nonzeros, more than PetscInt holds (%" PetscInt_FMT "; PETSc configured with 64-bit indices would be needed)", (double)n, (double)nnz, PETSC_MAX_INT);
+    snprintf(why, len,
+             "give about %.3g unknowns and %.3g Jacobian nonzeros, more than PetscInt holds (%" PetscInt_FMT
+             "; PETSc configured with 64-bit indices would be needed)",
+             (double)n, (double)nnz, PETSC_MAX_INT);
   }
   PetscFunctionReturn(0);
 }
@@ -238,9 +248,9 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
 . -mbs_memory_limit <size> - the limit when no setter call gave one, e.g. 4GiB, 512MiB, 8e9, or 0 (none)
 
   Notes:
-  The default is the physical memory of the machines (nodes) the ranks run on (sysconf on each node, summed). The estimate, documented in docs/input.md,
-  counts the model (held by every rank) and one step's solve of the largest scheme: the unknowns, the
-  Jacobian's nonzeros and an LU fill estimate. A model over the limit is refused with both numbers,
+  The default is the physical memory of the machines (nodes) the ranks run on (sysconf on each node, summed). The
+estimate, documented in docs/input.md, counts the model (held by every rank) and one step's solve of the largest scheme:
+the unknowns, the Jacobian's nonzeros and an LU fill estimate. A model over the limit is refused with both numbers,
   before anything is allocated; so is one whose unknowns or Jacobian nonzeros do not fit `PetscInt`.
 
   Level: intermediate
@@ -256,7 +266,8 @@ PetscErrorCode MbsModelSetMemoryLimit(MbsModel model, PetscInt64 bytes)
     model->memory_limit     = 0;
     PetscFunctionReturn(0);
   }
-  PetscCheck(bytes >= 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "The memory limit must be a number of bytes, 0 (none) or PETSC_DEFAULT, got %" PetscInt64_FMT, bytes);
+  PetscCheck(bytes >= 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The memory limit must be a number of bytes, 0 (none) or PETSC_DEFAULT, got %" PetscInt64_FMT, bytes);
   model->memory_limit_set = PETSC_TRUE;
   model->memory_limit     = bytes;
   PetscFunctionReturn(0);
@@ -317,7 +328,8 @@ PetscErrorCode MbsModelEstimateMemory(MbsModel model, PetscReal *bytes)
 
 /* The generators refuse a model over the limit before they allocate (the YAML reader checks first, to
    point at the count in the file). */
-PetscErrorCode MbsModelCheckGeneratorSize(MbsModel model, const char what[], const char name[], const MbsModelSize *added)
+PetscErrorCode MbsModelCheckGeneratorSize(MbsModel model, const char what[], const char name[],
+                                          const MbsModelSize *added)
 {
   PetscBool fits;
   char      why[256];
@@ -363,7 +375,8 @@ static PetscErrorCode CheckGroupName(MbsModel model, const char what[], const ch
   PetscCall(MbsModelGetComm(model, &comm));
   PetscCheck(name && name[0], comm, PETSC_ERR_ARG_WRONG, "%s: a name is required (members are named after it)", what);
   PetscCall(PetscStrlen(name, &len));
-  PetscCheck(len + 48 < MBS_GEN_NAME_LEN, comm, PETSC_ERR_ARG_OUTOFRANGE, "%s '%.40s...': the name is longer than %d characters", what, name, MBS_GEN_NAME_LEN - 48);
+  PetscCheck(len + 48 < MBS_GEN_NAME_LEN, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "%s '%.40s...': the name is longer than %d characters", what, name, MBS_GEN_NAME_LEN - 48);
   PetscCall(PetscStrcmp(name, "ground", &isground));
   PetscCheck(!isground, comm, PETSC_ERR_ARG_WRONG, "%s: the name 'ground' is reserved for the fixed ground", what);
   PetscFunctionReturn(0);
@@ -386,7 +399,8 @@ static PetscErrorCode CheckGroupName(MbsModel model, const char what[], const ch
 . start - world position of the joint of link 0 to the ground
 . direction - direction of the straight initial chain (normalized here)
 . joint - `MBS_CHAIN_JOINT_SPHERICAL` or `MBS_CHAIN_JOINT_REVOLUTE`
-- axis - revolute only: hinge axis in the world frame, not parallel to `direction` (ignored, may be NULL, for spherical joints)
+- axis - revolute only: hinge axis in the world frame, not parallel to `direction` (ignored, may be NULL, for spherical
+joints)
 
   Output Parameter:
 . first_body - index of link 0 (may be NULL); link i is body first_body + i
@@ -408,7 +422,10 @@ static PetscErrorCode CheckGroupName(MbsModel model, const char what[], const ch
 
 .seealso: `MbsModelAddChain()`, `MbsModelAddRigidBody()`, `MbsModelAddSpherical()`, `MbsModelAddRevolute()`
 @*/
-PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, const PetscReal inertia[3], PetscReal length, const PetscReal start[3], const PetscReal direction[3], MbsChainJointType joint, const PetscReal axis[3], PetscInt *first_body)
+PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt count, PetscReal mass,
+                                     const PetscReal inertia[3], PetscReal length, const PetscReal start[3],
+                                     const PetscReal direction[3], MbsChainJointType joint, const PetscReal axis[3],
+                                     PetscInt *first_body)
 {
   MPI_Comm  comm;
   PetscReal u[3], d1[3], d2[3], R[9], n, axis_body[3] = {0, 0, 0}, axis_world[3] = {0, 0, 0};
@@ -419,15 +436,26 @@ PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt
   PetscFunctionBegin;
   PetscCall(MbsModelGetComm(model, &comm));
   PetscCall(CheckGroupName(model, "Rigid chain", name));
-  PetscCheck(count > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': count must be positive, got %" PetscInt_FMT, name, count);
-  PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': mass must be positive and finite, got %g", name, (double)mass);
-  PetscCheck(length > 0 && PetscIsNormalReal(length), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': length must be positive and finite, got %g", name, (double)length);
-  PetscCheck(inertia && IsFinite3(inertia), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': the moments of inertia must be finite", name);
-  for (int i = 0; i < 3; i++) PetscCheck(inertia[i] > 0 && inertia[i] < inertia[(i + 1) % 3] + inertia[(i + 2) % 3], comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)", name, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
-  PetscCheck(start && IsFinite3(start), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': start must be a finite vector", name);
-  PetscCheck(direction && IsFinite3(direction), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': direction must be a finite vector", name);
+  PetscCheck(count > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': count must be positive, got %" PetscInt_FMT,
+             name, count);
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid chain '%s': mass must be positive and finite, got %g", name, (double)mass);
+  PetscCheck(length > 0 && PetscIsNormalReal(length), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid chain '%s': length must be positive and finite, got %g", name, (double)length);
+  PetscCheck(inertia && IsFinite3(inertia), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid chain '%s': the moments of inertia must be finite", name);
+  for (int i = 0; i < 3; i++)
+    PetscCheck(
+      inertia[i] > 0 && inertia[i] < inertia[(i + 1) % 3] + inertia[(i + 2) % 3], comm, PETSC_ERR_ARG_OUTOFRANGE,
+      "Rigid chain '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)", name,
+      i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
+  PetscCheck(start && IsFinite3(start), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid chain '%s': start must be a finite vector", name);
+  PetscCheck(direction && IsFinite3(direction), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid chain '%s': direction must be a finite vector", name);
   n = Norm3(direction);
-  PetscCheck(n > 0 && PetscIsNormalReal(n), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': direction must be a non-zero vector", name);
+  PetscCheck(n > 0 && PetscIsNormalReal(n), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid chain '%s': direction must be a non-zero vector", name);
   for (int i = 0; i < 3; i++) u[i] = direction[i] / n;
   {
     MbsModelSize added;
@@ -439,21 +467,27 @@ PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt
   if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
     PetscReal an, along, perp;
 
-    PetscCheck(axis && IsFinite3(axis), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': a revolute chain needs a finite hinge axis", name);
+    PetscCheck(axis && IsFinite3(axis), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Rigid chain '%s': a revolute chain needs a finite hinge axis", name);
     an = Norm3(axis);
-    PetscCheck(an > 0 && PetscIsNormalReal(an), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': the hinge axis must be a non-zero vector", name);
+    PetscCheck(an > 0 && PetscIsNormalReal(an), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Rigid chain '%s': the hinge axis must be a non-zero vector", name);
     for (int i = 0; i < 3; i++) axis_world[i] = axis[i] / an;
     along = Dot3(axis_world, u);
     for (int i = 0; i < 3; i++) d1[i] = axis_world[i] - along * u[i];
     perp = Norm3(d1);
     /* a hinge along the links would let the straight chain only spin about itself */
-    PetscCheck(perp > 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': the hinge axis (%g, %g, %g) is parallel to the chain direction; the chain could not bend", name, (double)axis[0], (double)axis[1], (double)axis[2]);
+    PetscCheck(
+      perp > 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE,
+      "Rigid chain '%s': the hinge axis (%g, %g, %g) is parallel to the chain direction; the chain could not bend",
+      name, (double)axis[0], (double)axis[1], (double)axis[2]);
     for (int i = 0; i < 3; i++) d1[i] /= perp;
   } else {
     PetscReal t[3] = {0, 0, 0}, along, perp;
-    int       k = 0;
+    int       k    = 0;
 
-    PetscCheck(joint == MBS_CHAIN_JOINT_SPHERICAL, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid chain '%s': unknown joint type %d", name, (int)joint);
+    PetscCheck(joint == MBS_CHAIN_JOINT_SPHERICAL, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Rigid chain '%s': unknown joint type %d", name, (int)joint);
     for (int i = 1; i < 3; i++)
       if (PetscAbsReal(u[i]) < PetscAbsReal(u[k])) k = i;
     t[k]  = 1.0;
@@ -480,29 +514,36 @@ PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt
     PetscCall(MbsModelAddRigidBody(model, bname, mass, inertia, phi, R, NULL, NULL, &body));
     if (i == 0 && first_body) *first_body = body;
     if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
-      if (prev == MBS_GROUND) PetscCall(MbsModelAddRevolute(model, MBS_GROUND, start, axis_world, body, Xs, axis_body, NULL));
-      else PetscCall(MbsModelAddRevolute(model, prev, Xe, axis_body, body, Xs, axis_body, NULL));
-    } else PetscCall(MbsModelAddSpherical(model, prev, prev == MBS_GROUND ? start : Xe, body, Xs, NULL));
+      if (prev == MBS_GROUND)
+        PetscCall(MbsModelAddRevolute(model, MBS_GROUND, start, axis_world, body, Xs, axis_body, NULL));
+      else
+        PetscCall(MbsModelAddRevolute(model, prev, Xe, axis_body, body, Xs, axis_body, NULL));
+    } else
+      PetscCall(MbsModelAddSpherical(model, prev, prev == MBS_GROUND ? start : Xe, body, Xs, NULL));
     prev = body;
   }
   PetscFunctionReturn(0);
 }
 
 /* fixed[] as flags per node; a node listed twice or out of range is the caller's error. */
-static PetscErrorCode MarkFixed(MbsModel model, const char what[], const char name[], PetscInt nnodes, PetscInt nfixed, const PetscInt fixed[], PetscBool **is_fixed)
+static PetscErrorCode MarkFixed(MbsModel model, const char what[], const char name[], PetscInt nnodes, PetscInt nfixed,
+                                const PetscInt fixed[], PetscBool **is_fixed)
 {
   MPI_Comm comm;
 
   PetscFunctionBegin;
   PetscCall(MbsModelGetComm(model, &comm));
-  PetscCheck(nfixed >= 0 && (nfixed == 0 || fixed), comm, PETSC_ERR_ARG_OUTOFRANGE, "%s '%s': %" PetscInt_FMT " fixed nodes without a list", what, name, nfixed);
+  PetscCheck(nfixed >= 0 && (nfixed == 0 || fixed), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "%s '%s': %" PetscInt_FMT " fixed nodes without a list", what, name, nfixed);
   PetscCall(PetscCalloc1(nnodes, is_fixed));
   for (PetscInt k = 0; k < nfixed; k++) {
     const PetscInt node = fixed[k];
 
     if (node < 0 || node >= nnodes || (*is_fixed)[node]) {
       PetscCall(PetscFree(*is_fixed));
-      PetscCheck(node >= 0 && node < nnodes, comm, PETSC_ERR_ARG_OUTOFRANGE, "%s '%s': fixed node %" PetscInt_FMT " does not exist (nodes 0..%" PetscInt_FMT ")", what, name, node, nnodes - 1);
+      PetscCheck(node >= 0 && node < nnodes, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "%s '%s': fixed node %" PetscInt_FMT " does not exist (nodes 0..%" PetscInt_FMT ")", what, name, node,
+                 nnodes - 1);
       SETERRQ(comm, PETSC_ERR_ARG_WRONG, "%s '%s': node %" PetscInt_FMT " is listed twice as fixed", what, name, node);
     }
     (*is_fixed)[node] = PETSC_TRUE;
@@ -511,12 +552,16 @@ static PetscErrorCode MarkFixed(MbsModel model, const char what[], const char na
 }
 
 /* Node (i, j) of a net at origin + i step_i + j step_j, computed the same way wherever it is needed. */
-static void NetPosition(const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt i, PetscInt j, PetscReal x[3])
+static void NetPosition(const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt i,
+                        PetscInt j, PetscReal x[3])
 {
   for (int l = 0; l < 3; l++) x[l] = origin[l] + (PetscReal)i * step_i[l] + (PetscReal)j * step_j[l];
 }
 
-static PetscErrorCode AddNetMembers(MbsModel model, const char name[], PetscInt nx, PetscInt ny, PetscReal mass, const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscReal len_i, PetscReal len_j, PetscInt nfixed, const PetscInt fixed[], const PetscBool is_fixed[], PetscInt *first_body)
+static PetscErrorCode AddNetMembers(MbsModel model, const char name[], PetscInt nx, PetscInt ny, PetscReal mass,
+                                    const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3],
+                                    PetscReal len_i, PetscReal len_j, PetscInt nfixed, const PetscInt fixed[],
+                                    const PetscBool is_fixed[], PetscInt *first_body)
 {
   PetscInt  first = -1, body;
   PetscReal x[3];
@@ -535,13 +580,15 @@ static PetscErrorCode AddNetMembers(MbsModel model, const char name[], PetscInt 
     for (PetscInt j = 0; j < ny; j++) {
       const PetscInt a = i * ny + j, b = a + ny;
 
-      if (!(is_fixed[a] && is_fixed[b])) PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, len_i, NULL));
+      if (!(is_fixed[a] && is_fixed[b]))
+        PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, len_i, NULL));
     }
   for (PetscInt i = 0; i < nx; i++)
     for (PetscInt j = 0; j + 1 < ny; j++) {
       const PetscInt a = i * ny + j, b = a + 1;
 
-      if (!(is_fixed[a] && is_fixed[b])) PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, len_j, NULL));
+      if (!(is_fixed[a] && is_fixed[b]))
+        PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, len_j, NULL));
     }
   for (PetscInt k = 0; k < nfixed; k++) {
     NetPosition(origin, step_i, step_j, fixed[k] / ny, fixed[k] % ny, x);
@@ -588,7 +635,9 @@ static PetscErrorCode AddNetMembers(MbsModel model, const char name[], PetscInt 
 
 .seealso: `MbsModelAddChain()`, `MbsModelAddRodNetwork()`, `MbsModelAddFixedPoint()`
 @*/
-PetscErrorCode MbsModelAddNet(MbsModel model, const char name[], PetscInt nx, PetscInt ny, PetscReal mass, const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3], PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body)
+PetscErrorCode MbsModelAddNet(MbsModel model, const char name[], PetscInt nx, PetscInt ny, PetscReal mass,
+                              const PetscReal origin[3], const PetscReal step_i[3], const PetscReal step_j[3],
+                              PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body)
 {
   MPI_Comm       comm;
   PetscReal      len_i, len_j, normal[3];
@@ -598,15 +647,24 @@ PetscErrorCode MbsModelAddNet(MbsModel model, const char name[], PetscInt nx, Pe
   PetscFunctionBegin;
   PetscCall(MbsModelGetComm(model, &comm));
   PetscCall(CheckGroupName(model, "Net", name));
-  PetscCheck(nx > 0 && ny > 0, comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the node counts must be positive, got %" PetscInt_FMT " x %" PetscInt_FMT, name, nx, ny);
-  PetscCheck(nx <= PETSC_MAX_INT / ny, comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': %" PetscInt_FMT " x %" PetscInt_FMT " nodes overflow PetscInt (configure PETSc with 64-bit indices)", name, nx, ny);
-  PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': mass must be positive and finite, got %g", name, (double)mass);
-  PetscCheck(origin && IsFinite3(origin) && step_i && IsFinite3(step_i) && step_j && IsFinite3(step_j), comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': origin and edge vectors must be finite", name);
+  PetscCheck(nx > 0 && ny > 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Net '%s': the node counts must be positive, got %" PetscInt_FMT " x %" PetscInt_FMT, name, nx, ny);
+  PetscCheck(nx <= PETSC_MAX_INT / ny, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Net '%s': %" PetscInt_FMT " x %" PetscInt_FMT
+             " nodes overflow PetscInt (configure PETSc with 64-bit indices)",
+             name, nx, ny);
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Net '%s': mass must be positive and finite, got %g", name, (double)mass);
+  PetscCheck(origin && IsFinite3(origin) && step_i && IsFinite3(step_i) && step_j && IsFinite3(step_j), comm,
+             PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': origin and edge vectors must be finite", name);
   len_i = Norm3(step_i);
   len_j = Norm3(step_j);
-  PetscCheck(len_i > 0 && len_j > 0 && PetscIsNormalReal(len_i) && PetscIsNormalReal(len_j), comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the edge vectors must be non-zero", name);
+  PetscCheck(len_i > 0 && len_j > 0 && PetscIsNormalReal(len_i) && PetscIsNormalReal(len_j), comm,
+             PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the edge vectors must be non-zero", name);
   Cross3(step_i, step_j, normal);
-  PetscCheck(Norm3(normal) > 1e-10 * len_i * len_j, comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the edge vectors (%g, %g, %g) and (%g, %g, %g) are parallel", name, (double)step_i[0], (double)step_i[1], (double)step_i[2], (double)step_j[0], (double)step_j[1], (double)step_j[2]);
+  PetscCheck(Norm3(normal) > 1e-10 * len_i * len_j, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Net '%s': the edge vectors (%g, %g, %g) and (%g, %g, %g) are parallel", name, (double)step_i[0],
+             (double)step_i[1], (double)step_i[2], (double)step_j[0], (double)step_j[1], (double)step_j[2]);
   {
     MbsModelSize added;
 
@@ -615,13 +673,17 @@ PetscErrorCode MbsModelAddNet(MbsModel model, const char name[], PetscInt nx, Pe
     PetscCall(MbsModelCheckGeneratorSize(model, "Net", name, &added));
   }
   PetscCall(MarkFixed(model, "Net", name, nx * ny, nfixed, fixed, &is_fixed));
-  ierr = AddNetMembers(model, name, nx, ny, mass, origin, step_i, step_j, len_i, len_j, nfixed, fixed, is_fixed, first_body);
+  ierr =
+    AddNetMembers(model, name, nx, ny, mass, origin, step_i, step_j, len_i, len_j, nfixed, fixed, is_fixed, first_body);
   PetscCall(PetscFree(is_fixed));
   PetscCall(ierr);
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode AddNetworkMembers(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[], const PetscInt node_id[], PetscInt nedges, const PetscInt edge[], const PetscReal mass[], const PetscReal length[], PetscInt nfixed, const PetscInt fixed[], const PetscBool is_fixed[], PetscInt *first_body)
+static PetscErrorCode AddNetworkMembers(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[],
+                                        const PetscInt node_id[], PetscInt nedges, const PetscInt edge[],
+                                        const PetscReal mass[], const PetscReal length[], PetscInt nfixed,
+                                        const PetscInt fixed[], const PetscBool is_fixed[], PetscInt *first_body)
 {
   PetscInt first = -1, body;
   char     bname[MBS_GEN_NAME_LEN];
@@ -635,9 +697,11 @@ static PetscErrorCode AddNetworkMembers(MbsModel model, const char name[], Petsc
   for (PetscInt e = 0; e < nedges; e++) {
     const PetscInt a = edge[2 * e], b = edge[2 * e + 1];
 
-    if (!(is_fixed[a] && is_fixed[b])) PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, length[e], NULL));
+    if (!(is_fixed[a] && is_fixed[b]))
+      PetscCall(MbsModelAddRod(model, first + a, NULL, first + b, NULL, length[e], NULL));
   }
-  for (PetscInt k = 0; k < nfixed; k++) PetscCall(MbsModelAddFixedPoint(model, first + fixed[k], NULL, &x[3 * fixed[k]], NULL));
+  for (PetscInt k = 0; k < nfixed; k++)
+    PetscCall(MbsModelAddFixedPoint(model, first + fixed[k], NULL, &x[3 * fixed[k]], NULL));
   if (first_body) *first_body = first;
   PetscFunctionReturn(0);
 }
@@ -682,7 +746,10 @@ static PetscErrorCode AddNetworkMembers(MbsModel model, const char name[], Petsc
 
 .seealso: `MbsModelAddNet()`, `MbsModelAddChain()`, `MbsModelAddFixedPoint()`
 @*/
-PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[], const PetscInt node_id[], PetscInt nedges, const PetscInt edge[], PetscReal line_density, PetscReal node_mass, PetscInt nfixed, const PetscInt fixed[], PetscInt *first_body)
+PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[],
+                                     const PetscInt node_id[], PetscInt nedges, const PetscInt edge[],
+                                     PetscReal line_density, PetscReal node_mass, PetscInt nfixed,
+                                     const PetscInt fixed[], PetscInt *first_body)
 {
   MPI_Comm       comm;
   PetscReal     *mass, *length;
@@ -693,10 +760,16 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
   PetscCall(MbsModelGetComm(model, &comm));
   PetscCall(CheckGroupName(model, "Rod network", name));
   PetscCheck(nnodes > 0 && x, comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': needs at least one node", name);
-  PetscCheck(nedges >= 0 && (nedges == 0 || edge), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': %" PetscInt_FMT " edges without a list", name, nedges);
-  PetscCheck(line_density >= 0 && (line_density == 0 || PetscIsNormalReal(line_density)), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': line density must be non-negative and finite, got %g", name, (double)line_density);
-  PetscCheck(node_mass >= 0 && (node_mass == 0 || PetscIsNormalReal(node_mass)), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': node mass must be non-negative and finite, got %g", name, (double)node_mass);
-  for (PetscInt k = 0; k < nnodes; k++) PetscCheck(IsFinite3(&x[3 * k]), comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': node %" PetscInt_FMT " has a non-finite position", name, node_id ? node_id[k] : k);
+  PetscCheck(nedges >= 0 && (nedges == 0 || edge), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rod network '%s': %" PetscInt_FMT " edges without a list", name, nedges);
+  PetscCheck(line_density >= 0 && (line_density == 0 || PetscIsNormalReal(line_density)), comm,
+             PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': line density must be non-negative and finite, got %g", name,
+             (double)line_density);
+  PetscCheck(node_mass >= 0 && (node_mass == 0 || PetscIsNormalReal(node_mass)), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rod network '%s': node mass must be non-negative and finite, got %g", name, (double)node_mass);
+  for (PetscInt k = 0; k < nnodes; k++)
+    PetscCheck(IsFinite3(&x[3 * k]), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Rod network '%s': node %" PetscInt_FMT " has a non-finite position", name, node_id ? node_id[k] : k);
   {
     MbsModelSize added;
 
@@ -711,7 +784,10 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
 
     if (a < 0 || a >= nnodes || b < 0 || b >= nnodes || a == b) {
       PetscCall(PetscFree2(mass, length));
-      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': edge %" PetscInt_FMT " joins nodes %" PetscInt_FMT " and %" PetscInt_FMT "; it needs two distinct nodes of 0..%" PetscInt_FMT, name, e, a, b, nnodes - 1);
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE,
+              "Rod network '%s': edge %" PetscInt_FMT " joins nodes %" PetscInt_FMT " and %" PetscInt_FMT
+              "; it needs two distinct nodes of 0..%" PetscInt_FMT,
+              name, e, a, b, nnodes - 1);
     }
     {
       const PetscReal d[3] = {x[3 * b] - x[3 * a], x[3 * b + 1] - x[3 * a + 1], x[3 * b + 2] - x[3 * a + 2]};
@@ -720,7 +796,10 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
     }
     if (!(length[e] > 0 && PetscIsNormalReal(length[e]))) {
       PetscCall(PetscFree2(mass, length));
-      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': edge %" PetscInt_FMT " joins nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position; a rod needs a positive length", name, e, node_id ? node_id[a] : a, node_id ? node_id[b] : b);
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE,
+              "Rod network '%s': edge %" PetscInt_FMT " joins nodes %" PetscInt_FMT " and %" PetscInt_FMT
+              " at the same position; a rod needs a positive length",
+              name, e, node_id ? node_id[a] : a, node_id ? node_id[b] : b);
     }
     mass[a] += 0.5 * line_density * length[e];
     mass[b] += 0.5 * line_density * length[e];
@@ -730,12 +809,15 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
       const PetscInt id = node_id ? node_id[k] : k;
 
       PetscCall(PetscFree2(mass, length));
-      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod network '%s': node %" PetscInt_FMT " gets no mass (it is on no edge and the node mass is 0)", name, id);
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE,
+              "Rod network '%s': node %" PetscInt_FMT " gets no mass (it is on no edge and the node mass is 0)", name,
+              id);
     }
   }
   ierr = MarkFixed(model, "Rod network", name, nnodes, nfixed, fixed, &is_fixed);
   if (!ierr) {
-    ierr = AddNetworkMembers(model, name, nnodes, x, node_id, nedges, edge, mass, length, nfixed, fixed, is_fixed, first_body);
+    ierr = AddNetworkMembers(model, name, nnodes, x, node_id, nedges, edge, mass, length, nfixed, fixed, is_fixed,
+                             first_body);
     PetscCall(PetscFree(is_fixed));
   }
   PetscCall(PetscFree2(mass, length));

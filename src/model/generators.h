@@ -24,8 +24,10 @@ PETSC_INTERN void MbsModelSizeRodNetwork(MbsModelSize *, PetscReal nnodes, Petsc
 /* Whether the model with 'added' fits: in memory (the estimate against the limit, MbsModelSetMemoryLimit())
    and in PetscInt (unknowns and Jacobian nonzeros). If not, 'why' receives the reason, e.g. "need about
    1.2e3 GiB (estimate), the limit is 23 GiB (-mbs_memory_limit)". Collective (reads the options database). */
-PETSC_INTERN PetscErrorCode MbsModelCheckSize(MbsModel, const MbsModelSize *added, PetscBool *fits, char why[], size_t len);
+PETSC_INTERN PetscErrorCode MbsModelCheckSize(MbsModel, const MbsModelSize *added, PetscBool *fits, char why[],
+                                              size_t len);
 /* The same as an error (PETSC_ERR_MEM) "<what> '<name>': the model would not fit: <why>". */
-PETSC_INTERN PetscErrorCode MbsModelCheckGeneratorSize(MbsModel, const char what[], const char name[], const MbsModelSize *added);
+PETSC_INTERN PetscErrorCode MbsModelCheckGeneratorSize(MbsModel, const char what[], const char name[],
+                                                       const MbsModelSize *added);
 
 #endif

@@ -7,7 +7,8 @@
 static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 {
   PetscFunctionBegin;
-  PetscCheck(!model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "The model is set up; add bodies and elements before MbsModelSetUp()");
+  PetscCheck(!model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE,
+             "The model is set up; add bodies and elements before MbsModelSetUp()");
   PetscFunctionReturn(0);
 }
 
@@ -151,13 +152,18 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b, MbsElement **elem, PetscInt *index)
+static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b,
+                                         MbsElement **elem, PetscInt *index)
 {
   PetscInt body[2] = {a, b};
 
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNotSetUp(model));
-  for (int s = 0; s < 2; s++) PetscCheck(body[s] >= MBS_GROUND && body[s] < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s element: body index %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies; ground is MBS_GROUND)", kernel->name, body[s], model->nbodies);
+  for (int s = 0; s < 2; s++)
+    PetscCheck(body[s] >= MBS_GROUND && body[s] < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "%s element: body index %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT
+               " bodies; ground is MBS_GROUND)",
+               kernel->name, body[s], model->nbodies);
   PetscCheck(a != b, model->comm, PETSC_ERR_ARG_WRONG, "%s element joins a body to itself", kernel->name);
   if (model->nelems == model->maxelems) {
     model->maxelems = PetscMax(16, 2 * model->maxelems);
@@ -191,14 +197,17 @@ static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *ke
 
   Level: beginner
 @*/
-PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal mass, const PetscReal x[3], const PetscReal v[3], PetscInt *body)
+PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal mass, const PetscReal x[3],
+                                   const PetscReal v[3], PetscInt *body)
 {
   MbsBody *p;
   PetscInt index;
 
   PetscFunctionBegin;
-  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Particle '%s': mass must be positive and finite, got %g", name ? name : "", (double)mass);
-  PetscCheck(MbsIsFinite3(x) && (!v || MbsIsFinite3(v)), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Particle '%s': position and velocity must be finite", name ? name : "");
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Particle '%s': mass must be positive and finite, got %g", name ? name : "", (double)mass);
+  PetscCheck(MbsIsFinite3(x) && (!v || MbsIsFinite3(v)), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Particle '%s': position and velocity must be finite", name ? name : "");
   PetscCall(MbsModelNewBody(model, name, &p, &index));
   p->type      = MBS_BODY_PARTICLE;
   p->mass      = mass;
@@ -235,7 +244,9 @@ PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal 
 
   Level: beginner
 @*/
-PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal mass, const PetscReal inertia[3], const PetscReal phi[3], const PetscReal R[9], const PetscReal v[3], const PetscReal omega[3], PetscInt *body)
+PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal mass, const PetscReal inertia[3],
+                                    const PetscReal phi[3], const PetscReal R[9], const PetscReal v[3],
+                                    const PetscReal omega[3], PetscInt *body)
 {
   MbsBody    *r;
   MbsElement *internal;
@@ -243,11 +254,17 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
   const char *nm = name ? name : "";
 
   PetscFunctionBegin;
-  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid body '%s': mass must be positive and finite, got %g", nm, (double)mass);
-  PetscCheck(MbsIsFinite3(inertia) && MbsIsFinite3(phi) && MbsIsFinite3(R) && MbsIsFinite3(R + 3) && MbsIsFinite3(R + 6) && (!v || MbsIsFinite3(v)) && (!omega || MbsIsFinite3(omega)), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid body '%s': inertia, position, rotation and velocities must be finite", nm);
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid body '%s': mass must be positive and finite, got %g", nm, (double)mass);
+  PetscCheck(MbsIsFinite3(inertia) && MbsIsFinite3(phi) && MbsIsFinite3(R) && MbsIsFinite3(R + 3) &&
+               MbsIsFinite3(R + 6) && (!v || MbsIsFinite3(v)) && (!omega || MbsIsFinite3(omega)),
+             model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rigid body '%s': inertia, position, rotation and velocities must be finite", nm);
   for (int i = 0; i < 3; i++) {
     const PetscReal E = 0.5 * (inertia[(i + 1) % 3] + inertia[(i + 2) % 3] - inertia[i]);
-    PetscCheck(inertia[i] > 0 && E > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rigid body '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)", nm, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
+    PetscCheck(inertia[i] > 0 && E > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Rigid body '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)",
+               nm, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
   }
   PetscCall(MbsModelNewBody(model, name, &r, &index));
   r->type      = MBS_BODY_RIGID;
@@ -341,7 +358,8 @@ PetscErrorCode MbsModelGetNumElements(MbsModel model, PetscInt *n)
 PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal x[3])
 {
   PetscFunctionBegin;
-  PetscCheck(body >= MBS_GROUND && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist", body);
+  PetscCheck(body >= MBS_GROUND && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Body %" PetscInt_FMT " does not exist", body);
   if (body == MBS_GROUND) {
     for (int i = 0; i < 3; i++) x[i] = X[i];
   } else {
@@ -382,8 +400,10 @@ PetscErrorCode MbsModelAddPointForce(MbsModel model, PetscInt body, const PetscR
 
   PetscFunctionBegin;
   PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
-  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
-  PetscCheck(MbsIsFinite3(f) && (!X || MbsIsFinite3(X)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Force on body %" PetscInt_FMT ": force and point must be finite", body);
+  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
+  PetscCheck(MbsIsFinite3(f) && (!X || MbsIsFinite3(X)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "Force on body %" PetscInt_FMT ": force and point must be finite", body);
   n = 3 * (PetscInt)model->bodies[body].type;
   for (PetscInt j = 0; j < n / 3; j++) {
     const PetscReal s = j == 0 ? 1.0 : (X ? X[j - 1] : 0.0);
@@ -405,11 +425,13 @@ PetscErrorCode MbsModelAddPointForce(MbsModel model, PetscInt body, const PetscR
 
   Level: intermediate
 @*/
-PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscInt *offset, PetscInt *n, PetscMPIInt *owner)
+PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscInt *offset, PetscInt *n,
+                                          PetscMPIInt *owner)
 {
   PetscFunctionBegin;
   PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
-  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
+  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
   if (offset) *offset = model->body_q[body];
   if (n) *n = 3 * (PetscInt)model->bodies[body].type;
   if (owner) *owner = (PetscMPIInt)model->body_rank[body];
@@ -423,7 +445,8 @@ static PetscErrorCode MbsModelSetPoints(MbsModel model, MbsElement *e, const Pet
   PetscFunctionBegin;
   if (!Xa) Xa = zero;
   if (!Xb) Xb = zero;
-  PetscCheck(MbsIsFinite3(Xa) && MbsIsFinite3(Xb), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", e->kernel->name);
+  PetscCheck(MbsIsFinite3(Xa) && MbsIsFinite3(Xb), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "%s element: points must be finite", e->kernel->name);
   for (int i = 0; i < 3; i++) {
     e->data.Xa[i] = Xa[i];
     e->data.Xb[i] = Xb[i];
@@ -456,7 +479,8 @@ static PetscErrorCode MbsModelPointDistance(MbsModel model, const MbsElement *e,
   Output Parameter:
 . elem - the element index (may be NULL)
 @*/
-PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscInt *elem)
+PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                    const PetscReal Xb[3], PetscInt *elem)
 {
   MbsElement *e;
   PetscInt    index;
@@ -473,7 +497,8 @@ PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal 
 
   Logically Collective
 @*/
-PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal world[3], PetscInt *elem)
+PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal world[3],
+                                     PetscInt *elem)
 {
   PetscFunctionBegin;
   PetscCheck(a >= 0, model->comm, PETSC_ERR_ARG_WRONG, "A fixed point needs a body, not the ground");
@@ -494,7 +519,8 @@ PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal
   Output Parameter:
 . elem - the element index (may be NULL)
 @*/
-PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal length, PetscInt *elem)
+PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3],
+                              PetscReal length, PetscInt *elem)
 {
   MbsElement *e;
   PetscInt    index;
@@ -503,7 +529,8 @@ PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3],
   PetscCall(MbsModelNewElement(model, &MbsElemKernelRod, a, b, &e, &index));
   PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
   if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
-  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Rod: length must be positive and finite, got %g", (double)length);
+  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Rod: length must be positive and finite, got %g", (double)length);
   e->data.length = length;
   if (elem) *elem = index;
   PetscFunctionReturn(0);
@@ -514,7 +541,8 @@ static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscRe
   const PetscReal n = PetscSqrtReal(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
 
   PetscFunctionBegin;
-  PetscCheck(n > 0 && PetscIsNormalReal(n), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "%s must be a non-zero finite vector", what);
+  PetscCheck(n > 0 && PetscIsNormalReal(n), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "%s must be a non-zero finite vector", what);
   for (int i = 0; i < 3; i++) u[i] = v[i] / n;
   PetscFunctionReturn(0);
 }
@@ -533,15 +561,20 @@ static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscRe
   Notes:
   The two axes must coincide in the initial configuration; MbsModelSetUp() checks it.
 @*/
-PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3], PetscInt *elem)
+PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
+                                   PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3], PetscInt *elem)
 {
   MbsElement *e;
   PetscInt    index, body[2] = {a, b};
-  PetscReal   nb[3], t[3] = {0, 0, 0}, b1[3], b2[3], len;
+  PetscReal   nb[3], t[3]    = {0, 0, 0}, b1[3], b2[3], len;
   int         k = 0;
 
   PetscFunctionBegin;
-  for (int s = 0; s < 2; s++) PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID, model->comm, PETSC_ERR_ARG_WRONG, "Revolute joint: body '%s' is a particle; a revolute joint needs rigid bodies or the ground", model->bodies[body[s]].name);
+  for (int s = 0; s < 2; s++)
+    PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID, model->comm,
+               PETSC_ERR_ARG_WRONG,
+               "Revolute joint: body '%s' is a particle; a revolute joint needs rigid bodies or the ground",
+               model->bodies[body[s]].name);
   PetscCall(MbsModelNewElement(model, &MbsElemKernelRevolute, a, b, &e, &index));
   PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
   PetscCall(MbsNormalize(model, axis_a, e->data.axis_a, "Revolute joint: axis of body a"));
@@ -578,17 +611,21 @@ PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal X
 . stiffness - k > 0
 - length - rest length L >= 0, or PETSC_DETERMINE for the initial distance
 @*/
-PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3], PetscReal stiffness, PetscReal length, PetscInt *elem)
+PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                 const PetscReal Xb[3], PetscReal stiffness, PetscReal length, PetscInt *elem)
 {
   MbsElement *e;
   PetscInt    index;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelNewElement(model, type == MBS_SPRING_QUARTIC ? &MbsElemKernelSpringQuartic : &MbsElemKernelSpringLinear, a, b, &e, &index));
+  PetscCall(MbsModelNewElement(
+    model, type == MBS_SPRING_QUARTIC ? &MbsElemKernelSpringQuartic : &MbsElemKernelSpringLinear, a, b, &e, &index));
   PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
   if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
-  PetscCheck(stiffness > 0 && PetscIsNormalReal(stiffness), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Spring: stiffness must be positive and finite, got %g", (double)stiffness);
-  PetscCheck(length >= 0 && (PetscIsNormalReal(length) || length == 0), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Spring: rest length must be non-negative and finite, got %g", (double)length);
+  PetscCheck(stiffness > 0 && PetscIsNormalReal(stiffness), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Spring: stiffness must be positive and finite, got %g", (double)stiffness);
+  PetscCheck(length >= 0 && (PetscIsNormalReal(length) || length == 0), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Spring: rest length must be non-negative and finite, got %g", (double)length);
   e->data.stiffness = stiffness;
   e->data.length    = length;
   if (elem) *elem = index;
@@ -615,7 +652,8 @@ PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a,
   Notes:
   Particle i starts at start + (i+1) length direction; rod 0 joins the fixed point to particle 0.
 @*/
-PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, PetscReal length, const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body)
+PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, PetscReal length,
+                                const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body)
 {
   PetscReal u[3];
   PetscInt  prev = MBS_GROUND, body;
@@ -623,8 +661,10 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
 
   PetscFunctionBegin;
   PetscCheck(count > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': count must be positive", name ? name : "");
-  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': length must be positive and finite", name ? name : "");
-  PetscCheck(MbsIsFinite3(start), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': start must be finite", name ? name : "");
+  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Chain '%s': length must be positive and finite", name ? name : "");
+  PetscCheck(MbsIsFinite3(start), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': start must be finite",
+             name ? name : "");
   PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
   {
     MbsModelSize added;
@@ -634,7 +674,8 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
     PetscCall(MbsModelCheckGeneratorSize(model, "Chain", name ? name : "", &added));
   }
   for (PetscInt i = 0; i < count; i++) {
-    const PetscReal x[3] = {start[0] + (i + 1) * length * u[0], start[1] + (i + 1) * length * u[1], start[2] + (i + 1) * length * u[2]};
+    const PetscReal x[3] = {start[0] + (i + 1) * length * u[0], start[1] + (i + 1) * length * u[1],
+                            start[2] + (i + 1) * length * u[2]};
     PetscCall(PetscSNPrintf(pname, sizeof(pname), "%s.%" PetscInt_FMT, name ? name : "chain", i));
     PetscCall(MbsModelAddParticle(model, pname, mass, x, NULL, &body));
     if (i == 0 && first_body) *first_body = body;
@@ -654,7 +695,8 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
 PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char label[])
 {
   PetscFunctionBegin;
-  PetscCheck(body >= 0 && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist", body);
+  PetscCheck(body >= 0 && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Body %" PetscInt_FMT " does not exist", body);
   PetscCall(PetscFree(model->bodies[body].label));
   PetscCall(PetscStrallocpy(label, &model->bodies[body].label));
   PetscFunctionReturn(0);
@@ -670,7 +712,8 @@ PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char la
 PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char label[])
 {
   PetscFunctionBegin;
-  PetscCheck(elem >= 0 && elem < model->nelems, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Element %" PetscInt_FMT " does not exist", elem);
+  PetscCheck(elem >= 0 && elem < model->nelems, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Element %" PetscInt_FMT " does not exist", elem);
   PetscCall(PetscFree(model->elems[elem].label));
   PetscCall(PetscStrallocpy(label, &model->elems[elem].label));
   PetscFunctionReturn(0);
@@ -697,9 +740,14 @@ PetscErrorCode MbsModelSetInitialTolerance(MbsModel model, PetscReal tol)
 static void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
 {
   const MbsElement *el = &model->elems[e];
-  if (el->label) PetscSNPrintf(buf, len, "%s", el->label);
-  else if (el->kernel == &MbsElemKernelRigidBody) PetscSNPrintf(buf, len, "internal constraints of rigid body '%s'%s%s", model->bodies[el->body[0]].name, model->bodies[el->body[0]].label ? " at " : "", model->bodies[el->body[0]].label ? model->bodies[el->body[0]].label : "");
-  else PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", e, el->kernel->name);
+  if (el->label)
+    PetscSNPrintf(buf, len, "%s", el->label);
+  else if (el->kernel == &MbsElemKernelRigidBody)
+    PetscSNPrintf(buf, len, "internal constraints of rigid body '%s'%s%s", model->bodies[el->body[0]].name,
+                  model->bodies[el->body[0]].label ? " at " : "",
+                  model->bodies[el->body[0]].label ? model->bodies[el->body[0]].label : "");
+  else
+    PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", e, el->kernel->name);
 }
 
 /* Owner of an element: the rank of its first non-ground body. */
@@ -721,11 +769,13 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(N, &part));
   if (model->rank == 0) {
-    idx_t  *xadj, *adj, *adjw, *vwgt, *deg, nvtxs = (idx_t)N, ncon = 1, nparts = (idx_t)model->size, objval = 0, options[METIS_NOPTIONS];
+    idx_t *xadj, *adj, *adjw, *vwgt, *deg, nvtxs = (idx_t)N, ncon = 1, nparts = (idx_t)model->size, objval = 0,
+                                           options[METIS_NOPTIONS];
     PetscInt nedges = 0;
     int      status;
 
-    PetscCheck(N < (PetscInt)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP, "METIS partitioning: too many bodies (%" PetscInt_FMT ")", N);
+    PetscCheck(N < (PetscInt)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "METIS partitioning: too many bodies (%" PetscInt_FMT ")", N);
     PetscCall(PetscCalloc3(N + 1, &xadj, N, &vwgt, N + 1, &deg));
     for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->bodies[b].type);
     for (PetscInt e = 0; e < model->nelems; e++) {
@@ -758,7 +808,8 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
           idx_t j;
           for (j = first; j < k; j++)
             if (adj[j] == adj[i]) break;
-          if (j < k) adjw[j] += adjw[i];
+          if (j < k)
+            adjw[j] += adjw[i];
           else {
             adj[k]    = adj[i];
             adjw[k++] = adjw[i];
@@ -769,11 +820,18 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
       xadj[N] = k;
     }
     METIS_SetDefaultOptions(options);
-    options[METIS_OPTION_SEED]    = 7;
+    options[METIS_OPTION_SEED]      = 7;
     options[METIS_OPTION_NUMBERING] = 0;
-    if (model->size <= 8) status = METIS_PartGraphRecursive(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options, &objval, part);
-    else status = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options, &objval, part);
-    PetscCheck(status == METIS_OK, PETSC_COMM_SELF, PETSC_ERR_LIB, "METIS failed to partition the body graph (%" PetscInt_FMT " bodies, %" PetscInt_FMT " edges): status %d", N, nedges, status);
+    if (model->size <= 8)
+      status = METIS_PartGraphRecursive(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options,
+                                        &objval, part);
+    else
+      status =
+        METIS_PartGraphKway(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options, &objval, part);
+    PetscCheck(status == METIS_OK, PETSC_COMM_SELF, PETSC_ERR_LIB,
+               "METIS failed to partition the body graph (%" PetscInt_FMT " bodies, %" PetscInt_FMT
+               " edges): status %d",
+               N, nedges, status);
     PetscCall(PetscFree2(adj, adjw));
     PetscCall(PetscFree3(xadj, vwgt, deg));
   }
@@ -789,7 +847,7 @@ static void MbsModelPartitionContiguous(MbsModel model)
   PetscInt total = 0, acc = 0;
   for (PetscInt b = 0; b < model->nbodies; b++) total += 3 * model->bodies[b].type;
   for (PetscInt b = 0; b < model->nbodies; b++) {
-    PetscInt r = (PetscInt)((acc * (PetscInt64)model->size) / PetscMax(total, 1));
+    PetscInt r          = (PetscInt)((acc * (PetscInt64)model->size) / PetscMax(total, 1));
     model->body_rank[b] = PetscMin(r, model->size - 1);
     acc += 3 * model->bodies[b].type;
   }
@@ -808,8 +866,10 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
   PetscCall(PetscStrcmp(model->partitioner, "metis", &metis));
   if (size == 1) {
     for (PetscInt b = 0; b < N; b++) model->body_rank[b] = 0;
-  } else if (metis) PetscCall(MbsModelPartitionMetis(model));
-  else MbsModelPartitionContiguous(model);
+  } else if (metis)
+    PetscCall(MbsModelPartitionMetis(model));
+  else
+    MbsModelPartitionContiguous(model);
   model->nowned = 0;
   for (PetscInt b = 0; b < N; b++) {
     const PetscInt r = model->body_rank[b];
@@ -826,7 +886,8 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
   model->ncut = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
     const MbsElement *el = &model->elems[e];
-    if (el->body[0] >= 0 && el->body[1] >= 0 && model->body_rank[el->body[0]] != model->body_rank[el->body[1]]) model->ncut++;
+    if (el->body[0] >= 0 && el->body[1] >= 0 && model->body_rank[el->body[0]] != model->body_rank[el->body[1]])
+      model->ncut++;
   }
   model->nelem_local = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
@@ -898,7 +959,8 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
     PetscCall(PetscMalloc1(model->nq_ghosted, &idx));
     for (PetscInt b = 0; b < N; b++)
       if (model->body_lq[b] >= 0)
-        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) idx[model->body_lq[b] + i] = model->body_q[b] + i;
+        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++)
+          idx[model->body_lq[b] + i] = model->body_q[b] + i;
     PetscCall(ISCreateGeneral(PETSC_COMM_SELF, model->nq_ghosted, idx, PETSC_OWN_POINTER, &from));
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, model->nq_ghosted, &model->qghost));
     PetscCall(VecCreateMPIWithArray(model->comm, 1, model->nq_local, model->nq, NULL, &x));
@@ -938,7 +1000,11 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
     if (glob.val > model->ic_tol) {
       char desc[PETSC_MAX_PATH_LEN + 128];
       MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
-      SETERRQ(model->comm, PETSC_ERR_USER_INPUT, "%s: the initial state violates this %s constraint on %s level: max |%s| = %.3e > tolerance %.1e (-mbs_initial_tolerance)", desc, model->elems[glob.elem].kernel->name, level ? "velocity" : "position", level ? "G(q0) v0" : "g(q0)", glob.val, (double)model->ic_tol);
+      SETERRQ(model->comm, PETSC_ERR_USER_INPUT,
+              "%s: the initial state violates this %s constraint on %s level: max |%s| = %.3e > tolerance %.1e "
+              "(-mbs_initial_tolerance)",
+              desc, model->elems[glob.elem].kernel->name, level ? "velocity" : "position", level ? "G(q0) v0" : "g(q0)",
+              glob.val, (double)model->ic_tol);
     }
   }
   PetscFunctionReturn(0);
@@ -953,7 +1019,8 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
 + -mbs_initial_tolerance <tol> - largest accepted initial constraint violation (MbsModelSetInitialTolerance())
 . -mbs_partition <metis,contiguous> - how bodies are distributed over the ranks (MbsModelSetPartitioner())
 . -mbs_view_partition - report bodies, unknowns, ghosts and cut elements per rank after set-up
-- -mbs_check_redundancy - set-up fails if constraints are redundant at the initial state, naming the elements (docs/robustness.md)
+- -mbs_check_redundancy - set-up fails if constraints are redundant at the initial state, naming the elements
+(docs/robustness.md)
 
   Level: beginner
 @*/
@@ -961,18 +1028,24 @@ PetscErrorCode MbsModelSetFromOptions(MbsModel model)
 {
   PetscFunctionBegin;
   PetscOptionsBegin(model->comm, NULL, "Multibody model", "MbsModel");
-  PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation", "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
+  PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation",
+                             "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
   {
     const char *const parts[] = {"metis", "contiguous"};
     PetscInt          which   = 0;
     PetscBool         set;
     PetscCall(PetscStrcmp(model->partitioner, "contiguous", &set));
     if (set) which = 1;
-    PetscCall(PetscOptionsEList("-mbs_partition", "How bodies are distributed over MPI ranks", "MbsModelSetPartitioner", parts, 2, parts[which], &which, &set));
+    PetscCall(PetscOptionsEList("-mbs_partition", "How bodies are distributed over MPI ranks", "MbsModelSetPartitioner",
+                                parts, 2, parts[which], &which, &set));
     if (set) PetscCall(PetscStrncpy(model->partitioner, parts[which], sizeof(model->partitioner)));
   }
-  PetscCall(PetscOptionsBool("-mbs_view_partition", "Report bodies, unknowns, ghosts and cut elements per rank after set-up", "MbsModelViewPartition", model->view_partition, &model->view_partition, NULL));
-  PetscCall(PetscOptionsBool("-mbs_check_redundancy", "Fail at set-up if constraints are redundant (linearly dependent) at the initial state", "MbsModelSetUp", model->check_redundancy, &model->check_redundancy, NULL));
+  PetscCall(PetscOptionsBool("-mbs_view_partition",
+                             "Report bodies, unknowns, ghosts and cut elements per rank after set-up",
+                             "MbsModelViewPartition", model->view_partition, &model->view_partition, NULL));
+  PetscCall(PetscOptionsBool("-mbs_check_redundancy",
+                             "Fail at set-up if constraints are redundant (linearly dependent) at the initial state",
+                             "MbsModelSetUp", model->check_redundancy, &model->check_redundancy, NULL));
   PetscOptionsEnd();
   model->options_read = PETSC_TRUE;
   PetscFunctionReturn(0);
@@ -1122,7 +1195,8 @@ PetscErrorCode MbsModelSetPartitioner(MbsModel model, const char type[])
   PetscCall(MbsModelCheckNotSetUp(model));
   PetscCall(PetscStrcmp(type, "metis", &metis));
   PetscCall(PetscStrcmp(type, "contiguous", &contiguous));
-  PetscCheck(metis || contiguous, model->comm, PETSC_ERR_ARG_UNKNOWN_TYPE, "Unknown partitioner '%s': expected metis or contiguous", type);
+  PetscCheck(metis || contiguous, model->comm, PETSC_ERR_ARG_UNKNOWN_TYPE,
+             "Unknown partitioner '%s': expected metis or contiguous", type);
   PetscCall(PetscStrncpy(model->partitioner, type, sizeof(model->partitioner)));
   PetscFunctionReturn(0);
 }
@@ -1147,9 +1221,15 @@ PetscErrorCode MbsModelViewPartition(MbsModel model, PetscViewer viewer)
   if (!viewer) PetscCall(PetscViewerASCIIGetStdout(model->comm, &viewer));
   for (PetscInt e = 0; e < model->nelems; e++)
     if (model->elems[e].body[0] >= 0 && model->elems[e].body[1] >= 0) nconn++;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "MbsModel partition (%s) on %d ranks: %" PetscInt_FMT " of %" PetscInt_FMT " two-body elements cut\n", model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, nconn));
+  PetscCall(PetscViewerASCIIPrintf(
+    viewer, "MbsModel partition (%s) on %d ranks: %" PetscInt_FMT " of %" PetscInt_FMT " two-body elements cut\n",
+    model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, nconn));
   PetscCall(PetscViewerASCIIPushSynchronized(viewer));
-  PetscCall(PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraint rows, %" PetscInt_FMT " elements, %" PetscInt_FMT " ghost bodies\n", model->rank, model->nowned, model->nq_local, model->ncon_local, model->nelem_local, model->nghost));
+  PetscCall(PetscViewerASCIISynchronizedPrintf(
+    viewer,
+    "  [%d] %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraint rows, %" PetscInt_FMT
+    " elements, %" PetscInt_FMT " ghost bodies\n",
+    model->rank, model->nowned, model->nq_local, model->ncon_local, model->nelem_local, model->nghost));
   PetscCall(PetscViewerFlush(viewer));
   PetscCall(PetscViewerASCIIPopSynchronized(viewer));
   PetscFunctionReturn(0);
@@ -1167,13 +1247,21 @@ PetscErrorCode MbsModelView(MbsModel model, PetscViewer viewer)
   PetscFunctionBegin;
   if (!viewer) PetscCall(PetscViewerASCIIGetStdout(model->comm, &viewer));
   for (PetscInt b = 0; b < model->nbodies; b++) {
-    if (model->bodies[b].type == MBS_BODY_PARTICLE) nparticles++;
-    else nrigid++;
+    if (model->bodies[b].type == MBS_BODY_PARTICLE)
+      nparticles++;
+    else
+      nrigid++;
   }
-  PetscCall(PetscViewerASCIIPrintf(viewer, "MbsModel: %" PetscInt_FMT " bodies (%" PetscInt_FMT " particles, %" PetscInt_FMT " rigid), %" PetscInt_FMT " elements\n", model->nbodies, nparticles, nrigid, model->nelems));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  gravity (%g, %g, %g)\n", (double)model->gravity[0], (double)model->gravity[1], (double)model->gravity[2]));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "MbsModel: %" PetscInt_FMT " bodies (%" PetscInt_FMT " particles, %" PetscInt_FMT
+                                   " rigid), %" PetscInt_FMT " elements\n",
+                                   model->nbodies, nparticles, nrigid, model->nelems));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  gravity (%g, %g, %g)\n", (double)model->gravity[0],
+                                   (double)model->gravity[1], (double)model->gravity[2]));
   if (model->setup) {
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints on %d ranks\n", model->nq, model->ncon, model->size));
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "  %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraints on %d ranks\n",
+                                     model->nq, model->ncon, model->size));
     PetscCall(MbsModelViewPartition(model, viewer));
   }
   PetscFunctionReturn(0);

@@ -8,7 +8,7 @@
 typedef struct {
   MbsBodyType type;
   char       *name;
-  char       *label;          /* where it came from, for error messages */
+  char       *label; /* where it came from, for error messages */
   PetscReal   mass;
   PetscReal   inertia[3];     /* principal moments about the centre of mass (rigid) */
   PetscReal   mblock[4];      /* mass of each 3-vector block: m (particle), m, E1, E2, E3 (rigid) */
@@ -28,7 +28,7 @@ struct _p_MbsModel {
   PetscReal   gravity[3];
   PetscReal   ic_tol;
   PetscBool   setup;
-  PetscBool   options_read; /* MbsModelSetFromOptions() was called */
+  PetscBool   options_read;     /* MbsModelSetFromOptions() was called */
   PetscBool   check_redundancy; /* -mbs_check_redundancy: MbsModelSetUp() looks for redundant constraints */
   PetscBool   memory_limit_set; /* MbsModelSetMemoryLimit() was called (else -mbs_memory_limit, else physical memory) */
   PetscInt64  memory_limit;     /* bytes, 0 for none */
@@ -43,27 +43,27 @@ struct _p_MbsModel {
   /* Layout after SetUp. Bodies are partitioned over the ranks (METIS on the body graph, or contiguous
      ranges), each element is owned by the rank of its first non-ground body and its constraint rows live
      with it. A rank numbers its coordinates and rows in increasing body and element index. */
-  char      partitioner[16];          /* "metis" or "contiguous" */
+  char      partitioner[16]; /* "metis" or "contiguous" */
   PetscBool view_partition;
-  PetscInt  ncut;                     /* elements joining bodies on different ranks */
-  PetscInt  nq, ncon;                 /* global numbers of coordinates and constraint rows */
-  PetscInt  nq_local, ncon_local;     /* owned by this rank */
+  PetscInt  ncut;                      /* elements joining bodies on different ranks */
+  PetscInt  nq, ncon;                  /* global numbers of coordinates and constraint rows */
+  PetscInt  nq_local, ncon_local;      /* owned by this rank */
   PetscInt *rank_qstart, *rank_cstart; /* size+1 prefix sums over ranks */
-  PetscInt *body_rank;                /* owner of each body */
-  PetscInt *body_q;                   /* global coordinate offset of each body */
+  PetscInt *body_rank;                 /* owner of each body */
+  PetscInt *body_q;                    /* global coordinate offset of each body */
   PetscInt  nowned;
-  PetscInt *owned_body;               /* owned bodies, increasing */
+  PetscInt *owned_body; /* owned bodies, increasing */
   PetscInt  nelem_local;
-  PetscInt *elem_local;               /* owned elements */
-  PetscInt *elem_c;                   /* local constraint-row offset of each owned element (by position in elem_local) */
+  PetscInt *elem_local; /* owned elements */
+  PetscInt *elem_c;     /* local constraint-row offset of each owned element (by position in elem_local) */
   /* Ghosted local coordinate numbering: owned coordinates first, then those of ghost bodies. */
-  PetscInt  nq_ghosted;
-  PetscInt  nghost;
-  PetscInt *ghost_body;               /* ghost bodies in the order of their local coordinates */
-  PetscInt *body_lq;                  /* local coordinate offset of each body, -1 when absent */
-  PetscReal *minv;                    /* inverse mass per ghosted local coordinate */
-  Vec        qghost;                  /* ghosted local coordinates */
-  VecScatter qscatter;                /* coordinate Vec -> qghost */
+  PetscInt   nq_ghosted;
+  PetscInt   nghost;
+  PetscInt  *ghost_body; /* ghost bodies in the order of their local coordinates */
+  PetscInt  *body_lq;    /* local coordinate offset of each body, -1 when absent */
+  PetscReal *minv;       /* inverse mass per ghosted local coordinate */
+  Vec        qghost;     /* ghosted local coordinates */
+  VecScatter qscatter;   /* coordinate Vec -> qghost */
 };
 
 /* Local coordinates of element e gathered from a ghosted local array. */

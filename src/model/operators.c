@@ -2,17 +2,17 @@
 
 /* Loop bodies over this rank's elements. The macros keep the element bookkeeping (gather, local
    indices, constraint-row offset) in one place; the operator says only what it does with the kernel. */
-#define MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c) \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) { \
-    const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
+#define MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)            \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) {                 \
+    const MbsElement *el = &(model)->elems[(model)->elem_local[k]];     \
     const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data); \
-    const PetscInt    c  = (model)->elem_c[k]; \
+    const PetscInt    c = (model)->elem_c[k];                           \
     if (!nc) continue;
 
-#define MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq) \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) { \
+#define MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)                \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) {             \
     const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
-    const int         nq = MbsElemNq(&el->data); \
+    const int         nq = MbsElemNq(&el->data);                    \
     if (el->kernel->ncon) continue;
 
 #define MBS_END_FOR }
@@ -46,96 +46,105 @@ PetscErrorCode MbsOpConstraintAdd(MbsModel model, const PetscScalar *q, PetscRea
 {
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON];
-    (void)nq;
-    MbsElementGather(model, el, q, qe);
-    el->kernel->constraint(&el->data, qe, ge, NULL);
-    for (int r = 0; r < nc; r++) g[c + r] += alpha * ge[r];
+  PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON];
+  (void)nq;
+  MbsElementGather(model, el, q, qe);
+  el->kernel->constraint(&el->data, qe, ge, NULL);
+  for (int r = 0; r < nc; r++) g[c + r] += alpha * ge[r];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpConstraintGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw)
+PetscErrorCode MbsOpConstraintGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
+                                       PetscScalar *g, PetscReal beta, PetscScalar *gw)
 {
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q, qe);
-    MbsElementGather(model, el, w, we);
-    el->kernel->constraint(&el->data, qe, ge, G);
-    for (int r = 0; r < nc; r++) {
-      PetscReal s = 0;
-      for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
-      if (g) g[c + r] += alpha * ge[r];
-      gw[c + r] += beta * s;
-    }
+  PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q, qe);
+  MbsElementGather(model, el, w, we);
+  el->kernel->constraint(&el->data, qe, ge, G);
+  for (int r = 0; r < nc; r++) {
+    PetscReal s = 0;
+    for (int i = 0; i < nq; i++) s += G[r * nq + i] * we[i];
+    if (g) g[c + r] += alpha * ge[r];
+    gw[c + r] += beta * s;
+  }
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g)
+PetscErrorCode MbsOpGMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
+                             PetscScalar *g)
 {
   PetscFunctionBegin;
   PetscCall(MbsOpConstraintGMultAdd(model, q, w, 0.0, NULL, alpha, g));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpGTMultAdd2(MbsModel model, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1, MbsScale scale1, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2, MbsScale scale2, PetscScalar *f2)
+PetscErrorCode MbsOpGTMultAdd2(MbsModel model, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1,
+                               MbsScale scale1, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2,
+                               MbsScale scale2, PetscScalar *f2)
 {
   const PetscReal *minv = model->minv;
 
   PetscFunctionBegin;
-  PetscCheck((scale1 == MBS_SCALE_NONE || scale1 == MBS_SCALE_MINV_ROW) && (scale2 == MBS_SCALE_NONE || scale2 == MBS_SCALE_MINV_ROW), model->comm, PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
+  PetscCheck((scale1 == MBS_SCALE_NONE || scale1 == MBS_SCALE_MINV_ROW) &&
+               (scale2 == MBS_SCALE_NONE || scale2 == MBS_SCALE_MINV_ROW),
+             model->comm, PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q, qe);
-    MbsElementLocalIndices(model, el, idx);
-    el->kernel->constraint(&el->data, qe, ge, G);
-    for (int i = 0; i < nq; i++) {
-      PetscReal s1 = 0, s2 = 0;
-      for (int r = 0; r < nc; r++) s1 += G[r * nq + i] * PetscRealPart(y1[c + r]);
-      f1[idx[i]] += (scale1 == MBS_SCALE_MINV_ROW ? alpha1 * minv[idx[i]] : alpha1) * s1;
-      if (!f2) continue;
-      for (int r = 0; r < nc; r++) s2 += G[r * nq + i] * PetscRealPart(y2[c + r]);
-      f2[idx[i]] += (scale2 == MBS_SCALE_MINV_ROW ? alpha2 * minv[idx[i]] : alpha2) * s2;
-    }
+  PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q, qe);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->constraint(&el->data, qe, ge, G);
+  for (int i = 0; i < nq; i++) {
+    PetscReal s1 = 0, s2 = 0;
+    for (int r = 0; r < nc; r++) s1 += G[r * nq + i] * PetscRealPart(y1[c + r]);
+    f1[idx[i]] += (scale1 == MBS_SCALE_MINV_ROW ? alpha1 * minv[idx[i]] : alpha1) * s1;
+    if (!f2) continue;
+    for (int r = 0; r < nc; r++) s2 += G[r * nq + i] * PetscRealPart(y2[c + r]);
+    f2[idx[i]] += (scale2 == MBS_SCALE_MINV_ROW ? alpha2 * minv[idx[i]] : alpha2) * s2;
+  }
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale scale, PetscScalar *f)
+PetscErrorCode MbsOpGTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *y, PetscReal alpha,
+                              MbsScale scale, PetscScalar *f)
 {
   PetscFunctionBegin;
   PetscCall(MbsOpGTMultAdd2(model, q, y, alpha, scale, f, NULL, 0, MBS_SCALE_NONE, NULL));
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpHessianMultAdd(MbsModel model, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f)
+PetscErrorCode MbsOpHessianMultAdd(MbsModel model, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha,
+                                   PetscScalar *f)
 {
   PetscReal H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal we[MBS_ELEM_MAX_NQ], me[MBS_ELEM_MAX_CON], out[MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ];
-    if (el->kernel->linear) continue;
-    MbsElementGather(model, el, w, we);
-    MbsElementLocalIndices(model, el, idx);
-    for (int r = 0; r < nc; r++) me[r] = PetscRealPart(mu[c + r]);
-    if (el->kernel->constraint_hessian_mult) el->kernel->constraint_hessian_mult(&el->data, me, we, out);
-    else {
-      el->kernel->constraint_hessian(&el->data, H);
-      for (int i = 0; i < nq; i++) {
-        out[i] = 0;
-        for (int r = 0; r < nc; r++) {
-          const PetscReal *Hr = H + (size_t)(r * nq + i) * nq;
-          if (me[r] == 0) continue;
-          for (int j = 0; j < nq; j++) out[i] += me[r] * Hr[j] * we[j];
-        }
+  PetscReal we[MBS_ELEM_MAX_NQ], me[MBS_ELEM_MAX_CON], out[MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  if (el->kernel->linear) continue;
+  MbsElementGather(model, el, w, we);
+  MbsElementLocalIndices(model, el, idx);
+  for (int r = 0; r < nc; r++) me[r] = PetscRealPart(mu[c + r]);
+  if (el->kernel->constraint_hessian_mult)
+    el->kernel->constraint_hessian_mult(&el->data, me, we, out);
+  else {
+    el->kernel->constraint_hessian(&el->data, H);
+    for (int i = 0; i < nq; i++) {
+      out[i] = 0;
+      for (int r = 0; r < nc; r++) {
+        const PetscReal *Hr = H + (size_t)(r * nq + i) * nq;
+        if (me[r] == 0) continue;
+        for (int j = 0; j < nq; j++) out[i] += me[r] * Hr[j] * we[j];
       }
     }
-    for (int i = 0; i < nq; i++) f[idx[i]] += alpha * out[i];
+  }
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * out[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -144,27 +153,28 @@ PetscErrorCode MbsOpGradientAdd(MbsModel model, const PetscScalar *q, PetscReal 
 {
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
-    PetscReal qe[MBS_ELEM_MAX_NQ], dv[MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q, qe);
-    MbsElementLocalIndices(model, el, idx);
-    el->kernel->gradient(&el->data, qe, dv);
-    for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dv[i];
+  PetscReal qe[MBS_ELEM_MAX_NQ], dv[MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q, qe);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->gradient(&el->data, qe, dv);
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dv[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel model, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha, PetscScalar *f)
+PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel model, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha,
+                                        PetscScalar *f)
 {
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
-    PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q0, q0e);
-    MbsElementGather(model, el, q1, q1e);
-    MbsElementLocalIndices(model, el, idx);
-    el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, NULL);
-    for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dg[i];
+  PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q0, q0e);
+  MbsElementGather(model, el, q1, q1e);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, NULL);
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dg[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -175,10 +185,10 @@ PetscErrorCode MbsOpPotentialEnergy(MbsModel model, const PetscScalar *q, PetscR
 
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
-    PetscReal qe[MBS_ELEM_MAX_NQ];
-    (void)nq;
-    MbsElementGather(model, el, q, qe);
-    v += el->kernel->energy(&el->data, qe);
+  PetscReal qe[MBS_ELEM_MAX_NQ];
+  (void)nq;
+  MbsElementGather(model, el, q, qe);
+  v += el->kernel->energy(&el->data, qe);
   MBS_END_FOR
   PetscCall(MPIU_Allreduce(&v, V, 1, MPIU_REAL, MPIU_SUM, model->comm));
   PetscFunctionReturn(0);
@@ -186,33 +196,35 @@ PetscErrorCode MbsOpPotentialEnergy(MbsModel model, const PetscScalar *q, PetscR
 
 /* This rank's max |g(q)| and max |G(q) w| (NaN counts as infinite), and the elements where they occur
    (-1 when the rank has no constraint rows). */
-PetscErrorCode MbsOpConstraintMaxLocal(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal max[2], PetscInt elem[2])
+PetscErrorCode MbsOpConstraintMaxLocal(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal max[2],
+                                       PetscInt elem[2])
 {
   PetscFunctionBegin;
   max[0] = max[1] = 0;
   elem[0] = elem[1] = -1;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    (void)c;
-    MbsElementGather(model, el, q, qe);
-    MbsElementGather(model, el, w, we);
-    el->kernel->constraint(&el->data, qe, ge, G);
-    for (int r = 0; r < nc; r++) {
-      PetscReal v[2] = {ge[r], 0};
-      for (int i = 0; i < nq; i++) v[1] += G[r * nq + i] * we[i];
-      for (int l = 0; l < 2; l++) {
-        const PetscReal a = PetscIsInfOrNanReal(v[l]) ? PETSC_INFINITY : PetscAbsReal(v[l]);
-        if (a > max[l] || elem[l] < 0) {
-          max[l]  = a;
-          elem[l] = model->elem_local[k];
-        }
+  PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  (void)c;
+  MbsElementGather(model, el, q, qe);
+  MbsElementGather(model, el, w, we);
+  el->kernel->constraint(&el->data, qe, ge, G);
+  for (int r = 0; r < nc; r++) {
+    PetscReal v[2] = {ge[r], 0};
+    for (int i = 0; i < nq; i++) v[1] += G[r * nq + i] * we[i];
+    for (int l = 0; l < 2; l++) {
+      const PetscReal a = PetscIsInfOrNanReal(v[l]) ? PETSC_INFINITY : PetscAbsReal(v[l]);
+      if (a > max[l] || elem[l] < 0) {
+        max[l]  = a;
+        elem[l] = model->elem_local[k];
       }
     }
+  }
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax)
+PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax,
+                                  PetscReal *gwmax)
 {
   PetscReal m[2], mg[2];
   PetscInt  elem[2];
@@ -230,8 +242,9 @@ PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const Pe
 static PetscInt MbsSystemRankFieldOffset(MbsSystem sys, PetscInt r, PetscInt f)
 {
   const MbsModel model = sys->model;
-  const PetscInt nq = model->rank_qstart[r + 1] - model->rank_qstart[r], nc = model->rank_cstart[r + 1] - model->rank_cstart[r];
-  PetscInt       off = 0;
+  const PetscInt nq    = model->rank_qstart[r + 1] - model->rank_qstart[r],
+                 nc    = model->rank_cstart[r + 1] - model->rank_cstart[r];
+  PetscInt off         = 0;
   for (PetscInt g = 0; g < f; g++) off += sys->kind[g] == MBS_FIELD_COORDINATE ? nq : nc;
   return off;
 }
@@ -241,7 +254,8 @@ static PetscInt MbsSystemRankFieldOffset(MbsSystem sys, PetscInt r, PetscInt f)
   the ghosted local vector, the scatter between them, and one index set per field (named, for
   PCFIELDSPLIT).
 */
-PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldKind kinds[], const char *const names[], MbsSystem *system)
+PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldKind kinds[], const char *const names[],
+                               MbsSystem *system)
 {
   MbsSystem sys;
   PetscInt *from, n = 0, xstart;
@@ -264,7 +278,8 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
   }
   PetscCall(PetscMalloc1(model->size + 1, &sys->rank_xstart));
   sys->rank_xstart[0] = 0;
-  for (PetscInt r = 0; r < model->size; r++) sys->rank_xstart[r + 1] = sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, nfields);
+  for (PetscInt r = 0; r < model->size; r++)
+    sys->rank_xstart[r + 1] = sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, nfields);
   sys->nglobal = sys->rank_xstart[model->size];
   xstart       = sys->rank_xstart[model->rank];
 
@@ -280,11 +295,14 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
   PetscCall(PetscMalloc1(sys->nghosted, &from));
   for (PetscInt f = 0; f < nfields; f++) {
     if (kinds[f] == MBS_FIELD_COORDINATE) {
-      for (PetscInt lq = 0; lq < model->nq_ghosted; lq++) from[n++] = sys->rank_xstart[sys->lq_rank[lq]] + MbsSystemRankFieldOffset(sys, sys->lq_rank[lq], f) + sys->lq_global[lq];
+      for (PetscInt lq = 0; lq < model->nq_ghosted; lq++)
+        from[n++] =
+          sys->rank_xstart[sys->lq_rank[lq]] + MbsSystemRankFieldOffset(sys, sys->lq_rank[lq], f) + sys->lq_global[lq];
     } else {
       for (PetscInt c = 0; c < model->ncon_local; c++) from[n++] = xstart + sys->foff[f] + c;
     }
-    PetscCall(ISCreateStride(model->comm, kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local, xstart + sys->foff[f], 1, &sys->is[f]));
+    PetscCall(ISCreateStride(model->comm, kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local,
+                             xstart + sys->foff[f], 1, &sys->is[f]));
   }
   PetscCall(VecCreateMPI(model->comm, sys->nlocal, sys->nglobal, &sys->X));
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, sys->nghosted, &sys->Xloc));
@@ -364,7 +382,9 @@ PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
     PetscCall(PetscFree2(ci, cj));
     sys->recording = PETSC_FALSE;
   }
-  PetscCheck(sys->pos == sys->ncoo, sys->model->comm, PETSC_ERR_PLIB, "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos, sys->ncoo);
+  PetscCheck(sys->pos == sys->ncoo, sys->model->comm, PETSC_ERR_PLIB,
+             "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos,
+             sys->ncoo);
   PetscCall(MatSetValuesCOO(J, sys->coo_v, INSERT_VALUES));
   PetscFunctionReturn(0);
 }
@@ -373,7 +393,8 @@ static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
 {
   PetscFunctionBegin;
   if (sys->pos + n <= sys->capcoo) PetscFunctionReturn(0);
-  PetscCheck(sys->recording, sys->model->comm, PETSC_ERR_PLIB, "Jacobian assembly writes more entries than its recorded pattern");
+  PetscCheck(sys->recording, sys->model->comm, PETSC_ERR_PLIB,
+             "Jacobian assembly writes more entries than its recorded pattern");
   {
     PetscInt     cap = PetscMax(2 * sys->capcoo, sys->pos + n + 1024);
     PetscInt    *ci, *cj;
@@ -402,7 +423,9 @@ static inline PetscInt MbsSystemGlobalIndex(MbsSystem sys, PetscInt f, PetscInt 
 }
 
 /* Add a dense block v (nr x nc, row-major) at local rows rl of field rf and local columns cl of field cf. */
-static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr, const PetscInt *rl, PetscInt cf, PetscInt nc, const PetscInt *cl, const PetscReal *v, PetscReal alpha, MbsScale scale)
+static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr, const PetscInt *rl, PetscInt cf,
+                                        PetscInt nc, const PetscInt *cl, const PetscReal *v, PetscReal alpha,
+                                        MbsScale scale)
 {
   const PetscReal *minv = sys->model->minv;
 
@@ -419,7 +442,8 @@ static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr,
   }
   for (PetscInt i = 0; i < nr; i++) {
     const PetscReal sr = (scale & MBS_SCALE_MINV_ROW) ? alpha * minv[rl[i]] : alpha;
-    for (PetscInt j = 0; j < nc; j++) sys->coo_v[sys->pos + i * nc + j] = sr * ((scale & MBS_SCALE_MINV_COL) ? minv[cl[j]] : 1.0) * v[i * nc + j];
+    for (PetscInt j = 0; j < nc; j++)
+      sys->coo_v[sys->pos + i * nc + j] = sr * ((scale & MBS_SCALE_MINV_COL) ? minv[cl[j]] : 1.0) * v[i * nc + j];
   }
   sys->pos += nr * nc;
   PetscFunctionReturn(0);
@@ -431,7 +455,8 @@ PetscErrorCode MbsJacAddIdentity(MbsSystem sys, PetscInt row, PetscInt col, Pets
   const PetscInt  n   = sys->kind[row] == MBS_FIELD_COORDINATE ? sys->model->nq_local : sys->model->ncon_local;
 
   PetscFunctionBegin;
-  PetscCheck(sys->kind[row] == sys->kind[col], sys->model->comm, PETSC_ERR_ARG_INCOMP, "Identity block between fields of different kinds");
+  PetscCheck(sys->kind[row] == sys->kind[col], sys->model->comm, PETSC_ERR_ARG_INCOMP,
+             "Identity block between fields of different kinds");
   for (PetscInt i = 0; i < n; i++) PetscCall(MbsSystemAddBlock(sys, row, 1, &i, col, 1, &i, &one, alpha, scale));
   PetscFunctionReturn(0);
 }
@@ -442,58 +467,62 @@ static inline void MbsElementRows(const MbsElement *el, PetscInt c, PetscInt *ro
   for (int r = 0; r < el->kernel->ncon; r++) rows[r] = c + r;
 }
 
-PetscErrorCode MbsJacAddG(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale scale)
+PetscErrorCode MbsJacAddG(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                          MbsScale scale)
 {
   const MbsModel model = sys->model;
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
-    MbsElementGather(model, el, q, qe);
-    MbsElementLocalIndices(model, el, idx);
-    MbsElementRows(el, c, rows);
-    el->kernel->constraint(&el->data, qe, ge, G);
-    PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, G, alpha, scale));
+  PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+  MbsElementGather(model, el, q, qe);
+  MbsElementLocalIndices(model, el, idx);
+  MbsElementRows(el, c, rows);
+  el->kernel->constraint(&el->data, qe, ge, G);
+  PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, G, alpha, scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsJacAddGT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale scale)
+PetscErrorCode MbsJacAddGT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                           MbsScale scale)
 {
   const MbsModel model = sys->model;
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], GT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
-    MbsElementGather(model, el, q, qe);
-    MbsElementLocalIndices(model, el, idx);
-    MbsElementRows(el, c, rows);
-    el->kernel->constraint(&el->data, qe, ge, G);
-    for (int i = 0; i < nq; i++)
-      for (int r = 0; r < nc; r++) GT[i * nc + r] = G[r * nq + i];
-    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nc, rows, GT, alpha, scale));
+  PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ],
+    GT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscInt idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+  MbsElementGather(model, el, q, qe);
+  MbsElementLocalIndices(model, el, idx);
+  MbsElementRows(el, c, rows);
+  el->kernel->constraint(&el->data, qe, ge, G);
+  for (int i = 0; i < nq; i++)
+    for (int r = 0; r < nc; r++) GT[i * nc + r] = G[r * nq + i];
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nc, rows, GT, alpha, scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsJacAddT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha, MbsScale scale)
+PetscErrorCode MbsJacAddT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha,
+                          MbsScale scale)
 {
   const MbsModel model = sys->model;
   PetscReal      H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], T[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    if (el->kernel->linear) continue;
-    PetscInt idx[MBS_ELEM_MAX_NQ];
-    MbsElementLocalIndices(model, el, idx);
-    el->kernel->constraint_hessian(&el->data, H);
-    for (int ij = 0; ij < nq * nq; ij++) {
-      T[ij] = 0;
-      for (int r = 0; r < nc; r++) T[ij] += PetscRealPart(mu[c + r]) * H[(size_t)r * nq * nq + ij];
-    }
-    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, T, alpha, scale));
+  if (el->kernel->linear) continue;
+  PetscInt idx[MBS_ELEM_MAX_NQ];
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->constraint_hessian(&el->data, H);
+  for (int ij = 0; ij < nq * nq; ij++) {
+    T[ij] = 0;
+    for (int r = 0; r < nc; r++) T[ij] += PetscRealPart(mu[c + r]) * H[(size_t)r * nq * nq + ij];
+  }
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, T, alpha, scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -511,22 +540,23 @@ static void MbsElementHw(const MbsElement *el, const PetscReal *H, const PetscRe
     }
 }
 
-PetscErrorCode MbsJacAddHw(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha, MbsScale scale)
+PetscErrorCode MbsJacAddHw(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha,
+                           MbsScale scale)
 {
   const MbsModel model = sys->model;
   PetscReal      H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    if (el->kernel->linear) continue;
-    PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
-    MbsElementGather(model, el, w, we);
-    MbsElementLocalIndices(model, el, idx);
-    MbsElementRows(el, c, rows);
-    el->kernel->constraint_hessian(&el->data, H);
-    MbsElementHw(el, H, we, Hw);
-    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nc, rows, Hw, alpha, scale));
+  if (el->kernel->linear) continue;
+  PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+  MbsElementGather(model, el, w, we);
+  MbsElementLocalIndices(model, el, idx);
+  MbsElementRows(el, c, rows);
+  el->kernel->constraint_hessian(&el->data, H);
+  MbsElementHw(el, H, we, Hw);
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nc, rows, Hw, alpha, scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -538,50 +568,52 @@ PetscErrorCode MbsJacAddHwT(MbsSystem sys, PetscInt row, PetscInt col, const Pet
 
   PetscFunctionBegin;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-    if (el->kernel->linear) continue;
-    PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], HwT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
-    MbsElementGather(model, el, w, we);
-    MbsElementLocalIndices(model, el, idx);
-    MbsElementRows(el, c, rows);
-    el->kernel->constraint_hessian(&el->data, H);
-    MbsElementHw(el, H, we, Hw);
-    for (int i = 0; i < nq; i++)
-      for (int r = 0; r < nc; r++) HwT[r * nq + i] = Hw[i * nc + r];
-    PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, HwT, alpha, MBS_SCALE_NONE));
+  if (el->kernel->linear) continue;
+  PetscReal we[MBS_ELEM_MAX_NQ], Hw[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ], HwT[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+  MbsElementGather(model, el, w, we);
+  MbsElementLocalIndices(model, el, idx);
+  MbsElementRows(el, c, rows);
+  el->kernel->constraint_hessian(&el->data, H);
+  MbsElementHw(el, H, we, Hw);
+  for (int i = 0; i < nq; i++)
+    for (int r = 0; r < nc; r++) HwT[r * nq + i] = Hw[i * nc + r];
+  PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, HwT, alpha, MBS_SCALE_NONE));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha)
+PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q,
+                                         PetscReal alpha)
 {
   const MbsModel model = sys->model;
 
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
-    PetscReal qe[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q, qe);
-    MbsElementLocalIndices(model, el, idx);
-    el->kernel->hessian(&el->data, qe, K);
-    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  PetscReal qe[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q, qe);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->hessian(&el->data, qe, K);
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha)
+PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0,
+                                         const PetscScalar *q1, PetscReal alpha)
 {
   const MbsModel model = sys->model;
 
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
-    PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
-    PetscInt  idx[MBS_ELEM_MAX_NQ];
-    MbsElementGather(model, el, q0, q0e);
-    MbsElementGather(model, el, q1, q1e);
-    MbsElementLocalIndices(model, el, idx);
-    el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, K);
-    PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q0, q0e);
+  MbsElementGather(model, el, q1, q1e);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, K);
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }

@@ -31,12 +31,7 @@ typedef enum {
 } MbsFieldKind;
 
 /* Diagonal scaling of a Jacobian block by M^-1 on its rows or columns. */
-typedef enum {
-  MBS_SCALE_NONE     = 0,
-  MBS_SCALE_MINV_ROW = 1,
-  MBS_SCALE_MINV_COL = 2,
-  MBS_SCALE_MINV_BOTH = 3
-} MbsScale;
+typedef enum { MBS_SCALE_NONE = 0, MBS_SCALE_MINV_ROW = 1, MBS_SCALE_MINV_COL = 2, MBS_SCALE_MINV_BOTH = 3 } MbsScale;
 
 typedef struct _n_MbsSystem *MbsSystem;
 struct _n_MbsSystem {
@@ -44,16 +39,17 @@ struct _n_MbsSystem {
   PetscInt     nfields;
   MbsFieldKind kind[MBS_MAX_FIELDS];
   char         name[MBS_MAX_FIELDS][16];
-  PetscInt     nlocal, nglobal; /* unknowns */
-  PetscInt     nghosted;        /* entries of the ghosted local vector */
+  PetscInt     nlocal, nglobal;      /* unknowns */
+  PetscInt     nghosted;             /* entries of the ghosted local vector */
   PetscInt     loff[MBS_MAX_FIELDS]; /* field offsets in the ghosted local vector */
   PetscInt     foff[MBS_MAX_FIELDS]; /* field offsets in this rank's block of X */
-  PetscInt    *lq_global;       /* global index in X of each ghosted coordinate, relative to field offset (see MbsSystemCoordIndex) */
-  PetscInt    *lq_rank;         /* owner of each ghosted coordinate */
-  PetscInt    *rank_xstart;     /* size+1 */
-  IS           is[MBS_MAX_FIELDS];
-  Vec          X, Xloc, Floc;
-  VecScatter   scatter;
+  PetscInt
+    *lq_global; /* global index in X of each ghosted coordinate, relative to field offset (see MbsSystemCoordIndex) */
+  PetscInt  *lq_rank;     /* owner of each ghosted coordinate */
+  PetscInt  *rank_xstart; /* size+1 */
+  IS         is[MBS_MAX_FIELDS];
+  Vec        X, Xloc, Floc;
+  VecScatter scatter;
   /* COO Jacobian assembly */
   PetscBool    recording;
   PetscInt     ncoo, capcoo, pos;
@@ -62,7 +58,8 @@ struct _n_MbsSystem {
   PetscBool    coo_set;
 };
 
-PETSC_INTERN PetscErrorCode MbsSystemCreate(MbsModel, PetscInt nfields, const MbsFieldKind kinds[], const char *const names[], MbsSystem *);
+PETSC_INTERN PetscErrorCode MbsSystemCreate(MbsModel, PetscInt nfields, const MbsFieldKind kinds[],
+                                            const char *const names[], MbsSystem *);
 PETSC_INTERN PetscErrorCode MbsSystemDestroy(MbsSystem *);
 PETSC_INTERN PetscErrorCode MbsSystemGlobalToLocal(MbsSystem, Vec X, Vec Xloc);
 PETSC_INTERN PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem, Vec Floc, Vec F);
@@ -76,29 +73,46 @@ PETSC_INTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScal
 
 /* Residual operators (ghosted local arrays) */
 PETSC_INTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
-PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g);
-PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha, MbsScale, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
+                                          PetscScalar *g);
+PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha,
+                                           MbsScale, PetscScalar *f);
 /* Fused passes (one constraint evaluation per element): f1 += a1 [M^-1] G(q)^T y1 and f2 += a2 [M^-1] G(q)^T y2
    (y2, f2 may be NULL); g += alpha g(q) (g may be NULL) and gw += beta G(q) w */
-PETSC_INTERN PetscErrorCode MbsOpGTMultAdd2(MbsModel, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1, MbsScale, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2, MbsScale, PetscScalar *f2);
-PETSC_INTERN PetscErrorCode MbsOpConstraintGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw);
-PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpGTMultAdd2(MbsModel, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1,
+                                            MbsScale, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2,
+                                            MbsScale, PetscScalar *f2);
+PETSC_INTERN PetscErrorCode MbsOpConstraintGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w,
+                                                    PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw);
+PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha,
+                                                PetscScalar *f);
 PETSC_INTERN PetscErrorCode MbsOpGradientAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *f);
-PETSC_INTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha, PetscScalar *f);
+PETSC_INTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1,
+                                                     PetscReal alpha, PetscScalar *f);
 
 /* Jacobian blocks: add alpha * block into rows of field `row` and columns of field `col` */
-PETSC_INTERN PetscErrorCode MbsJacAddIdentity(MbsSystem, PetscInt row, PetscInt col, PetscReal alpha, MbsScale);             /* alpha I or alpha M^-1 */
-PETSC_INTERN PetscErrorCode MbsJacAddG(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale); /* alpha G(q) [M^-1] */
-PETSC_INTERN PetscErrorCode MbsJacAddGT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha, MbsScale); /* alpha [M^-1] G(q)^T */
-PETSC_INTERN PetscErrorCode MbsJacAddT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha, MbsScale); /* alpha [M^-1] T(mu) [M^-1] */
-PETSC_INTERN PetscErrorCode MbsJacAddHw(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha, MbsScale); /* alpha [M^-1] [H_1 w .. H_m w] */
-PETSC_INTERN PetscErrorCode MbsJacAddHwT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha);           /* alpha [H_1 w .. H_m w]^T */
-PETSC_INTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha);
-PETSC_INTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
+PETSC_INTERN PetscErrorCode MbsJacAddIdentity(MbsSystem, PetscInt row, PetscInt col, PetscReal alpha,
+                                              MbsScale); /* alpha I or alpha M^-1 */
+PETSC_INTERN PetscErrorCode MbsJacAddG(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                                       MbsScale); /* alpha G(q) [M^-1] */
+PETSC_INTERN PetscErrorCode MbsJacAddGT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                                        MbsScale); /* alpha [M^-1] G(q)^T */
+PETSC_INTERN PetscErrorCode MbsJacAddT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha,
+                                       MbsScale); /* alpha [M^-1] T(mu) [M^-1] */
+PETSC_INTERN PetscErrorCode MbsJacAddHw(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha,
+                                        MbsScale); /* alpha [M^-1] [H_1 w .. H_m w] */
+PETSC_INTERN PetscErrorCode MbsJacAddHwT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w,
+                                         PetscReal alpha); /* alpha [H_1 w .. H_m w]^T */
+PETSC_INTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
+                                                      PetscReal alpha);
+PETSC_INTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
+                                                      const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
 
 /* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
 PETSC_INTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
-PETSC_INTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax, PetscReal *gwmax);
-PETSC_INTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal max[2], PetscInt elem[2]);
+PETSC_INTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax,
+                                               PetscReal *gwmax);
+PETSC_INTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w,
+                                                    PetscReal max[2], PetscInt elem[2]);
 
 #endif

@@ -47,8 +47,10 @@ static PetscErrorCode MbsRedundancyAssembleG(MbsModel model, const PetscScalar *
       const PetscInt b = el->body[s];
       if (b < 0) continue;
       for (int r = 0; r < el->kernel->ncon; r++) {
-        if (model->body_rank[b] == model->rank) dnz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
-        else onz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+        if (model->body_rank[b] == model->rank)
+          dnz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+        else
+          onz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
       }
     }
   }
@@ -110,7 +112,7 @@ static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y
     struct {
       double val;
       int    rank;
-    } loc = {-1.0, (int)model->rank}, glob;
+    } loc             = {-1.0, (int)model->rank}, glob;
     PetscInt where[2] = {-1, -1}; /* vector, local row */
 
     for (PetscInt l = j; l < n; l++)
@@ -213,7 +215,8 @@ static PetscErrorCode MbsRedundancySupports(MbsModel model, PetscInt n, Vec y[],
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent, PetscInt *nreported, PetscInt **offset, PetscInt **elems)
+PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent,
+                                               PetscInt *nreported, PetscInt **offset, PetscInt **elems)
 {
   PetscScalar *qloc;
   Mat          G, A, F;
@@ -223,7 +226,8 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
 
   PetscFunctionBegin;
   PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  PetscCheck(tol > 0 && tol < 1, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "The redundancy threshold must be in (0, 1), got %g", (double)tol);
+  PetscCheck(tol > 0 && tol < 1, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The redundancy threshold must be in (0, 1), got %g", (double)tol);
   *ndependent = 0;
   *nreported  = 0;
   *offset     = NULL;
@@ -267,11 +271,11 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
   PetscCall(MatSetOptionsPrefix(A, "mbs_redundancy_"));
   PetscCall(MatGetFactor(A, MATSOLVERMUMPS, MAT_FACTOR_CHOLESKY, &F));
   PetscCall(MatSetOptionsPrefix(F, "mbs_redundancy_"));
-  PetscCall(MatMumpsSetIcntl(F, 24, 1));    /* null-pivot detection */
-  PetscCall(MatMumpsSetIcntl(F, 13, 1));    /* no ScaLAPACK on the root front: it does not detect null pivots */
-  PetscCall(MatMumpsSetIcntl(F, 8, 0));     /* A is already scaled */
-  PetscCall(MatMumpsSetIcntl(F, 14, 100));  /* delayed pivots */
-  PetscCall(MatMumpsSetCntl(F, 3, -tol));   /* absolute threshold on the unit-diagonal matrix */
+  PetscCall(MatMumpsSetIcntl(F, 24, 1));   /* null-pivot detection */
+  PetscCall(MatMumpsSetIcntl(F, 13, 1));   /* no ScaLAPACK on the root front: it does not detect null pivots */
+  PetscCall(MatMumpsSetIcntl(F, 8, 0));    /* A is already scaled */
+  PetscCall(MatMumpsSetIcntl(F, 14, 100)); /* delayed pivots */
+  PetscCall(MatMumpsSetCntl(F, 3, -tol));  /* absolute threshold on the unit-diagonal matrix */
   PetscCall(MatCholeskyFactorSymbolic(F, A, NULL, NULL));
   PetscCall(MatCholeskyFactorNumeric(F, A, NULL));
   {
@@ -280,12 +284,16 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
     if (err != MAT_FACTOR_NOERROR) { /* a failure the caller may survive: free what was made */
       PetscCall(MatDestroy(&F));
       PetscCall(MatDestroy(&A));
-      SETERRQ(model->comm, PETSC_ERR_LIB, "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
+      SETERRQ(model->comm, PETSC_ERR_LIB,
+              "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
     }
   }
   PetscCall(MatMumpsGetInfog(F, 28, &k));
   *ndependent = k;
-  PetscCall(PetscInfo(NULL, "G(q): %" PetscInt_FMT " rows, %" PetscInt_FMT " dependent (null pivots below %g of the unit diagonal; |A_s|_inf = %g)\n", model->ncon, k, (double)tol, (double)dmax));
+  PetscCall(PetscInfo(NULL,
+                      "G(q): %" PetscInt_FMT " rows, %" PetscInt_FMT
+                      " dependent (null pivots below %g of the unit diagonal; |A_s|_inf = %g)\n",
+                      model->ncon, k, (double)tol, (double)dmax));
 
   nv = PetscMin(k, MBS_REDUNDANCY_MAX_REPORTED);
   if (nv > 0) {
@@ -293,7 +301,9 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
     PetscInt    nbasis;
     PetscCall(MatCreateVecs(A, &work1, &work2));
     PetscCall(PetscRandomCreate(model->comm, &rnd));
-    PetscCall(PetscRandomSetSeed(rnd, 20240601 + 7919 * (unsigned long)model->rank)); /* one stream per rank: equal streams make the vectors dependent */
+    PetscCall(PetscRandomSetSeed(
+      rnd, 20240601 +
+             7919 * (unsigned long)model->rank)); /* one stream per rank: equal streams make the vectors dependent */
     PetscCall(PetscRandomSeed(rnd));
     for (PetscInt j = 0; j < nv; j++) {
       PetscCall(VecDuplicate(work1, &y[j]));
@@ -308,7 +318,8 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
         PetscCall(MatMult(A, y[j], work1));
         PetscCall(VecNorm(work1, NORM_INFINITY, &nr));
         PetscCall(VecNorm(y[j], NORM_INFINITY, &ny));
-        PetscCall(PetscInfo(NULL, "null vector %" PetscInt_FMT ": |A_s y| / |y| = %g\n", j, (double)(ny > 0 ? nr / ny : 0)));
+        PetscCall(
+          PetscInfo(NULL, "null vector %" PetscInt_FMT ": |A_s y| / |y| = %g\n", j, (double)(ny > 0 ? nr / ny : 0)));
       }
     }
     PetscCall(MbsRedundancySparseBasis(model, nv, y, &nbasis));
@@ -337,8 +348,10 @@ static void MbsAppend(char msg[], size_t len, const char *fmt, ...)
 static const char *MbsBodyName(MbsModel model, PetscInt b, char buf[], size_t len)
 {
   if (b < 0) return "ground";
-  if (model->bodies[b].name && model->bodies[b].name[0]) snprintf(buf, len, "'%s'", model->bodies[b].name);
-  else snprintf(buf, len, "body %" PetscInt_FMT, b);
+  if (model->bodies[b].name && model->bodies[b].name[0])
+    snprintf(buf, len, "'%s'", model->bodies[b].name);
+  else
+    snprintf(buf, len, "body %" PetscInt_FMT, b);
   return buf;
 }
 
@@ -350,15 +363,23 @@ static void MbsRedundancyDescribe(MbsModel model, PetscInt e, char msg[], size_t
 
   if (el->kernel == &MbsElemKernelRigidBody) {
     const MbsBody *body = &model->bodies[el->body[0]];
-    MbsAppend(msg, len, "    internal constraints of rigid body %s%s%s\n", MbsBodyName(model, el->body[0], a, sizeof(a)), body->label ? " at " : "", body->label ? body->label : "");
+    MbsAppend(msg, len, "    internal constraints of rigid body %s%s%s\n",
+              MbsBodyName(model, el->body[0], a, sizeof(a)), body->label ? " at " : "", body->label ? body->label : "");
     return;
   }
   snprintf(kind, sizeof(kind), "(%s)", el->kernel->name);
-  if (el->label && strstr(el->label, kind)) MbsAppend(msg, len, "    %s", el->label);
-  else if (el->label) MbsAppend(msg, len, "    %s %s", el->label, kind);
-  else MbsAppend(msg, len, "    element %" PetscInt_FMT " %s", e, kind);
-  if (el->body[0] >= 0 && el->body[1] >= 0) MbsAppend(msg, len, " joining %s and %s\n", MbsBodyName(model, el->body[0], a, sizeof(a)), MbsBodyName(model, el->body[1], b, sizeof(b)));
-  else MbsAppend(msg, len, " joining %s to the ground\n", MbsBodyName(model, el->body[0] >= 0 ? el->body[0] : el->body[1], a, sizeof(a)));
+  if (el->label && strstr(el->label, kind))
+    MbsAppend(msg, len, "    %s", el->label);
+  else if (el->label)
+    MbsAppend(msg, len, "    %s %s", el->label, kind);
+  else
+    MbsAppend(msg, len, "    element %" PetscInt_FMT " %s", e, kind);
+  if (el->body[0] >= 0 && el->body[1] >= 0)
+    MbsAppend(msg, len, " joining %s and %s\n", MbsBodyName(model, el->body[0], a, sizeof(a)),
+              MbsBodyName(model, el->body[1], b, sizeof(b)));
+  else
+    MbsAppend(msg, len, " joining %s to the ground\n",
+              MbsBodyName(model, el->body[0] >= 0 ? el->body[0] : el->body[1], a, sizeof(a)));
 }
 
 PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt *ndependent, char msg[], size_t len)
@@ -375,22 +396,35 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
     *ndependent = 0;
     PetscFunctionReturn(0);
   }
-  MbsAppend(msg, len, "redundant constraints: %" PetscInt_FMT " of the %" PetscInt_FMT " constraint rows depend linearly on the others (G(q) has rank %" PetscInt_FMT "), so the multipliers are not unique and the linear system of a step is singular.\n", *ndependent, model->ncon, model->ncon - *ndependent);
+  MbsAppend(msg, len,
+            "redundant constraints: %" PetscInt_FMT " of the %" PetscInt_FMT
+            " constraint rows depend linearly on the others (G(q) has rank %" PetscInt_FMT
+            "), so the multipliers are not unique and the linear system of a step is singular.\n",
+            *ndependent, model->ncon, model->ncon - *ndependent);
   for (PetscInt j = 0; j < PetscMin(nrep, max_deps); j++) {
-    const PetscInt n = offset[j + 1] - offset[j];
+    const PetscInt n    = offset[j + 1] - offset[j];
     PetscInt       same = -1;
     for (PetscInt i = 0; i < j && same < 0; i++)
-      if (offset[i + 1] - offset[i] == n && !memcmp(elems + offset[i], elems + offset[j], (size_t)n * sizeof(PetscInt))) same = i;
+      if (offset[i + 1] - offset[i] == n && !memcmp(elems + offset[i], elems + offset[j], (size_t)n * sizeof(PetscInt)))
+        same = i;
     if (same >= 0) { /* loops give several dependencies through the same elements */
-      MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ": the same %" PetscInt_FMT " elements as dependency %" PetscInt_FMT "\n", j + 1, *ndependent, n, same + 1);
+      MbsAppend(msg, len,
+                "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ": the same %" PetscInt_FMT
+                " elements as dependency %" PetscInt_FMT "\n",
+                j + 1, *ndependent, n, same + 1);
       continue;
     }
-    MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ", %" PetscInt_FMT " element%s:\n", j + 1, *ndependent, n, n == 1 ? "" : "s");
+    MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ", %" PetscInt_FMT " element%s:\n", j + 1,
+              *ndependent, n, n == 1 ? "" : "s");
     for (PetscInt i = 0; i < PetscMin(n, max_elems); i++) MbsRedundancyDescribe(model, elems[offset[j] + i], msg, len);
     if (n > max_elems) MbsAppend(msg, len, "      ... and %" PetscInt_FMT " more\n", n - max_elems);
   }
-  if (*ndependent > PetscMin(nrep, max_deps)) MbsAppend(msg, len, "  (%" PetscInt_FMT " more dependencies not listed)\n", *ndependent - PetscMin(nrep, max_deps));
-  MbsAppend(msg, len, "Remove one element of each dependency or constrain fewer directions (e.g. spherical instead of revolute joints in a closed planar loop); if the redundancy is consistent (the same rod twice, a loop that closes exactly), -mbs_allow_redundant_constraints runs anyway (docs/robustness.md)");
+  if (*ndependent > PetscMin(nrep, max_deps))
+    MbsAppend(msg, len, "  (%" PetscInt_FMT " more dependencies not listed)\n", *ndependent - PetscMin(nrep, max_deps));
+  MbsAppend(msg, len,
+            "Remove one element of each dependency or constrain fewer directions (e.g. spherical instead of revolute "
+            "joints in a closed planar loop); if the redundancy is consistent (the same rod twice, a loop that closes "
+            "exactly), -mbs_allow_redundant_constraints runs anyway (docs/robustness.md)");
   PetscCall(PetscFree(offset));
   PetscCall(PetscFree(elems));
   PetscFunctionReturn(0);
@@ -420,7 +454,8 @@ PetscErrorCode MbsPCAllowNullPivots(PC pc, PetscReal tol)
   PetscFunctionBegin;
   PetscCall(PCGetType(pc, &type));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  PetscCheck(islu, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "Redundant constraints are allowed with the direct solve only (-pc_type lu), not with -pc_type %s", type);
+  PetscCheck(islu, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+             "Redundant constraints are allowed with the direct solve only (-pc_type lu), not with -pc_type %s", type);
   PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
   PetscCall(PCFactorSetUpMatSolverType(pc));
   PetscCall(PCFactorGetMatrix(pc, &F));

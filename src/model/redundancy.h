@@ -17,7 +17,8 @@
   do about it; msg is "" when *ndependent is 0. The threshold is -mbs_redundancy_tol (default
   MBS_REDUNDANCY_TOL).
 */
-PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt *ndependent, char msg[], size_t len);
+PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt *ndependent, char msg[],
+                                                             size_t len);
 
 /*
   Collective. The same search with an explicit threshold tol, returning the elements: *ndependent =
@@ -26,7 +27,8 @@ PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec
   (a sparse basis of the null space of G^T: independent dependencies come out separately). offset and
   elems are allocated (PetscFree() both; NULL when nothing is reported) and the same on every rank.
 */
-PETSC_INTERN PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent, PetscInt *nreported, PetscInt **offset, PetscInt **elems);
+PETSC_INTERN PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent,
+                                                            PetscInt *nreported, PetscInt **offset, PetscInt **elems);
 
 /* Collective. MbsModelSetUp() with -mbs_check_redundancy: an error naming the elements if the constraints
    are redundant at the initial state. */

@@ -11,7 +11,7 @@
   discrete gradient of the potential. The scheme conserves energy and the symmetric momentum maps and
   satisfies both constraint levels at the nodes.
 */
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 
 enum { EM_Q, EM_P, EM_LAM, EM_GAM };
 
@@ -26,7 +26,8 @@ static PetscErrorCode MbsSchemeSetUp_EM(MbsStepper st)
 }
 
 /* Midpoint configuration and the velocities M^-1 pm, M^-1 p1 on all ghosted coordinates. */
-static void MbsEMMidpoint(MbsStepper st, const PetscScalar *q1, const PetscScalar *p1, PetscScalar *qm, PetscScalar *vm, PetscScalar *v1)
+static void MbsEMMidpoint(MbsStepper st, const PetscScalar *q1, const PetscScalar *p1, PetscScalar *qm, PetscScalar *vm,
+                          PetscScalar *v1)
 {
   const MbsModel   model = st->model;
   const PetscReal *minv  = model->minv;
@@ -42,9 +43,11 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
   const MbsModel     model = st->model;
   const MbsSystem    sys   = st->sys;
   const PetscReal    h     = st->hstep;
-  const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM], *gam = x + sys->loff[EM_GAM];
-  PetscScalar       *fq = f + sys->loff[EM_Q], *fp = f + sys->loff[EM_P], *flam = f + sys->loff[EM_LAM], *fgam = f + sys->loff[EM_GAM];
-  PetscScalar       *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2];
+  const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM],
+                    *gam = x + sys->loff[EM_GAM];
+  PetscScalar *fq = f + sys->loff[EM_Q], *fp = f + sys->loff[EM_P], *flam = f + sys->loff[EM_LAM],
+              *fgam = f + sys->loff[EM_GAM];
+  PetscScalar *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2];
 
   PetscFunctionBegin;
   MbsEMMidpoint(st, q1, p1, qm, vm, v1);
@@ -63,8 +66,9 @@ static PetscErrorCode MbsSchemeJacobian_EM(MbsStepper st, const PetscScalar *x)
 {
   const MbsSystem    sys = st->sys;
   const PetscReal    h   = st->hstep;
-  const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM], *gam = x + sys->loff[EM_GAM];
-  PetscScalar       *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2];
+  const PetscScalar *q1 = x + sys->loff[EM_Q], *p1 = x + sys->loff[EM_P], *lam = x + sys->loff[EM_LAM],
+                    *gam = x + sys->loff[EM_GAM];
+  PetscScalar *qm = st->work[0], *vm = st->work[1], *v1 = st->work[2];
 
   PetscFunctionBegin;
   MbsEMMidpoint(st, q1, p1, qm, vm, v1);

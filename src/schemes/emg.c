@@ -9,7 +9,7 @@
   Conserves energy and the symmetric momentum maps and satisfies g(q_n) = 0; the velocity
   constraints G(q_n) M^-1 p_n = 0 are not enforced.
 */
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 
 enum { EMG_Q, EMG_P, EMG_LAM };
 

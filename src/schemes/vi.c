@@ -2,7 +2,8 @@
 
 PetscErrorCode MbsVISetUp(MbsStepper st)
 {
-  const MbsFieldKind kinds[] = {MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_CONSTRAINT, MBS_FIELD_CONSTRAINT};
+  const MbsFieldKind kinds[] = {MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_CONSTRAINT,
+                                MBS_FIELD_CONSTRAINT};
   const char *const  names[] = {"q", "p", "v", "lambda", "gamma"};
 
   PetscFunctionBegin;

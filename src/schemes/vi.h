@@ -5,7 +5,7 @@
 #ifndef MBS_VI_H
 #define MBS_VI_H
 
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 
 enum { VI_Q, VI_P, VI_V, VI_LAM, VI_GAM };
 

@@ -29,9 +29,11 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
   const MbsModel     model = st->model;
   const MbsSystem    sys   = st->sys;
   const PetscReal    h = st->hstep, theta = ((MbsVI *)st->data)->theta, *minv = model->minv;
-  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
-  PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
-  PetscScalar       *qt = st->work[0];
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V],
+                    *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V],
+              *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
+  PetscScalar *qt = st->work[0];
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, theta, q1, qt);

@@ -32,9 +32,11 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
   const MbsSystem    sys   = st->sys;
   const MbsVI       *vi    = (MbsVI *)st->data;
   const PetscReal    h = st->hstep, Th = vi->theta, vt = vi->vartheta, *minv = model->minv;
-  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
-  PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
-  PetscScalar       *qt = st->work[0];
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V],
+                    *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V],
+              *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
+  PetscScalar *qt = st->work[0];
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, Th, q1, qt);
@@ -45,8 +47,10 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
   }
   PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
-  PetscCall(MbsOpGTMultAdd2(model, st->q0, lam, h * (1.0 - vt), MBS_SCALE_NONE, fp, lam, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW, fv));
-  PetscCall(MbsOpGTMultAdd2(model, q1, lam, h * vt, MBS_SCALE_NONE, fp, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW, fv));
+  PetscCall(MbsOpGTMultAdd2(model, st->q0, lam, h * (1.0 - vt), MBS_SCALE_NONE, fp, lam, h * Th * (1.0 - vt),
+                            MBS_SCALE_MINV_ROW, fv));
+  PetscCall(
+    MbsOpGTMultAdd2(model, q1, lam, h * vt, MBS_SCALE_NONE, fp, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW, fv));
   PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
@@ -58,8 +62,9 @@ static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
   const MbsSystem    sys = st->sys;
   const MbsVI       *vi  = (MbsVI *)st->data;
   const PetscReal    h = st->hstep, Th = vi->theta, vt = vi->vartheta;
-  const PetscScalar *q1 = x + sys->loff[VI_Q], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
-  PetscScalar       *qt = st->work[0];
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM],
+                    *gam = x + sys->loff[VI_GAM];
+  PetscScalar *qt        = st->work[0];
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, Th, q1, qt);
@@ -85,7 +90,8 @@ static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
       PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, q1, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW));
     }
   }
-  if (Th != 0.0 && vt != 1.0) PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, st->q0, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW));
+  if (Th != 0.0 && vt != 1.0)
+    PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, st->q0, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW));
   /* dR_lam, dR_gam */
   PetscCall(MbsJacAddG(sys, VI_LAM, VI_Q, q1, 1.0, MBS_SCALE_NONE));
   if (Th != 0.0) PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_Q, v, Th));

@@ -17,10 +17,12 @@ static PetscErrorCode MbsSchemeResidual_VIS(MbsStepper st, const PetscScalar *x,
 {
   const MbsModel     model = st->model;
   const MbsSystem    sys   = st->sys;
-  const PetscReal    h     = st->hstep, *minv = model->minv;
-  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V], *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
-  PetscScalar       *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V], *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
-  PetscScalar       *qb = st->work[0], *w1 = st->work[1], *tmp = st->work[2];
+  const PetscReal    h = st->hstep, *minv = model->minv;
+  const PetscScalar *q1 = x + sys->loff[VI_Q], *p1 = x + sys->loff[VI_P], *v = x + sys->loff[VI_V],
+                    *lam = x + sys->loff[VI_LAM], *gam = x + sys->loff[VI_GAM];
+  PetscScalar *fq = f + sys->loff[VI_Q], *fp = f + sys->loff[VI_P], *fv = f + sys->loff[VI_V],
+              *flam = f + sys->loff[VI_LAM], *fgam = f + sys->loff[VI_GAM];
+  PetscScalar *qb = st->work[0], *w1 = st->work[1], *tmp = st->work[2];
 
   PetscFunctionBegin;
   for (PetscInt i = 0; i < model->nq_ghosted; i++) {

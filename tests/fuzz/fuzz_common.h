@@ -22,7 +22,8 @@
 static char           fuzz_error_message[4096];
 static PetscErrorCode fuzz_error_code;
 
-static inline PetscErrorCode FuzzCaptureError(MPI_Comm comm, int line, const char *func, const char *file, PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
+static inline PetscErrorCode FuzzCaptureError(MPI_Comm comm, int line, const char *func, const char *file,
+                                              PetscErrorCode code, PetscErrorType type, const char *message, void *ctx)
 {
   (void)comm, (void)line, (void)func, (void)file, (void)ctx;
   if (type == PETSC_ERROR_INITIAL && !fuzz_error_code) {
@@ -41,7 +42,8 @@ static inline void FuzzClearError(void)
 /* A finding: print what happened and abort, so that libFuzzer keeps the input as a crash. */
 static inline void FuzzFail(const char what[], PetscErrorCode ierr)
 {
-  fprintf(stderr, "\nFUZZ FINDING: %s (error %d, first raised %d): %s\n", what, (int)ierr, (int)fuzz_error_code, fuzz_error_message);
+  fprintf(stderr, "\nFUZZ FINDING: %s (error %d, first raised %d): %s\n", what, (int)ierr, (int)fuzz_error_code,
+          fuzz_error_message);
   abort();
 }
 
@@ -50,8 +52,8 @@ static inline void FuzzFail(const char what[], PetscErrorCode ierr)
    counted as a leak. */
 static inline void FuzzInitializePetsc(const char *const options[])
 {
-  int    argc   = 1;
-  char   name[] = "fuzz", *args[] = {name, NULL}, **argv = args;
+  int  argc   = 1;
+  char name[] = "fuzz", *args[] = {name, NULL}, **argv = args;
 
   /* the sanitizers and libFuzzer handle the signals and save the input: neither Open MPI nor PETSc may
      catch SIGABRT or SIGSEGV first */
@@ -87,8 +89,8 @@ static inline void FuzzMakeDir(char dir[], size_t size)
    named by no YAML file, "<file>:<line>: ". */
 static inline int FuzzIsLocated(const char message[], const char file[], int columns)
 {
-  size_t      n = strlen(file);
-  const char *s = message + n;
+  size_t      n      = strlen(file);
+  const char *s      = message + n;
   int         fields = 0;
 
   if (strncmp(message, file, n)) return 0;

@@ -39,7 +39,8 @@ static void CheckMesh(const MbsGmshMesh *mesh)
   for (PetscInt e = 0; e < mesh->nedges; e++) {
     const PetscInt a = mesh->edge[2 * e], b = mesh->edge[2 * e + 1];
 
-    if (a < 0 || a >= mesh->nnodes || b < 0 || b >= mesh->nnodes || a == b) FuzzFail("an edge with a node index out of range or twice", 0);
+    if (a < 0 || a >= mesh->nnodes || b < 0 || b >= mesh->nnodes || a == b)
+      FuzzFail("an edge with a node index out of range or twice", 0);
     degree[a]++;
     degree[b]++;
   }
@@ -50,7 +51,8 @@ static void CheckMesh(const MbsGmshMesh *mesh)
     for (PetscInt k = 0; k < mesh->groups[g].nnodes; k++) {
       const PetscInt n = mesh->groups[g].nodes[k];
 
-      if (n < 0 || n >= mesh->nnodes || (k && n <= mesh->groups[g].nodes[k - 1])) FuzzFail("a physical group's nodes are out of range or not sorted and unique", 0);
+      if (n < 0 || n >= mesh->nnodes || (k && n <= mesh->groups[g].nodes[k - 1]))
+        FuzzFail("a physical group's nodes are out of range or not sorted and unique", 0);
     }
 }
 
@@ -65,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (ierr) {
     if (ierr != PETSC_ERR_USER_INPUT) FuzzFail("MbsGmshRead failed with an error that is not an input error", ierr);
     if (fuzz_error_code != ierr) FuzzFail("MbsGmshRead returned another error than the one first raised", ierr);
-    if (!FuzzIsLocated(fuzz_error_message, input, 0)) FuzzFail("MbsGmshRead failed with a message not starting with <file>:<line>: ", ierr);
+    if (!FuzzIsLocated(fuzz_error_message, input, 0))
+      FuzzFail("MbsGmshRead failed with a message not starting with <file>:<line>: ", ierr);
     return 0;
   }
   CheckMesh(&mesh);

@@ -93,7 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   FuzzClearError();
   if (MbsModelCreate(PETSC_COMM_WORLD, &model)) FuzzFail("MbsModelCreate", 0);
   ierr = MbsModelLoadYAML(model, input, &cfg);
-  if (ierr) CheckLocated("MbsModelLoadYAML", ierr, PETSC_TRUE);
+  if (ierr)
+    CheckLocated("MbsModelLoadYAML", ierr, PETSC_TRUE);
   else {
     ierr = MbsModelSetUp(model);
     if (ierr) CheckLocated("MbsModelSetUp", ierr, PETSC_FALSE);
@@ -102,7 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* what the program does with a loaded model, up to its first step (no output is written) */
     ierr = MbsStepperCreate(model, &st);
     if (!ierr) ierr = MbsStepperSetType(st, cfg.scheme);
-    for (PetscInt i = 0; !ierr && i < cfg.nparams; i++) ierr = MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]);
+    for (PetscInt i = 0; !ierr && i < cfg.nparams; i++)
+      ierr = MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]);
     if (!ierr) ierr = MbsStepperSetTimeStep(st, cfg.dt);
     if (!ierr) ierr = MbsStepperSetFinalTime(st, cfg.t_end);
     if (!ierr) ierr = MbsStepperSetUp(st);

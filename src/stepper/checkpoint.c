@@ -21,7 +21,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 #include "io/output.h"
 
 #define MBS_CKPT_VERSION 2 /* 2: the energy check's reference; version 1 files are read too */
@@ -48,7 +48,17 @@ enum {
   MBS_CKPT_ENERGY_SET,
   MBS_CKPT_NINTS = 24
 };
-enum { MBS_CKPT_T, MBS_CKPT_H, MBS_CKPT_T_END, MBS_CKPT_JAC_H, MBS_CKPT_PARAM0, MBS_CKPT_NREALS_V1 = MBS_CKPT_PARAM0 + MBS_STEPPER_MAX_PARAMS, MBS_CKPT_ENERGY_REF = MBS_CKPT_NREALS_V1, MBS_CKPT_ENERGY_SCALE, MBS_CKPT_NREALS };
+enum {
+  MBS_CKPT_T,
+  MBS_CKPT_H,
+  MBS_CKPT_T_END,
+  MBS_CKPT_JAC_H,
+  MBS_CKPT_PARAM0,
+  MBS_CKPT_NREALS_V1  = MBS_CKPT_PARAM0 + MBS_STEPPER_MAX_PARAMS,
+  MBS_CKPT_ENERGY_REF = MBS_CKPT_NREALS_V1,
+  MBS_CKPT_ENERGY_SCALE,
+  MBS_CKPT_NREALS
+};
 
 /* FNV-1a over the bytes of values (not of structs: no padding). */
 static void MbsHash(PetscInt64 *h, const void *data, size_t n)
@@ -72,8 +82,8 @@ static PetscInt64 MbsModelHash(MbsModel model)
     MbsHash(&h, body->inertia, sizeof(body->inertia));
   }
   for (PetscInt k = 0; k < model->nelems; k++) {
-    const MbsElement  *e = &model->elems[k];
-    const MbsElemData *d = &e->data;
+    const MbsElement  *e     = &model->elems[k];
+    const MbsElemData *d     = &e->data;
     const PetscInt64   ab[2] = {e->body[0], e->body[1]};
     MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
     MbsHash(&h, ab, sizeof(ab));
@@ -106,8 +116,10 @@ static PetscInt64 MbsLayoutHash(MbsModel model)
 PetscErrorCode MbsStepperCheckpointPath(MbsStepper st, const char filename[], char path[], size_t len)
 {
   PetscFunctionBegin;
-  if (filename && filename[0]) PetscCall(PetscStrncpy(path, filename, len));
-  else if (st->checkpoint[0]) PetscCall(PetscStrncpy(path, st->checkpoint, len));
+  if (filename && filename[0])
+    PetscCall(PetscStrncpy(path, filename, len));
+  else if (st->checkpoint[0])
+    PetscCall(PetscStrncpy(path, st->checkpoint, len));
   else {
     PetscCall(MbsMakeDirectory(st->comm, st->output_dir));
     PetscCall(PetscSNPrintf(path, len, "%s/checkpoint.bin", st->output_dir));
@@ -145,24 +157,24 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   MbsModel    model = st->model;
   PetscViewer viewer;
   char        magic[16] = MBS_CKPT_MAGIC, end[16] = MBS_CKPT_END, scheme[64];
-  PetscInt64  ints[MBS_CKPT_NINTS] = {0};
+  PetscInt64  ints[MBS_CKPT_NINTS]   = {0};
   PetscReal   reals[MBS_CKPT_NREALS] = {0};
   Vec         qlast, plast;
 
   PetscFunctionBegin;
-  ints[MBS_CKPT_VERSION_I]   = MBS_CKPT_VERSION;
-  ints[MBS_CKPT_NRANKS]      = model->size;
-  ints[MBS_CKPT_NBODIES]     = model->nbodies;
-  ints[MBS_CKPT_NELEMS]      = model->nelems;
-  ints[MBS_CKPT_NQ]          = model->nq;
-  ints[MBS_CKPT_NCON]        = model->ncon;
-  ints[MBS_CKPT_NUNKNOWNS]   = st->sys->nglobal;
-  ints[MBS_CKPT_STEP]        = st->step;
-  ints[MBS_CKPT_TOTAL_ITS]   = st->total_its;
-  ints[MBS_CKPT_RETRIES]     = st->retries;
-  ints[MBS_CKPT_JAC_VALID]   = st->jac_valid && st->reuse; /* only a kept Jacobian is recorded (MbsStepperFormJacobian) */
-  ints[MBS_CKPT_JAC_EVALS]   = st->jac_evals;
-  ints[MBS_CKPT_STARTED]     = st->started;
+  ints[MBS_CKPT_VERSION_I] = MBS_CKPT_VERSION;
+  ints[MBS_CKPT_NRANKS]    = model->size;
+  ints[MBS_CKPT_NBODIES]   = model->nbodies;
+  ints[MBS_CKPT_NELEMS]    = model->nelems;
+  ints[MBS_CKPT_NQ]        = model->nq;
+  ints[MBS_CKPT_NCON]      = model->ncon;
+  ints[MBS_CKPT_NUNKNOWNS] = st->sys->nglobal;
+  ints[MBS_CKPT_STEP]      = st->step;
+  ints[MBS_CKPT_TOTAL_ITS] = st->total_its;
+  ints[MBS_CKPT_RETRIES]   = st->retries;
+  ints[MBS_CKPT_JAC_VALID] = st->jac_valid && st->reuse; /* only a kept Jacobian is recorded (MbsStepperFormJacobian) */
+  ints[MBS_CKPT_JAC_EVALS] = st->jac_evals;
+  ints[MBS_CKPT_STARTED]   = st->started;
   ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model);
   ints[MBS_CKPT_LAYOUT_HASH] = MbsLayoutHash(model);
   ints[MBS_CKPT_NPARAMS]     = st->nparams;
@@ -231,7 +243,7 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
 {
   char           path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
   PetscErrorCode ierr;
-  int            err = 0;
+  int            err     = 0;
   PetscViewer    viewer  = NULL;
   Vec            last[2] = {NULL, NULL};
 
@@ -255,9 +267,14 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
     if (ierr || err) remove(tmp);
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, st->comm));
-  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_WRITE, "Cannot write checkpoint '%s' at step %" PetscInt_FMT ": the file could not be created or written (directory missing or not writable, or disk full)", tmp, st->step);
-  PetscCheck(!err, st->comm, PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint '%s' to '%s': %s", tmp, path, strerror(err));
-  PetscCall(PetscInfo(NULL, "Checkpoint at step %" PetscInt_FMT " (t = %g) written to %s\n", st->step, (double)st->t, path));
+  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_WRITE,
+             "Cannot write checkpoint '%s' at step %" PetscInt_FMT
+             ": the file could not be created or written (directory missing or not writable, or disk full)",
+             tmp, st->step);
+  PetscCheck(!err, st->comm, PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint '%s' to '%s': %s", tmp, path,
+             strerror(err));
+  PetscCall(
+    PetscInfo(NULL, "Checkpoint at step %" PetscInt_FMT " (t = %g) written to %s\n", st->step, (double)st->t, path));
   PetscFunctionReturn(0);
 }
 
@@ -306,7 +323,7 @@ static PetscErrorCode MbsReadVec(PetscViewer viewer, Vec x, PetscBool keep)
 
 /* Reading, with every failure of the viewer turned into 'what' (the caller reports it). */
 typedef struct {
-  char      magic[16], end[16], scheme[64];
+  char       magic[16], end[16], scheme[64];
   PetscInt64 ints[MBS_CKPT_NINTS];
   PetscReal  reals[MBS_CKPT_NREALS];
 } MbsCheckpointHeader;
@@ -319,15 +336,18 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
   hd->magic[15] = 0;
   if (strcmp(hd->magic, MBS_CKPT_MAGIC)) PetscFunctionReturn(0); /* checked by the caller */
   PetscCall(PetscViewerBinaryRead(viewer, hd->ints, MBS_CKPT_NINTS, NULL, PETSC_INT64));
-  if (hd->ints[MBS_CKPT_VERSION_I] < 1 || hd->ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) PetscFunctionReturn(0); /* checked by the caller */
+  if (hd->ints[MBS_CKPT_VERSION_I] < 1 || hd->ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION)
+    PetscFunctionReturn(0); /* checked by the caller */
   PetscCall(PetscMemzero(hd->reals, sizeof(hd->reals)));
-  PetscCall(PetscViewerBinaryRead(viewer, hd->reals, hd->ints[MBS_CKPT_VERSION_I] == 1 ? MBS_CKPT_NREALS_V1 : MBS_CKPT_NREALS, NULL, PETSC_REAL));
+  PetscCall(PetscViewerBinaryRead(
+    viewer, hd->reals, hd->ints[MBS_CKPT_VERSION_I] == 1 ? MBS_CKPT_NREALS_V1 : MBS_CKPT_NREALS, NULL, PETSC_REAL));
   PetscCall(PetscViewerBinaryRead(viewer, hd->scheme, sizeof(hd->scheme), NULL, PETSC_CHAR));
   hd->scheme[63] = 0;
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast, Vec plast, char end[16], const char **what)
+static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast,
+                                            Vec plast, char end[16], const char **what)
 {
   PetscFunctionBegin;
   *what = "the state (q, p)";
@@ -403,29 +423,49 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   if (!ierr) ierr = MbsCheckpointReadHeader(viewer, &hd, &what);
   PetscCall(PetscPopErrorHandler());
   if (ierr) PetscCall(PetscViewerDestroy(&viewer));
-  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or unreadable: reading %s failed", filename, what);
-  if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] < 1 || hd.ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) {
+  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or unreadable: reading %s failed",
+             filename, what);
+  if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] < 1 ||
+      hd.ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) {
     PetscCall(PetscViewerDestroy(&viewer));
-    SETERRQ(st->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)", filename, MBS_CKPT_VERSION);
+    SETERRQ(st->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)", filename,
+            MBS_CKPT_VERSION);
   }
   /* the run must be the one that wrote it */
   {
     char msg[512] = "";
-    if (hd.ints[MBS_CKPT_NBODIES] != model->nbodies || hd.ints[MBS_CKPT_NELEMS] != model->nelems || hd.ints[MBS_CKPT_NQ] != model->nq || hd.ints[MBS_CKPT_NCON] != model->ncon)
-      PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written for a model of %" PetscInt64_FMT " bodies, %" PetscInt64_FMT " elements, %" PetscInt64_FMT " coordinates and %" PetscInt64_FMT " constraints; this model has %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT " and %" PetscInt_FMT, hd.ints[MBS_CKPT_NBODIES], hd.ints[MBS_CKPT_NELEMS], hd.ints[MBS_CKPT_NQ], hd.ints[MBS_CKPT_NCON], model->nbodies, model->nelems, model->nq, model->ncon));
-    else if (hd.ints[MBS_CKPT_MODEL_HASH] != MbsModelHash(model)) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written for a model of the same size but other masses, inertias, elements or element data"));
-    else if (strcmp(hd.scheme, st->type)) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written by scheme %s; this run uses %s", hd.scheme, st->type));
-    else if (hd.reals[MBS_CKPT_H] != st->h) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with step size h = %.17g; this run uses h = %.17g", (double)hd.reals[MBS_CKPT_H], (double)st->h));
-    else if (hd.ints[MBS_CKPT_NPARAMS] != st->nparams || hd.ints[MBS_CKPT_NUNKNOWNS] != st->sys->nglobal) PetscCall(PetscSNPrintf(msg, sizeof(msg), "its scheme has other parameters or unknowns"));
+    if (hd.ints[MBS_CKPT_NBODIES] != model->nbodies || hd.ints[MBS_CKPT_NELEMS] != model->nelems ||
+        hd.ints[MBS_CKPT_NQ] != model->nq || hd.ints[MBS_CKPT_NCON] != model->ncon)
+      PetscCall(PetscSNPrintf(msg, sizeof(msg),
+                              "it was written for a model of %" PetscInt64_FMT " bodies, %" PetscInt64_FMT
+                              " elements, %" PetscInt64_FMT " coordinates and %" PetscInt64_FMT
+                              " constraints; this model has %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT
+                              " and %" PetscInt_FMT,
+                              hd.ints[MBS_CKPT_NBODIES], hd.ints[MBS_CKPT_NELEMS], hd.ints[MBS_CKPT_NQ],
+                              hd.ints[MBS_CKPT_NCON], model->nbodies, model->nelems, model->nq, model->ncon));
+    else if (hd.ints[MBS_CKPT_MODEL_HASH] != MbsModelHash(model))
+      PetscCall(PetscSNPrintf(
+        msg, sizeof(msg),
+        "it was written for a model of the same size but other masses, inertias, elements or element data"));
+    else if (strcmp(hd.scheme, st->type))
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written by scheme %s; this run uses %s", hd.scheme, st->type));
+    else if (hd.reals[MBS_CKPT_H] != st->h)
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with step size h = %.17g; this run uses h = %.17g",
+                              (double)hd.reals[MBS_CKPT_H], (double)st->h));
+    else if (hd.ints[MBS_CKPT_NPARAMS] != st->nparams || hd.ints[MBS_CKPT_NUNKNOWNS] != st->sys->nglobal)
+      PetscCall(PetscSNPrintf(msg, sizeof(msg), "its scheme has other parameters or unknowns"));
     else
       for (PetscInt i = 0; i < st->nparams && !msg[0]; i++)
-        if (hd.reals[MBS_CKPT_PARAM0 + i] != st->param[i]) PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with %s %s = %.17g; this run uses %.17g", st->type, st->param_name[i], (double)hd.reals[MBS_CKPT_PARAM0 + i], (double)st->param[i]));
+        if (hd.reals[MBS_CKPT_PARAM0 + i] != st->param[i])
+          PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with %s %s = %.17g; this run uses %.17g", st->type,
+                                  st->param_name[i], (double)hd.reals[MBS_CKPT_PARAM0 + i], (double)st->param[i]));
     if (msg[0]) {
       PetscCall(PetscViewerDestroy(&viewer));
       SETERRQ(st->comm, PETSC_ERR_USER_INPUT, "Cannot restart from checkpoint '%s': %s", filename, msg);
     }
   }
-  same_layout = (PetscBool)(hd.ints[MBS_CKPT_NRANKS] == model->size && hd.ints[MBS_CKPT_LAYOUT_HASH] == MbsLayoutHash(model));
+  same_layout =
+    (PetscBool)(hd.ints[MBS_CKPT_NRANKS] == model->size && hd.ints[MBS_CKPT_LAYOUT_HASH] == MbsLayoutHash(model));
   PetscCall(VecDuplicate(st->q, &qlast));
   PetscCall(VecDuplicate(st->p, &plast));
   {
@@ -445,7 +485,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(VecCopy(plast, st->p));
     PetscCall(VecDestroy(&qlast));
     PetscCall(VecDestroy(&plast));
-    SETERRQ(st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename, ierr ? what : "its end marker");
+    SETERRQ(st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename,
+            ierr ? what : "its end marker");
   }
   st->step      = (PetscInt)hd.ints[MBS_CKPT_STEP];
   st->t         = hd.reals[MBS_CKPT_T];
@@ -462,18 +503,23 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(MbsModelCoordinatesToLocal(model, qlast, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(model, plast, st->p0));
   } else {
-    PetscCall(PetscPrintf(st->comm, "gglmbs: checkpoint '%s' was written on %" PetscInt64_FMT " ranks (or another partition): restored the state only; the run continues equal to round-off, not bit for bit\n", filename, hd.ints[MBS_CKPT_NRANKS]));
+    PetscCall(PetscPrintf(
+      st->comm,
+      "gglmbs: checkpoint '%s' was written on %" PetscInt64_FMT
+      " ranks (or another partition): restored the state only; the run continues equal to round-off, not bit for bit\n",
+      filename, hd.ints[MBS_CKPT_NRANKS]));
     PetscCall(MbsModelCoordinatesToLocal(model, st->q, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(model, st->p, st->p0));
   }
   PetscCall(VecDestroy(&qlast));
   PetscCall(VecDestroy(&plast));
-  st->restarted      = PETSC_TRUE;
+  st->restarted = PETSC_TRUE;
   /* the energy check goes on from the interrupted run's reference (version 1 files: from the restored state) */
   st->energy_set     = (PetscBool)(hd.ints[MBS_CKPT_VERSION_I] >= 2 && hd.ints[MBS_CKPT_ENERGY_SET]);
   st->energy_ref     = hd.reals[MBS_CKPT_ENERGY_REF];
   st->energy_scale   = hd.reals[MBS_CKPT_ENERGY_SCALE];
   st->monitored_step = -1;
-  PetscCall(PetscInfo(NULL, "Restarted from %s at step %" PetscInt_FMT ", t = %g\n", filename, st->step, (double)st->t));
+  PetscCall(
+    PetscInfo(NULL, "Restarted from %s at step %" PetscInt_FMT ", t = %g\n", filename, st->step, (double)st->t));
   PetscFunctionReturn(0);
 }

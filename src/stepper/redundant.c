@@ -1,5 +1,5 @@
 /* Running models with consistent redundant constraints (docs/robustness.md, "Over-constrained models"). */
-#include "schemes/stepperimpl.h"
+#include "stepper/stepperimpl.h"
 #include "model/redundancy.h"
 
 /*
@@ -59,7 +59,8 @@ PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper st)
 PetscErrorCode MbsStepperSetAllowRedundantConstraints(MbsStepper st, PetscBool allow)
 {
   PetscFunctionBegin;
-  PetscCheck(allow || !st->setup || !st->allow_redundant, st->comm, PETSC_ERR_ARG_WRONGSTATE, "Redundant constraints were allowed at set-up: the linear solver cannot be changed back afterwards");
+  PetscCheck(allow || !st->setup || !st->allow_redundant, st->comm, PETSC_ERR_ARG_WRONGSTATE,
+             "Redundant constraints were allowed at set-up: the linear solver cannot be changed back afterwards");
   st->allow_redundant = allow;
   if (st->setup) PetscCall(MbsStepperAllowRedundant_Private(st));
   PetscFunctionReturn(0);

@@ -28,7 +28,7 @@ typedef struct {
 
 #define MBS_STEPPER_NWORK      4
 #define MBS_REUSE_MIN_UNKNOWNS 1000 /* default Jacobian reuse from this many unknowns on */
-#define MBS_REUSE_MAX_USES     10 /* iterations of one solve on one kept Jacobian before it is refreshed */
+#define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
 /* Round-off floor of the residual, relative to eps |X|: measured 20 on chain1000 (floor 1.3e-12) and
    on a 1e5-particle chain (1.3e-9); the margin keeps the floor test from missing it. */
 #define MBS_FLOOR_EPS_FACTOR   1e3
@@ -44,15 +44,15 @@ struct _p_MbsStepper {
   void        *data;
   PetscBool    setup;
 
-  PetscReal h, t_end, t;
-  PetscReal hstep;                      /* size of the step being solved: h, or h/2^k when -mbs_adapt retries */
-  PetscInt  step;
-  Vec       q, p;                       /* current state, coordinate layout */
-  PetscScalar *q0, *p0;                 /* ghosted local state at the start of the step */
-  PetscScalar *work[MBS_STEPPER_NWORK]; /* ghosted local coordinate work arrays for schemes */
-  PetscInt  field_q, field_p, field_v; /* field_v < 0: the scheme has no velocity unknown */
+  PetscReal    h, t_end, t;
+  PetscReal    hstep; /* size of the step being solved: h, or h/2^k when -mbs_adapt retries */
+  PetscInt     step;
+  Vec          q, p;                      /* current state, coordinate layout */
+  PetscScalar *q0, *p0;                   /* ghosted local state at the start of the step */
+  PetscScalar *work[MBS_STEPPER_NWORK];   /* ghosted local coordinate work arrays for schemes */
+  PetscInt     field_q, field_p, field_v; /* field_v < 0: the scheme has no velocity unknown */
 
-  PetscInt  nparams;                    /* the scheme's real parameters (MbsSchemeRegisterParameter) */
+  PetscInt  nparams; /* the scheme's real parameters (MbsSchemeRegisterParameter) */
   char      param_name[MBS_STEPPER_MAX_PARAMS][32];
   PetscReal param[MBS_STEPPER_MAX_PARAMS];
 
@@ -64,7 +64,7 @@ struct _p_MbsStepper {
   SNES      snes;
   Mat       J;
   Vec       X, F, Xsave;
-  Vec       qstart, pstart;             /* state at the start of a step that -mbs_adapt may split */
+  Vec       qstart, pstart; /* state at the start of a step that -mbs_adapt may split */
   PetscBool started;
   PetscInt  last_its, total_its;
   PetscReal stagnation_tol, fnorm_prev; /* round-off floor test of MbsStepperConverged() */
@@ -72,14 +72,14 @@ struct _p_MbsStepper {
   /* Jacobian reuse (modified Newton): keep the factored Jacobian across iterations and steps while
      each iteration still cuts the residual by reuse_rate; refresh when it does not, when the step size
      changes, and before giving up on a step. */
-  PetscBool reuse, reuse_set;           /* reuse_set: chosen by the user, else decided from the size */
+  PetscBool reuse, reuse_set; /* reuse_set: chosen by the user, else decided from the size */
   PetscReal reuse_rate;
-  PetscBool jac_valid;                  /* st->J holds an assembled Jacobian */
-  PetscReal jac_h;                      /* the step size it was assembled for */
-  PetscInt  jac_evals;                  /* Jacobian assemblies since set-up */
-  PetscBool jac_fresh;                  /* assembled since the last convergence test */
-  PetscInt  jac_uses;                   /* iterations of the current solve on the current Jacobian */
-  PetscBool allow_redundant;            /* MUMPS with null-pivot detection (MbsStepperSetAllowRedundantConstraints()) */
+  PetscBool jac_valid;       /* st->J holds an assembled Jacobian */
+  PetscReal jac_h;           /* the step size it was assembled for */
+  PetscInt  jac_evals;       /* Jacobian assemblies since set-up */
+  PetscBool jac_fresh;       /* assembled since the last convergence test */
+  PetscInt  jac_uses;        /* iterations of the current solve on the current Jacobian */
+  PetscBool allow_redundant; /* MUMPS with null-pivot detection (MbsStepperSetAllowRedundantConstraints()) */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
@@ -88,35 +88,35 @@ struct _p_MbsStepper {
   /* monitors (MbsStepperMonitorSet), called for the initial state and after every accepted step */
   PetscInt nmonitors;
   PetscErrorCode (*monitor[MBS_MAX_MONITORS])(MbsStepper, PetscInt, PetscReal, void *);
-  void          *monitor_ctx[MBS_MAX_MONITORS];
+  void *monitor_ctx[MBS_MAX_MONITORS];
   PetscErrorCode (*monitor_destroy[MBS_MAX_MONITORS])(void **);
-  PetscInt monitored_step;              /* the step the monitors last saw, -1 before the first call */
+  PetscInt monitored_step; /* the step the monitors last saw, -1 before the first call */
 
   /* external force of a host code: impulse h F on the momentum balance of each (sub-)step */
   MbsExternalForceFn force;
   void              *force_ctx;
-  Vec                Fext;              /* coordinate layout, evaluated once per (sub-)step */
+  Vec                Fext; /* coordinate layout, evaluated once per (sub-)step */
 
   /* trajectory output */
-  char          traj_format[16];        /* "" or "none": off */
+  char          traj_format[16]; /* "" or "none": off */
   PetscInt      traj_every;
   MbsTrajectory traj;
 
   /* checkpoint and restart; the kept Jacobian is defined by the unknowns, step-start state and step
      size it was assembled at, so a restart can rebuild exactly the same factors */
-  char     checkpoint[PETSC_MAX_PATH_LEN];
-  PetscInt checkpoint_every;
-  char     restart[PETSC_MAX_PATH_LEN];
-  PetscBool restarted;                  /* the restart file was loaded */
-  Vec      Xjac, qjac, pjac;            /* where the current Jacobian was assembled */
+  char      checkpoint[PETSC_MAX_PATH_LEN];
+  PetscInt  checkpoint_every;
+  char      restart[PETSC_MAX_PATH_LEN];
+  PetscBool restarted;        /* the restart file was loaded */
+  Vec       Xjac, qjac, pjac; /* where the current Jacobian was assembled */
 
   /* failures: a step that fails or whose energy diverges leaves its state in failure_checkpoint ("":
      <output dir>/failed_step.bin, "none": not written) */
   char      failure_checkpoint[PETSC_MAX_PATH_LEN];
-  PetscReal energy_divergence;          /* stop when |E - E_ref| > energy_divergence * energy_scale (0: never) */
-  PetscBool energy_set;                 /* energy_ref and energy_scale hold for the current run */
-  PetscReal energy_ref, energy_scale;   /* initial energy plus the work of external forces since; its scale */
-  PetscReal ext_work;                   /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
+  PetscReal energy_divergence;        /* stop when |E - E_ref| > energy_divergence * energy_scale (0: never) */
+  PetscBool energy_set;               /* energy_ref and energy_scale hold for the current run */
+  PetscReal energy_ref, energy_scale; /* initial energy plus the work of external forces since; its scale */
+  PetscReal ext_work; /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
 };
 
 PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
@@ -139,6 +139,23 @@ PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIS(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIA(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIB(MbsStepper);
 
-PETSC_INTERN PetscLogEvent MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+PETSC_INTERN PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+PETSC_INTERN PetscFunctionList MbsSchemeFunctions;
+#define MBS_MAX_SCHEME_PARAMETERS 32 /* of all registered schemes together */
+PETSC_INTERN MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
+PETSC_INTERN PetscInt           MbsNumSchemeParameters;
+
+/* step.c: the SNES callbacks */
+PETSC_INTERN PetscErrorCode MbsStepperConverged_Private(SNES, PetscInt, PetscReal, PetscReal, PetscReal,
+                                                        SNESConvergedReason *, void *);
+PETSC_INTERN PetscErrorCode MbsStepperFormFunction_Private(SNES, Vec, Vec, void *);
+PETSC_INTERN PetscErrorCode MbsStepperFormJacobian_Private(SNES, Vec, Mat, Mat, void *);
+/* failure.c: the energy check and the failure checkpoint */
+PETSC_INTERN PetscErrorCode MbsStepperEnergyStart_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsStepperCheckEnergy_Private(MbsStepper, PetscBool *diverged, PetscReal *E);
+PETSC_INTERN PetscErrorCode MbsStepperWriteFailureState_Private(MbsStepper, PetscBool restartable, char where[],
+                                                                size_t len);
+/* monitor.c: -mbs_monitor, -mbs_progress */
+PETSC_INTERN PetscErrorCode MbsStepperMonitorSetFromOptions_Private(MbsStepper, PetscOptionItems *);
 
 #endif

@@ -13,7 +13,7 @@
 static volatile sig_atomic_t MbsInterruptSignal = 0;
 static int                   MbsInterruptAgreed = 0; /* the signal the ranks agreed on in MbsStepperSolve() */
 static struct sigaction      MbsInterruptSaved[2];
-static PetscBool             MbsInterruptInstalled = PETSC_FALSE;
+static PetscBool             MbsInterruptInstalled  = PETSC_FALSE;
 static const int             MbsInterruptSignals[2] = {SIGINT, SIGTERM};
 
 static void MbsInterruptHandler(int sig)
@@ -52,7 +52,9 @@ PetscErrorCode MbsInterruptHandlerPush(void)
   sa.sa_handler = MbsInterruptHandler;
   sa.sa_flags   = SA_RESTART; /* a Ctrl-C must not make a write to a pipe or an MPI socket fail with EINTR */
   sigemptyset(&sa.sa_mask);
-  for (int i = 0; i < 2; i++) PetscCheck(!sigaction(MbsInterruptSignals[i], &sa, &MbsInterruptSaved[i]), PETSC_COMM_SELF, PETSC_ERR_SYS, "Cannot install the handler of signal %d", MbsInterruptSignals[i]);
+  for (int i = 0; i < 2; i++)
+    PetscCheck(!sigaction(MbsInterruptSignals[i], &sa, &MbsInterruptSaved[i]), PETSC_COMM_SELF, PETSC_ERR_SYS,
+               "Cannot install the handler of signal %d", MbsInterruptSignals[i]);
   MbsInterruptSignal    = 0;
   MbsInterruptAgreed    = 0;
   MbsInterruptInstalled = PETSC_TRUE;
@@ -72,7 +74,9 @@ PetscErrorCode MbsInterruptHandlerPop(void)
 {
   PetscFunctionBegin;
   if (!MbsInterruptInstalled) PetscFunctionReturn(0);
-  for (int i = 0; i < 2; i++) PetscCheck(!sigaction(MbsInterruptSignals[i], &MbsInterruptSaved[i], NULL), PETSC_COMM_SELF, PETSC_ERR_SYS, "Cannot restore the handler of signal %d", MbsInterruptSignals[i]);
+  for (int i = 0; i < 2; i++)
+    PetscCheck(!sigaction(MbsInterruptSignals[i], &MbsInterruptSaved[i], NULL), PETSC_COMM_SELF, PETSC_ERR_SYS,
+               "Cannot restore the handler of signal %d", MbsInterruptSignals[i]);
   MbsInterruptInstalled = PETSC_FALSE;
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,148 @@
+/* MbsStepperSetFromOptions(): every -mbs_ option of the stepper. */
+#include "stepper/stepperimpl.h"
+
+/*@C
+  MbsStepperSetFromOptions - Reads the stepper's options, then the nonlinear solver's (-snes_*, -ksp_*, -pc_*).
+
+  Collective
+
+  Options Database Keys:
++ -mbs_scheme <em> - the scheme
+. -mbs_dt <h> - step size
+. -mbs_t_end <t> - final time
+. -mbs_output_dir <dir> - output directory
+. -mbs_output_every <n> - output frequency
+. -mbs_write_state <file> - write the final state (index,q,p) as CSV
+. -mbs_theta, -mbs_vartheta - the scheme's parameters (MbsStepperSetSchemeParameter())
+. -mbs_predictor <simple,advanced> - Newton initial guess
+. -mbs_adapt - retry failed steps with halved sub-steps
+. -mbs_adapt_max_halvings <n> - at most n halvings per step
+. -mbs_energy_divergence <factor> - stop a run whose energy diverges (MbsStepperSetEnergyDivergence())
+. -mbs_failure_checkpoint <file> - where a failed step leaves its state (MbsStepperSetFailureCheckpoint())
+- -mbs_allow_redundant_constraints - run consistent redundant constraints (MbsStepperSetAllowRedundantConstraints())
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
+{
+  char      type[64];
+  PetscBool flg;
+  PetscReal h = st->h, t_end = st->t_end;
+  PetscInt  every = st->output_every;
+
+  PetscFunctionBegin;
+  PetscOptionsBegin(st->comm, NULL, "Multibody time stepper", "MbsStepper");
+  PetscCall(PetscOptionsFList("-mbs_scheme", "Time-stepping scheme", "MbsStepperSetType", MbsSchemeFunctions, st->type,
+                              type, sizeof(type), &flg));
+  if (flg) PetscCall(MbsStepperSetType(st, type));
+  PetscCall(PetscOptionsReal("-mbs_dt", "Step size", "MbsStepperSetTimeStep", h, &h, &flg));
+  if (flg) PetscCall(MbsStepperSetTimeStep(st, h));
+  PetscCall(PetscOptionsReal("-mbs_t_end", "Final time", "MbsStepperSetFinalTime", t_end, &t_end, &flg));
+  if (flg) PetscCall(MbsStepperSetFinalTime(st, t_end));
+  PetscCall(PetscOptionsString("-mbs_output_dir", "Output directory", "MbsStepperSetOutput", st->output_dir,
+                               st->output_dir, sizeof(st->output_dir), NULL));
+  PetscCall(PetscOptionsInt("-mbs_output_every", "Write diagnostics every n steps", "MbsStepperSetOutput", every,
+                            &every, &flg));
+  if (flg) PetscCall(MbsStepperSetOutput(st, NULL, every));
+  PetscCall(PetscOptionsString("-mbs_write_state", "Write the final state as CSV", "MbsStepperWriteState",
+                               st->write_state, st->write_state, sizeof(st->write_state), NULL));
+  for (PetscInt i = 0; i < st->nparams; i++) {
+    const MbsSchemeParameter *prm;
+    char                      opt[64];
+    PetscReal                 value = st->param[i];
+    PetscCall(MbsSchemeGetParameter(st->type, st->param_name[i], &prm));
+    PetscCall(PetscSNPrintf(opt, sizeof(opt), "-mbs_%s", st->param_name[i]));
+    PetscCall(PetscOptionsReal(opt, prm->help, "MbsStepperSetSchemeParameter", value, &value, &flg));
+    if (flg) PetscCall(MbsStepperSetSchemeParameter(st, st->param_name[i], value));
+  }
+  PetscCall(PetscOptionsEnum("-mbs_predictor", "Newton initial guess", "MbsStepperSetPredictor", MbsPredictors,
+                             (PetscEnum)st->predictor, (PetscEnum *)&st->predictor, NULL));
+  {
+    PetscBool adapt = st->adapt;
+    PetscInt  maxh  = st->adapt_max;
+    PetscCall(PetscOptionsBool("-mbs_adapt", "Retry a failed step with halved sub-steps", "MbsStepperSetAdapt", adapt,
+                               &adapt, NULL));
+    PetscCall(PetscOptionsInt("-mbs_adapt_max_halvings", "At most this many halvings of a step", "MbsStepperSetAdapt",
+                              maxh, &maxh, NULL));
+    PetscCall(MbsStepperSetAdapt(st, adapt, maxh));
+  }
+  {
+    PetscBool reuse = st->reuse, set1, set2;
+    PetscReal rate  = st->reuse_rate;
+    PetscCall(PetscOptionsBool(
+      "-mbs_jacobian_reuse",
+      "Modified Newton: keep the factored Jacobian across iterations and steps while it contracts the residual "
+      "(default: on from 1000 unknowns)",
+      "MbsStepperSetJacobianReuse", reuse, &reuse, &set1));
+    PetscCall(
+      PetscOptionsReal("-mbs_jacobian_reuse_rate",
+                       "Refresh a reused Jacobian when an iteration cuts the residual norm by less than this factor",
+                       "MbsStepperSetJacobianReuse", rate, &rate, &set2));
+    if (set1)
+      PetscCall(MbsStepperSetJacobianReuse(st, reuse, rate));
+    else if (set2) {
+      PetscCheck(rate > 0 && rate < 1, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "Jacobian reuse rate must be in (0, 1), got %g", (double)rate);
+      st->reuse_rate = rate;
+    }
+  }
+  {
+    char     fmt[16] = "";
+    PetscInt every = st->traj_every, ckevery = st->checkpoint_every;
+    PetscCall(MbsStepperMonitorSetFromOptions_Private(st, PetscOptionsObject));
+    PetscCall(PetscOptionsString("-mbs_trajectory", "Trajectory output: xdmf or none", "MbsStepperSetTrajectory",
+                                 st->traj_format, fmt, sizeof(fmt), &flg));
+    {
+      /* the trajectory is written as often as the diagnostics unless told otherwise */
+      PetscBool set_every;
+      if (!st->traj_format[0]) every = st->output_every;
+      PetscCall(PetscOptionsInt("-mbs_trajectory_every",
+                                "Write the trajectory every n steps (default: as -mbs_output_every)",
+                                "MbsStepperSetTrajectory", every, &every, &set_every));
+      if (flg || set_every)
+        PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
+    }
+    PetscCall(PetscOptionsString("-mbs_checkpoint", "Checkpoint file (default <output dir>/checkpoint.bin)",
+                                 "MbsStepperSetCheckpoint", st->checkpoint, st->checkpoint, sizeof(st->checkpoint),
+                                 NULL));
+    PetscCall(PetscOptionsInt("-mbs_checkpoint_every", "Write a checkpoint every n steps and at the end (0: never)",
+                              "MbsStepperSetCheckpoint", ckevery, &ckevery, NULL));
+    PetscCall(MbsStepperSetCheckpoint(st, NULL, ckevery));
+    PetscCall(PetscOptionsString("-mbs_restart", "Continue from this checkpoint", "MbsStepperLoadCheckpoint",
+                                 st->restart, st->restart, sizeof(st->restart), NULL));
+  }
+  {
+    PetscReal factor = st->energy_divergence;
+    PetscCall(PetscOptionsReal(
+      "-mbs_energy_divergence",
+      "Stop when the energy moves from its initial value (plus external work) by more than this many times its "
+      "scale (0: never)",
+      "MbsStepperSetEnergyDivergence", factor, &factor, &flg));
+    if (flg) PetscCall(MbsStepperSetEnergyDivergence(st, factor));
+    PetscCall(PetscOptionsString(
+      "-mbs_failure_checkpoint",
+      "Where a failed or diverged step leaves its state (default <output dir>/failed_step.bin, none: nowhere)",
+      "MbsStepperSetFailureCheckpoint", st->failure_checkpoint, st->failure_checkpoint, sizeof(st->failure_checkpoint),
+      NULL));
+  }
+  PetscCall(PetscOptionsReal(
+    "-mbs_stagnation_tol",
+    "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)",
+    "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
+  PetscCall(
+    PetscOptionsReal("-mbs_stagnation_rtol",
+                     "... or below this factor times the step's initial residual norm (systems whose floor is above "
+                     "-mbs_stagnation_tol)",
+                     "MbsStepperCreate", st->stagnation_rtol, &st->stagnation_rtol, NULL));
+  {
+    PetscBool allow = st->allow_redundant, set;
+    PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints",
+                               "Solve with MUMPS null-pivot detection so that consistent redundant constraints run",
+                               "MbsStepperSetAllowRedundantConstraints", allow, &allow, &set));
+    if (set) PetscCall(MbsStepperSetAllowRedundantConstraints(st, allow));
+  }
+  if (st->ops.setfromoptions) PetscCall(st->ops.setfromoptions(st, PetscOptionsObject));
+  PetscOptionsEnd();
+  PetscCall(SNESSetFromOptions(st->snes));
+  PetscFunctionReturn(0);
+}

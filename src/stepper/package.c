@@ -1,0 +1,229 @@
+/* The package: class ids, log events, the scheme registry and the schemes' declared parameters. */
+#include "stepper/stepperimpl.h"
+
+PetscFunctionList MbsSchemeFunctions    = NULL;
+static PetscBool  MbsPackageInitialized = PETSC_FALSE;
+PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+PetscClassId      MBS_STEPPER_CLASSID;
+
+MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
+PetscInt           MbsNumSchemeParameters = 0;
+
+static PetscErrorCode MbsFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListDestroy(&MbsSchemeFunctions));
+  MbsNumSchemeParameters = 0;
+  MbsPackageInitialized  = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperInitializePackage - Registers the stepper class, its log events and the built-in schemes; called
+  by the first MbsStepperCreate() or MbsSchemeRegister(), and by a host that registers its own schemes first.
+
+  Not Collective
+
+  Level: developer
+@*/
+PetscErrorCode MbsStepperInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (MbsPackageInitialized) PetscFunctionReturn(0);
+  MbsPackageInitialized = PETSC_TRUE;
+  PetscCall(PetscClassIdRegister("Multibody stepper", &MBS_STEPPER_CLASSID));
+  PetscCall(PetscLogEventRegister("MbsStep", MBS_STEPPER_CLASSID, &MBS_Step));
+  PetscCall(PetscLogEventRegister("MbsResidual", MBS_STEPPER_CLASSID, &MBS_Residual));
+  PetscCall(PetscLogEventRegister("MbsJacobian", MBS_STEPPER_CLASSID, &MBS_Jacobian));
+  PetscCall(PetscLogEventRegister("MbsDiagnostics", MBS_STEPPER_CLASSID, &MBS_Diagnostics));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEM, MbsSchemeCreate_EM));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEMG, MbsSchemeCreate_EMG));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIS, MbsSchemeCreate_VIS));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIA, MbsSchemeCreate_VIA));
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIB, MbsSchemeCreate_VIB));
+  /* Defaults are those of the paper's own computations (seed 004, lost Table 1). */
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0,
+                                       "VI-A: q_theta = (1-theta) q_n + theta q_{n+1}"));
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "theta", 1.0, 0.0, PETSC_FALSE, 1.0,
+                                       "VI-B: Theta, q_Theta = (1-Theta) q_n + Theta q_{n+1}"));
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "vartheta", 0.5, 0.0, PETSC_FALSE, 1.0,
+                                       "VI-B: vartheta, weight of G(q_{n+1}) in the multiplier forces"));
+  PetscCall(PetscRegisterFinalize(MbsFinalizePackage));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeRegister - Adds a time-stepping scheme, selectable with MbsStepperSetType() or -mbs_scheme.
+
+  Not Collective
+
+  Input Parameters:
++ name - the scheme's name
+- create - routine that fills the stepper's scheme operations
+
+  Level: advanced
+@*/
+PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode (*create)(MbsStepper))
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, name, create));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeRegisterParameter - Declares a real parameter of a scheme, settable with
+  MbsStepperSetSchemeParameter(), the option -mbs_<name> and the input file (scheme: {type: ..., name: value}).
+
+  Not Collective
+
+  Input Parameters:
++ scheme - the scheme's name
+. name - the parameter's name
+. def - its default
+. lo, lo_open - lower bound, and whether lo itself is excluded
+. hi - upper bound (included)
+- help - one line for -help
+
+  Level: advanced
+@*/
+PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def, PetscReal lo,
+                                          PetscBool lo_open, PetscReal hi, const char help[])
+{
+  const MbsSchemeParameter *old;
+  MbsSchemeParameter       *prm;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  PetscCall(MbsSchemeGetParameter(scheme, name, &old));
+  if (old)
+    prm = (MbsSchemeParameter *)old;
+  else {
+    PetscCheck(MbsNumSchemeParameters < MBS_MAX_SCHEME_PARAMETERS, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "At most %d scheme parameters", MBS_MAX_SCHEME_PARAMETERS);
+    prm = &MbsSchemeParameters[MbsNumSchemeParameters++];
+  }
+  PetscCheck(strlen(name) < sizeof(prm->name) && strlen(scheme) < sizeof(prm->scheme), PETSC_COMM_SELF,
+             PETSC_ERR_ARG_SIZ, "Scheme or parameter name too long");
+  PetscCall(PetscStrncpy(prm->scheme, scheme, sizeof(prm->scheme)));
+  PetscCall(PetscStrncpy(prm->name, name, sizeof(prm->name)));
+  PetscCall(PetscStrncpy(prm->help, help ? help : "", sizeof(prm->help)));
+  prm->def     = def;
+  prm->lo      = lo;
+  prm->hi      = hi;
+  prm->lo_open = lo_open;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeGetParameter - Finds a scheme's parameter by name; NULL if the scheme has no such parameter.
+
+  Not Collective
+@*/
+PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[], const MbsSchemeParameter **param)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  *param = NULL;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
+    PetscBool s, n;
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, scheme, &s));
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].name, name, &n));
+    if (s && n) *param = &MbsSchemeParameters[i];
+  }
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeGetParameterNames - "theta, vartheta" (or "none") for error messages.
+
+  Not Collective
+@*/
+PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], size_t len)
+{
+  PetscInt k = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  names[0] = 0;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
+    PetscBool s;
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, scheme, &s));
+    if (!s) continue;
+    if (k++) PetscCall(PetscStrlcat(names, ", ", len));
+    PetscCall(PetscStrlcat(names, MbsSchemeParameters[i].name, len));
+  }
+  if (!k) PetscCall(PetscStrncpy(names, "none", len));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeCheckParameter - Whether a value is admissible for a parameter; if not, `expected` describes
+  the range ("a real in (0, 1] (VI-A: ...)").
+
+  Not Collective
+@*/
+PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *prm, PetscReal value, PetscBool *ok, char expected[],
+                                       size_t len)
+{
+  PetscFunctionBegin;
+  *ok =
+    (PetscIsNormalReal(value) || value == 0) && (prm->lo_open ? value > prm->lo : value >= prm->lo) && value <= prm->hi
+      ? PETSC_TRUE
+      : PETSC_FALSE;
+  if (expected && len)
+    snprintf(expected, len, "a real in %s%g, %g] for %s of scheme %s", prm->lo_open ? "(" : "[", (double)prm->lo,
+             (double)prm->hi, prm->name, prm->scheme);
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeList - Prints the registered schemes.
+
+  Collective
+@*/
+PetscErrorCode MbsSchemeList(MPI_Comm comm, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  PetscCall(PetscFunctionListView(MbsSchemeFunctions, viewer ? viewer : PETSC_VIEWER_STDOUT_(comm)));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsSchemeIsRegistered - Tells whether a scheme name is registered.
+
+  Not Collective
+
+  Input Parameters:
++ name - the scheme name
+- len - size of names
+
+  Output Parameters:
++ registered - whether it is registered
+- names - "one of: em, ..." listing the registered schemes (may be NULL)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, char names[], size_t len)
+{
+  PetscErrorCode (*create)(MbsStepper);
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  PetscCall(PetscFunctionListFind(MbsSchemeFunctions, name, &create));
+  *registered = create ? PETSC_TRUE : PETSC_FALSE;
+  if (names && len) {
+    const char **list;
+    int          n;
+    PetscCall(PetscFunctionListGet(MbsSchemeFunctions, &list, &n));
+    PetscCall(PetscStrncpy(names, "a registered scheme, one of:", len));
+    for (int i = 0, k = 0; i < n; i++) {
+      if (!list[i] || !list[i][0]) continue;
+      PetscCall(PetscStrlcat(names, k++ ? ", " : " ", len));
+      PetscCall(PetscStrlcat(names, list[i], len));
+    }
+    PetscCall(PetscFree(list));
+  }
+  PetscFunctionReturn(0);
+}

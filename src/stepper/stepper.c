@@ -1,0 +1,879 @@
+/* The stepper object: creation, settings, set-up, queries and viewing. */
+#include "stepper/stepperimpl.h"
+
+static const char MbsCitation[] =
+  "@article{KinonBetschSchneider2023,\n"
+  "  author  = {Kinon, Philipp L. and Betsch, Peter and Schneider, Simon},\n"
+  "  title   = {Structure-preserving integrators based on a new variational principle for constrained mechanical "
+  "systems},\n"
+  "  journal = {Nonlinear Dynamics},\n"
+  "  year    = {2023}\n}\n";
+static PetscBool MbsCited = PETSC_FALSE;
+
+const char *const MbsPredictors[] = {"simple", "advanced", "MbsPredictor", "MBS_PREDICTOR_", NULL};
+
+/*@C
+  MbsStepperCreate - Creates a time stepper for a model; the default scheme is "em".
+
+  Collective
+
+  Input Parameter:
+. model - the model (set up here if it is not yet)
+
+  Output Parameter:
+. st - the stepper
+
+  Level: beginner
+
+.seealso: `MbsStepperSetType()`, `MbsStepperSetFromOptions()`, `MbsStepperSolve()`
+@*/
+PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
+{
+  MbsStepper     st;
+  KSP            ksp;
+  PC             pc;
+  SNESLineSearch ls;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperInitializePackage());
+  PetscCall(MbsModelSetUp(model));
+  PetscCall(PetscNew(&st));
+  PetscCall(MbsModelGetComm(model, &st->comm));
+  st->model          = model;
+  st->h              = 0.01;
+  st->hstep          = 0.01;
+  st->t_end          = 1.0;
+  st->output_every   = 1;
+  st->traj_every     = 1;
+  st->monitored_step = -1;
+  st->field_q = st->field_p = st->field_v = -1;
+  st->predictor                           = MBS_PREDICTOR_SIMPLE;
+  st->adapt_max                           = 5;
+  st->reuse             = PETSC_TRUE; /* unless set, decided in MbsStepperSetUp() from the system size */
+  st->reuse_rate        = 0.75;
+  st->energy_divergence = MBS_ENERGY_DIVERGENCE;
+  PetscCall(PetscStrncpy(st->output_dir, "output", sizeof(st->output_dir)));
+  PetscCall(SNESCreate(st->comm, &st->snes));
+  /* Conservation to round-off needs Newton converged to round-off: tight absolute tolerance, and a
+     direct solve with pivoting (the saddle-point system has a zero multiplier block). */
+  PetscCall(SNESSetType(st->snes, SNESNEWTONLS));
+  PetscCall(SNESGetLineSearch(st->snes, &ls));
+  PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBASIC));
+  PetscCall(SNESSetTolerances(st->snes, 1e-15, 1e-300, 1e-13, 50, -1));
+  st->stagnation_tol  = 1e-11;
+  st->stagnation_rtol = 1e-8;
+  PetscCall(SNESSetConvergenceTest(st->snes, MbsStepperConverged_Private, st, NULL));
+  PetscCall(SNESGetKSP(st->snes, &ksp));
+  PetscCall(KSPSetType(ksp, KSPPREONLY));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  {
+    /* UMFPACK on one rank, MUMPS in parallel (docs/solvers.md). On chains UMFPACK's triangular solves, which
+       dominate under the kept Jacobian, cost a quarter of MUMPS's (whose per-front overhead dominates on
+       thousands of tiny fronts); on nets its factorization stays within a few times MUMPS's, where KLU's
+       (no supernodes) is 40 times slower. */
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(st->comm, &size));
+    PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERUMFPACK : MATSOLVERMUMPS));
+  }
+  {
+    /* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
+       systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
+       Unless the user chose a margin, allow 100%. */
+    PetscBool set;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_mumps_icntl_14", &set));
+    if (!set) PetscCall(PetscOptionsSetValue(NULL, "-mat_mumps_icntl_14", "100"));
+  }
+  PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
+  *stepper = st;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsStepperReset(MbsStepper st)
+{
+  PetscFunctionBegin;
+  st->jac_valid = PETSC_FALSE;
+  PetscCall(MbsSystemDestroy(&st->sys));
+  PetscCall(MatDestroy(&st->J));
+  PetscCall(VecDestroy(&st->X));
+  PetscCall(VecDestroy(&st->F));
+  PetscCall(VecDestroy(&st->Xsave));
+  PetscCall(VecDestroy(&st->qstart));
+  PetscCall(VecDestroy(&st->pstart));
+  PetscCall(VecDestroy(&st->Fext));
+  PetscCall(VecDestroy(&st->Xjac));
+  PetscCall(VecDestroy(&st->qjac));
+  PetscCall(VecDestroy(&st->pjac));
+  st->field_q = st->field_p = st->field_v = -1;
+  PetscCall(PetscFree2(st->q0, st->p0));
+  for (int i = 0; i < MBS_STEPPER_NWORK; i++) PetscCall(PetscFree(st->work[i]));
+  st->setup   = PETSC_FALSE;
+  st->started = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperDestroy - Destroys a stepper (not its model) and sets the handle to NULL.
+
+  Collective
+@*/
+PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
+{
+  MbsStepper st;
+
+  PetscFunctionBegin;
+  if (!stepper || !*stepper) PetscFunctionReturn(0);
+  st = *stepper;
+  PetscCall(MbsStepperMonitorCancel(st));
+  PetscCall(MbsTrajectoryDestroy(&st->traj));
+  PetscCall(MbsStepperReset(st));
+  if (st->ops.destroy) PetscCall(st->ops.destroy(st));
+  PetscCall(VecDestroy(&st->q));
+  PetscCall(VecDestroy(&st->p));
+  PetscCall(SNESDestroy(&st->snes));
+  PetscCall(PetscFree(st));
+  *stepper = NULL;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetType - Chooses the time-stepping scheme.
+
+  Collective
+
+  Input Parameters:
++ st - the stepper
+- type - a registered scheme name, e.g. MBSSCHEMEEM
+
+  Options Database Key:
+. -mbs_scheme <type> - the scheme
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
+{
+  PetscErrorCode (*create)(MbsStepper);
+  PetscBool same;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(st->type, type, &same));
+  if (same) PetscFunctionReturn(0);
+  PetscCall(PetscFunctionListFind(MbsSchemeFunctions, type, &create));
+  PetscCheck(create, st->comm, PETSC_ERR_USER_INPUT,
+             "Unknown scheme '%s'; run with -help to list the registered schemes", type);
+  PetscCall(MbsStepperReset(st));
+  if (st->ops.destroy) PetscCall(st->ops.destroy(st));
+  PetscCall(PetscMemzero(&st->ops, sizeof(st->ops)));
+  st->data = NULL;
+  PetscCall(PetscStrncpy(st->type, type, sizeof(st->type)));
+  st->nparams = 0;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, type, &same));
+    if (!same) continue;
+    PetscCheck(st->nparams < MBS_STEPPER_MAX_PARAMS, st->comm, PETSC_ERR_SUP, "Scheme %s has more than %d parameters",
+               type, MBS_STEPPER_MAX_PARAMS);
+    PetscCall(PetscStrncpy(st->param_name[st->nparams], MbsSchemeParameters[i].name, sizeof(st->param_name[0])));
+    st->param[st->nparams++] = MbsSchemeParameters[i].def;
+  }
+  PetscCall(create(st));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetType - The name of the stepper's scheme (borrowed; do not free).
+
+  Not Collective
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperGetType(MbsStepper st, const char *type[])
+{
+  PetscFunctionBegin;
+  *type = st->type;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetTimeStep - Sets the step size h.
+
+  Logically Collective
+
+  Options Database Key:
+. -mbs_dt <h> - the step size
+@*/
+PetscErrorCode MbsStepperSetTimeStep(MbsStepper st, PetscReal h)
+{
+  PetscFunctionBegin;
+  PetscCheck(h > 0 && PetscIsNormalReal(h), st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The step size (-mbs_dt, time.step) must be positive and finite, got %g", (double)h);
+  st->h = st->hstep = h;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetTimeStep - The step size h.
+
+  Not Collective
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperGetTimeStep(MbsStepper st, PetscReal *h)
+{
+  PetscFunctionBegin;
+  *h = st->h;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetFinalTime - Sets the time MbsStepperSolve() integrates to.
+
+  Logically Collective
+
+  Options Database Key:
+. -mbs_t_end <t> - the final time
+@*/
+PetscErrorCode MbsStepperSetFinalTime(MbsStepper st, PetscReal t_end)
+{
+  PetscFunctionBegin;
+  PetscCheck(t_end > 0 && PetscIsNormalReal(t_end), st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The final time (-mbs_t_end, time.end) must be positive and finite, got %g", (double)t_end);
+  st->t_end = t_end;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetOutput - Sets the output directory (diagnostics.csv) and how often a row is written.
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_output_dir <dir> - the directory (created if needed)
+- -mbs_output_every <n> - write every n steps (the first and last state are always written)
+@*/
+PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscInt every)
+{
+  PetscFunctionBegin;
+  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The output frequency (-mbs_output_every, output.every) must be positive, got %" PetscInt_FMT, every);
+  if (directory) PetscCall(PetscStrncpy(st->output_dir, directory, sizeof(st->output_dir)));
+  st->output_every = every;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetSchemeParameter - Sets a real parameter of the current scheme (e.g. "theta" of vi-a);
+  MbsStepperSetType() resets parameters to the scheme's defaults.
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_theta <theta> - theta of vi-a (default 1/2), Theta of vi-b (default 1)
+- -mbs_vartheta <vartheta> - vartheta of vi-b (default 1/2)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperSetSchemeParameter(MbsStepper st, const char name[], PetscReal value)
+{
+  const MbsSchemeParameter *prm;
+  PetscBool                 ok;
+  char                      expected[256], names[128];
+
+  PetscFunctionBegin;
+  PetscCall(MbsSchemeGetParameter(st->type, name, &prm));
+  PetscCall(MbsSchemeGetParameterNames(st->type, names, sizeof(names)));
+  PetscCheck(prm, st->comm, PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s' (its parameters: %s)", st->type, name,
+             names);
+  PetscCall(MbsSchemeCheckParameter(prm, value, &ok, expected, sizeof(expected)));
+  PetscCheck(ok, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Expected %s, got %g", expected, (double)value);
+  for (PetscInt i = 0; i < st->nparams; i++) {
+    PetscCall(PetscStrcmp(st->param_name[i], name, &ok));
+    if (!ok || st->param[i] == value) continue;
+    st->param[i] = value;
+    /* Blocks with a zero coefficient are left out of the Jacobian's pattern: lay it out again. */
+    if (st->setup) PetscCall(MbsStepperReset(st));
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsStepperGetParameter_Private(MbsStepper st, const char name[], PetscReal *value)
+{
+  PetscBool same;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < st->nparams; i++) {
+    PetscCall(PetscStrcmp(st->param_name[i], name, &same));
+    if (same) {
+      *value = st->param[i];
+      PetscFunctionReturn(0);
+    }
+  }
+  SETERRQ(st->comm, PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s'", st->type, name);
+}
+
+/*@C
+  MbsStepperGetSchemeParameter - Gets a real parameter of the current scheme.
+
+  Not Collective
+@*/
+PetscErrorCode MbsStepperGetSchemeParameter(MbsStepper st, const char name[], PetscReal *value)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, name, value));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetPredictor - Chooses the initial guess of each step's Newton iteration: the state at t_n
+  (MBS_PREDICTOR_SIMPLE, default) or q_n + h M^-1 p_n (MBS_PREDICTOR_ADVANCED, seed 004 Table 2).
+
+  Logically Collective
+
+  Options Database Key:
+. -mbs_predictor <simple,advanced> - the predictor
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperSetPredictor(MbsStepper st, MbsPredictor predictor)
+{
+  PetscFunctionBegin;
+  st->predictor = predictor;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetPredictor - The Newton initial guess in use (MbsStepperSetPredictor()).
+
+  Not Collective
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperGetPredictor(MbsStepper st, MbsPredictor *predictor)
+{
+  PetscFunctionBegin;
+  *predictor = st->predictor;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetAdapt - With adapt, a step whose Newton solve fails is retried as two sub-steps of half
+  the size, recursively up to max_halvings times (each retry is reported); without, a failed step is an
+  error (the default).
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_adapt - retry failed steps with halved sub-steps
+- -mbs_adapt_max_halvings <n> - at most n halvings of a step (default 5)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperSetAdapt(MbsStepper st, PetscBool adapt, PetscInt max_halvings)
+{
+  PetscFunctionBegin;
+  if (max_halvings != PETSC_DEFAULT) {
+    PetscCheck(max_halvings >= 1 && max_halvings <= 30, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "The number of step halvings must be in [1, 30], got %" PetscInt_FMT, max_halvings);
+    st->adapt_max = max_halvings;
+  }
+  st->adapt = adapt;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetJacobianReuse - Modified Newton: the Jacobian (and its LU factors) is kept across Newton
+  iterations and time steps while each iteration still cuts the residual norm by at least the factor
+  rate; it is refreshed at the next iteration when one does not, whenever the step size changes, and a
+  step that fails from a kept Jacobian is retried once with a fresh one before it counts as failed.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+. reuse - PETSC_TRUE to reuse
+- rate - contraction factor in (0, 1) below which the kept Jacobian is good enough (PETSC_DEFAULT: 0.75)
+
+  Options Database Keys:
++ -mbs_jacobian_reuse <bool> - by default on for systems of at least 1000 unknowns; 0 gives Newton's method with a fresh
+Jacobian every iteration
+- -mbs_jacobian_reuse_rate <rate> - the factor
+
+  Notes:
+  The residual is exact, so a converged step solves the same equations to the same tolerance: the
+  scheme's conservation properties are unchanged, only the iteration count and cost differ. With reuse
+  on, the stepper owns SNES's Jacobian lag (-snes_lag_jacobian is overridden).
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetPredictor()`, `SNESSetLagJacobian()`
+@*/
+PetscErrorCode MbsStepperSetJacobianReuse(MbsStepper st, PetscBool reuse, PetscReal rate)
+{
+  PetscFunctionBegin;
+  if (rate == (PetscReal)PETSC_DEFAULT) rate = 0.75;
+  PetscCheck(rate > 0 && rate < 1, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Jacobian reuse rate must be in (0, 1), got %g",
+             (double)rate);
+  if (st->reuse && !reuse) PetscCall(SNESSetLagJacobian(st->snes, 1));
+  if (!st->reuse && reuse)
+    st->jac_valid = PETSC_FALSE; /* a Jacobian of Newton proper was not recorded for checkpoints: start afresh */
+  st->reuse      = reuse;
+  st->reuse_set  = PETSC_TRUE;
+  st->reuse_rate = rate;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetAdaptRetries - How many times a failed (sub-)step was retried with halved sub-steps.
+
+  Not Collective
+@*/
+PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
+{
+  PetscFunctionBegin;
+  *retries = st->retries;
+  PetscFunctionReturn(0);
+}
+
+/* Called by a scheme's setup: lay out its unknowns. */
+PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind kinds[], const char *const names[])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsSystemCreate(st->model, n, kinds, names, &st->sys));
+  for (PetscInt f = 0; f < n; f++) {
+    PetscBool isq, isp;
+    PetscCall(PetscStrcmp(names[f], "q", &isq));
+    PetscCall(PetscStrcmp(names[f], "p", &isp));
+    if (isq) st->field_q = f;
+    if (isp) st->field_p = f;
+    PetscCall(PetscStrcmp(names[f], "v", &isq));
+    if (isq) st->field_v = f;
+  }
+  PetscCheck(st->field_q >= 0 && st->field_p >= 0, st->comm, PETSC_ERR_PLIB, "Scheme %s must have fields named q and p",
+             st->type);
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetUp - Lays out the scheme's unknowns, creates the Jacobian and the state vectors.
+
+  Collective
+@*/
+PetscErrorCode MbsStepperSetUp(MbsStepper st)
+{
+  MbsModel model = st->model;
+
+  PetscFunctionBegin;
+  if (st->setup) PetscFunctionReturn(0);
+  PetscCheck(st->ops.setup && st->ops.residual && st->ops.jacobian, st->comm, PETSC_ERR_PLIB,
+             "Scheme %s does not provide setup, residual and jacobian", st->type);
+  if (!st->q) PetscCall(MbsModelCreateInitialState(model, &st->q, &st->p));
+  PetscCall(st->ops.setup(st));
+  /* Small systems keep Newton's method proper: a step costs microseconds either way, and quadratic
+     convergence reaches the true round-off floor (pendulum energy error 1.4e-14 against 1.5e-13 under
+     modified Newton, whose floor test has to be looser, see MbsStepperConverged()). */
+  if (!st->reuse_set) st->reuse = (PetscBool)(st->sys->nglobal >= MBS_REUSE_MIN_UNKNOWNS);
+  PetscCall(PetscMalloc2(model->nq_ghosted, &st->q0, model->nq_ghosted, &st->p0));
+  for (int i = 0; i < MBS_STEPPER_NWORK; i++) PetscCall(PetscMalloc1(model->nq_ghosted, &st->work[i]));
+  PetscCall(VecDuplicate(st->sys->X, &st->X));
+  PetscCall(VecDuplicate(st->sys->X, &st->F));
+  PetscCall(VecDuplicate(st->sys->X, &st->Xsave));
+  PetscCall(VecDuplicate(st->q, &st->qstart));
+  PetscCall(VecDuplicate(st->p, &st->pstart));
+  PetscCall(VecDuplicate(st->q, &st->Fext));
+  PetscCall(VecDuplicate(st->sys->X, &st->Xjac));
+  PetscCall(VecDuplicate(st->q, &st->qjac));
+  PetscCall(VecDuplicate(st->p, &st->pjac));
+  PetscCall(MbsSystemCreateMatrix(st->sys, &st->J));
+  PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction_Private, st));
+  PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian_Private, st));
+  PetscCall(MbsStepperAllowRedundant_Private(st));
+  {
+    KSP               ksp;
+    PC                pc;
+    const char *const splits[] = {"fields", "primal_dual"};
+    PetscInt          split    = 0;
+    PetscCall(SNESGetKSP(st->snes, &ksp));
+    PetscCall(KSPGetPC(ksp, &pc));
+    /* Named splits for -pc_type fieldsplit (a no-op for other PCs): one per field (-fieldsplit_q_...,
+       -fieldsplit_lambda_...), or two, "primal" (q, p, v) and "dual" (lambda, gamma), for a Schur
+       complement on the multipliers (-pc_fieldsplit_type schur; docs/solvers.md). */
+    PetscOptionsBegin(st->comm, NULL, "Multibody stepper: field splits", "MbsStepper");
+    PetscCall(PetscOptionsEList(
+      "-mbs_fieldsplit_split",
+      "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)",
+      "MbsStepperSetUp", splits, 2, splits[0], &split, NULL));
+    PetscOptionsEnd();
+    {
+      /* A set-up again (after a scheme parameter changed the layout) must replace the splits, not append to them. */
+      PetscBool isfs;
+      PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCFIELDSPLIT, &isfs));
+      if (isfs) PetscCall(PCReset(pc));
+    }
+    if (split == 0) {
+      for (PetscInt f = 0; f < st->sys->nfields; f++)
+        PetscCall(PCFieldSplitSetIS(pc, st->sys->name[f], st->sys->is[f]));
+    } else {
+      for (int k = 0; k < 2; k++) {
+        IS       list[MBS_MAX_FIELDS], is;
+        PetscInt n = 0;
+        for (PetscInt f = 0; f < st->sys->nfields; f++)
+          if (st->sys->kind[f] == (k ? MBS_FIELD_CONSTRAINT : MBS_FIELD_COORDINATE)) list[n++] = st->sys->is[f];
+        PetscCall(ISConcatenate(st->comm, n, list, &is));
+        PetscCall(PCFieldSplitSetIS(pc, k ? "dual" : "primal", is));
+        PetscCall(ISDestroy(&is));
+      }
+    }
+  }
+  {
+    PetscBool view = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-mbs_view_partition", &view, NULL));
+    if (view) { /* the model printed its part at its set-up; the unknowns per rank depend on the scheme */
+      PetscViewer viewer;
+      PetscMPIInt rank;
+      PetscCallMPI(MPI_Comm_rank(st->comm, &rank));
+      PetscCall(PetscViewerASCIIGetStdout(st->comm, &viewer));
+      PetscCall(PetscViewerASCIIPrintf(viewer,
+                                       "MbsStepper %s: %" PetscInt_FMT " unknowns in %" PetscInt_FMT " fields\n",
+                                       st->type, st->sys->nglobal, st->sys->nfields));
+      PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+      PetscCall(
+        PetscViewerASCIISynchronizedPrintf(viewer, "  [%d] %" PetscInt_FMT " unknowns\n", rank, st->sys->nlocal));
+      PetscCall(PetscViewerFlush(viewer));
+      PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+    }
+  }
+  st->setup = PETSC_TRUE;
+  if (!MbsCited) PetscCall(PetscCitationsRegister(MbsCitation, &MbsCited));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperComputeDiagnostics - Energy, momentum maps and constraint residuals of the current state.
+
+  Collective
+
+  Output Parameter:
+. d - the diagnostics
+@*/
+PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
+{
+  MbsModel     model = st->model;
+  PetscScalar *q, *w;
+  PetscReal    loc[7] = {0, 0, 0, 0, 0, 0, 0}, glob[7];
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(PetscLogEventBegin(MBS_Diagnostics, 0, 0, 0, 0));
+  q = st->work[0];
+  w = st->work[1];
+  PetscCall(MbsModelCoordinatesToLocal(model, st->q, q));
+  PetscCall(MbsModelCoordinatesToLocal(model, st->p, w));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k], off = model->body_lq[b];
+    for (PetscInt j = 0; j < (PetscInt)model->bodies[b].type; j++) {
+      const PetscScalar *x = q + off + 3 * j, *pp = w + off + 3 * j;
+      loc[1] += PetscRealPart(x[1] * pp[2] - x[2] * pp[1]);
+      loc[2] += PetscRealPart(x[2] * pp[0] - x[0] * pp[2]);
+      loc[3] += PetscRealPart(x[0] * pp[1] - x[1] * pp[0]);
+      if (j == 0)
+        for (int i = 0; i < 3; i++) loc[4 + i] += PetscRealPart(pp[i]);
+    }
+  }
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) w[i] *= model->minv[i];
+  for (PetscInt i = 0; i < model->nq_local; i++) loc[0] += 0.5 * PetscRealPart(w[i] * w[i]) / model->minv[i];
+  PetscCall(MPIU_Allreduce(loc, glob, 7, MPIU_REAL, MPIU_SUM, st->comm));
+  d->T = glob[0];
+  for (int i = 0; i < 3; i++) {
+    d->J[i] = glob[1 + i];
+    d->L[i] = glob[4 + i];
+  }
+  PetscCall(MbsOpPotentialEnergy(model, q, &d->V));
+  d->E = d->T + d->V;
+  PetscCall(MbsOpConstraintMax(model, q, w, &d->g_max, &d->gv_max));
+  d->has_Gv = (st->ops.velocity_residual && st->step > 0) ? PETSC_TRUE : PETSC_FALSE;
+  d->Gv_max = 0;
+  if (d->has_Gv) PetscCall(st->ops.velocity_residual(st, &d->Gv_max));
+  PetscCall(PetscLogEventEnd(MBS_Diagnostics, 0, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperView - Prints the scheme, its parameters, the problem size and the solver.
+
+  Collective
+@*/
+PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
+{
+  PetscInt nb, nq, nc, n = 0;
+
+  PetscFunctionBegin;
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(st->comm, &viewer));
+  PetscCall(MbsModelGetNumBodies(st->model, &nb));
+  PetscCall(MbsModelGetSizes(st->model, NULL, &nq, NULL, &nc));
+  if (st->sys) n = st->sys->nglobal;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "MbsStepper: scheme %s, h = %g, t_end = %g\n", st->type, (double)st->h,
+                                   (double)st->t_end));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "  %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT
+                                   " constraints, %" PetscInt_FMT " unknowns\n",
+                                   nb, nq, nc, n));
+  if (st->ops.view) PetscCall(st->ops.view(st, viewer));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(SNESView(st->snes, viewer));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetModel - The model the stepper integrates (borrowed; do not destroy).
+
+  Not Collective
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperGetModel(MbsStepper st, MbsModel *model)
+{
+  PetscFunctionBegin;
+  *model = st->model;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetSNES - The nonlinear solver of each step (borrowed), for settings the options database does not reach.
+
+  Not Collective
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperGetSNES(MbsStepper st, SNES *snes)
+{
+  PetscFunctionBegin;
+  *snes = st->snes;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetTime - The current time t = n h.
+
+  Not Collective
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperGetTime(MbsStepper st, PetscReal *t)
+{
+  PetscFunctionBegin;
+  *t = st->t;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetStepNumber - The number of accepted steps since the start (a restart continues the count).
+
+  Not Collective
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperGetStepNumber(MbsStepper st, PetscInt *step)
+{
+  PetscFunctionBegin;
+  *step = st->step;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetState - The current coordinates and momenta (borrowed references; do not destroy).
+
+  Not Collective
+@*/
+PetscErrorCode MbsStepperGetState(MbsStepper st, Vec *q, Vec *p)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  if (q) *q = st->q;
+  if (p) *p = st->p;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetNewtonIterations - Newton iterations of the last step (all attempts with -mbs_adapt) and in total; either
+may be NULL.
+
+  Not Collective
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperGetNewtonIterations(MbsStepper st, PetscInt *last, PetscInt *total)
+{
+  PetscFunctionBegin;
+  if (last) *last = st->last_its;
+  if (total) *total = st->total_its;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetNumUnknowns - The global number of unknowns of the scheme's nonlinear system per step.
+
+  Collective (sets the stepper up if needed)
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper st, PetscInt *n)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  *n = st->sys->nglobal;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetExternalForce - Sets forces applied by a host code. force(st, t, h, q, p, F, ctx) is
+  called once per step (and per sub-step when -mbs_adapt splits one) before its solve, with t the mid-time
+  t_n + h/2, h the (sub-)step size and (q, p) the state at its start (read only). It adds generalized
+  forces into F (coordinate layout, zeroed before the call; MbsModelAddPointForce() turns a force at a
+  point into them), and the stepper assembles F. Every scheme adds the impulse h F to its momentum
+  balance (R_p = p_{n+1} - p_n + ... - h F): the force is constant over a step and evaluated from its
+  start, the usual explicit (staggered) coupling. With EM the discrete energy balance is exact:
+  E_{n+1} - E_n = F . (q_{n+1} - q_n), the work of F along the step's displacement (the GGL term makes
+  q_{n+1} - q_n differ from h M^-1 (p_n + p_{n+1})/2 where constraints act, so the midpoint-velocity work
+  balances only to O(h) of the multiplier gamma).
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+. force - the force routine, or NULL to remove it
+- ctx - its context
+
+  Level: intermediate
+
+.seealso: `MbsModelAddPointForce()`, `MbsModelGetBodyCoordinates()`, `MbsStepperStep()`
+@*/
+PetscErrorCode MbsStepperSetExternalForce(MbsStepper st, MbsExternalForceFn force, void *ctx)
+{
+  PetscFunctionBegin;
+  st->force     = force;
+  st->force_ctx = ctx;
+  PetscFunctionReturn(0);
+}
+
+/* The owner of a body evaluates a point's position (velocity) in the current state and broadcasts it. */
+static PetscErrorCode MbsStepperPointKinematics(MbsStepper st, PetscInt body, const PetscReal X[3], PetscBool velocity,
+                                                PetscReal x[3])
+{
+  MbsModel           model = st->model;
+  Vec                v     = velocity ? st->p : st->q;
+  PetscMPIInt        owner;
+  PetscInt           off, n, start;
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(MbsModelGetBodyCoordinates(model, body, &off, &n, &owner));
+  if (model->rank == owner) {
+    const MbsBody *b = &model->bodies[body];
+    PetscCall(VecGetOwnershipRange(v, &start, NULL));
+    PetscCall(VecGetArrayRead(v, &a));
+    for (int i = 0; i < 3; i++) {
+      x[i] = PetscRealPart(a[off - start + i]) / (velocity ? b->mblock[0] : 1.0);
+      if (b->type == MBS_BODY_RIGID && X)
+        for (int d = 0; d < 3; d++)
+          x[i] += X[d] * PetscRealPart(a[off - start + 3 + 3 * d + i]) / (velocity ? b->mblock[1 + d] : 1.0);
+    }
+    PetscCall(VecRestoreArrayRead(v, &a));
+  }
+  PetscCallMPI(MPI_Bcast(x, 3, MPIU_REAL, owner, st->comm));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetPointPosition - World position of a material point of a body in the current state.
+
+  Collective: the owner of the body computes it and every rank receives it.
+
+  Input Parameters:
++ st - the stepper
+. body - the body index
+- X - the point in the body frame (ignored for a particle; NULL: the centre)
+
+  Output Parameter:
+. x - world position
+
+  Level: beginner
+
+.seealso: `MbsStepperGetPointVelocity()`, `MbsStepperGetState()`
+@*/
+PetscErrorCode MbsStepperGetPointPosition(MbsStepper st, PetscInt body, const PetscReal X[3], PetscReal x[3])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperPointKinematics(st, body, X, PETSC_FALSE, x));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetPointVelocity - World velocity M^-1 p of a material point of a body in the current state
+  (centre velocity plus X_i times the director velocities of a rigid body).
+
+  Collective: the owner of the body computes it and every rank receives it.
+
+  Level: beginner
+
+.seealso: `MbsStepperGetPointPosition()`
+@*/
+PetscErrorCode MbsStepperGetPointVelocity(MbsStepper st, PetscInt body, const PetscReal X[3], PetscReal v[3])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperPointKinematics(st, body, X, PETSC_TRUE, v));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetTrajectory - Writes the trajectory for visualization into the output directory
+  (docs/output.md): format "xdmf" (trajectory.xdmf + trajectory.h5) or "none", every `every` steps and
+  the last step of MbsStepperSolve().
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_trajectory <none,xdmf> - the format
+- -mbs_trajectory_every <n> - write every n steps
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], PetscInt every)
+{
+  PetscBool xdmf, none;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
+  PetscCall(PetscStrcmp(format, "none", &none));
+  PetscCheck(xdmf || none, st->comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected xdmf or none",
+             format);
+  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The trajectory frequency (-mbs_trajectory_every) must be positive, got %" PetscInt_FMT, every);
+  PetscCheck(!st->traj, st->comm, PETSC_ERR_ORDER, "The trajectory is already being written");
+  PetscCall(PetscStrncpy(st->traj_format, format, sizeof(st->traj_format)));
+  st->traj_every = every;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetCheckpoint - Writes a checkpoint (MbsStepperWriteCheckpoint()) every `every` steps of
+  MbsStepperSolve() and at its end, to filename (NULL: <output directory>/checkpoint.bin).
+
+  Logically Collective
+
+  Options Database Keys:
++ -mbs_checkpoint_every <n> - write every n steps (0: never)
+. -mbs_checkpoint <file> - the file
+- -mbs_restart <file> - continue from a checkpoint (MbsStepperLoadCheckpoint())
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], PetscInt every)
+{
+  PetscFunctionBegin;
+  PetscCheck(every >= 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "The checkpoint frequency (-mbs_checkpoint_every) must be non-negative, got %" PetscInt_FMT, every);
+  if (filename) PetscCall(PetscStrncpy(st->checkpoint, filename, sizeof(st->checkpoint)));
+  st->checkpoint_every = every;
+  PetscFunctionReturn(0);
+}
