@@ -309,7 +309,7 @@ static PetscReal KernelVelocityResidual(MbsStepper st, const char *kernel)
     for (PetscInt r = 0; r < el->kernel->ncon; r++) max = PetscMax(max, PetscAbsScalar(gv[model->elem_c[k] + r]));
   }
   CHECK(PetscFree(gv));
-  CHECK(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPIU_REAL, MPI_MAX, model->comm));
+  CHECK(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPIU_REAL, MPI_MAX, PetscObjectComm((PetscObject)model)));
   return max;
 }
 
@@ -329,7 +329,7 @@ static void GatherToAll(MbsModel model, Vec x, PetscScalar **all)
   CHECK(VecGetArrayRead(seq, &a));
   CHECK(PetscArraycpy(*all, a, n));
   CHECK(VecRestoreArrayRead(seq, &a));
-  CHECK(MPI_Bcast(*all, (int)N, MPIU_SCALAR, 0, model->comm));
+  CHECK(MPI_Bcast(*all, (int)N, MPIU_SCALAR, 0, PetscObjectComm((PetscObject)model)));
   CHECK(VecScatterDestroy(&sc));
   CHECK(VecDestroy(&seq));
 }

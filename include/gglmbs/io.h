@@ -3,9 +3,10 @@
 #define GGLMBS_IO_H
 
 #include <gglmbs/model.h>
+#include <gglmbs/stepper.h>
 
-/* Run parameters read from an input file; the program applies them through the stepper's setters,
-   and the options database (-mbs_dt, -mbs_t_end, -mbs_output_dir, -mbs_output_every, -mbs_trajectory, -mbs_scheme,
+/* Run parameters read from an input file; MbsStepperSetRunConfig() applies them to a stepper, and the options
+   database (-mbs_dt, -mbs_t_end, -mbs_output_dir, -mbs_output_every, -mbs_trajectory, -mbs_scheme,
    -mbs_theta, ...) overrides them afterwards. */
 #define MBS_RUNCONFIG_MAX_PARAMS 8
 
@@ -25,5 +26,6 @@ PETSC_EXTERN PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *);
 /* Reads a YAML input (rank 0 reads, contents broadcast, every rank builds the same model).
    Errors are PETSC_ERR_USER_INPUT with "file:line:column: key 'path': expected ..., got ...". */
 PETSC_EXTERN PetscErrorCode MbsModelLoadYAML(MbsModel, const char filename[], MbsRunConfig *);
+PETSC_EXTERN PetscErrorCode MbsStepperSetRunConfig(MbsStepper, const MbsRunConfig *);
 
 #endif

@@ -20,7 +20,14 @@ typedef enum {
   MBS_SPRING_QUARTIC /* V = k/2 (|x_b - x_a|^2 - L^2)^2 */
 } MbsSpringType;
 
+PETSC_EXTERN PetscClassId MBS_MODEL_CLASSID;
+
+PETSC_EXTERN PetscErrorCode MbsModelInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MbsModelCreate(MPI_Comm, MbsModel *);
+PETSC_EXTERN PetscErrorCode MbsModelSetOptionsPrefix(MbsModel, const char[]);
+PETSC_EXTERN PetscErrorCode MbsModelAppendOptionsPrefix(MbsModel, const char[]);
+PETSC_EXTERN PetscErrorCode MbsModelGetOptionsPrefix(MbsModel, const char *[]);
+PETSC_EXTERN PetscErrorCode MbsModelViewFromOptions(MbsModel, PetscObject, const char[]);
 PETSC_EXTERN PetscErrorCode MbsModelDestroy(MbsModel *);
 PETSC_EXTERN PetscErrorCode MbsModelGetComm(MbsModel, MPI_Comm *);
 PETSC_EXTERN PetscErrorCode MbsModelSetGravity(MbsModel, const PetscReal[3]);

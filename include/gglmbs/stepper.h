@@ -54,7 +54,25 @@ PETSC_EXTERN PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char
 PETSC_EXTERN PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *, PetscReal value, PetscBool *ok,
                                                     char expected[], size_t len);
 
+/* Why the last step ended (MbsStepperGetConvergedReason()) */
+typedef enum {
+  MBS_STEP_INTERRUPTED              = -3, /* MbsStepperSolve() stopped by SIGINT or SIGTERM */
+  MBS_STEP_DIVERGED_ENERGY          = -2, /* the energy left the bound of MbsStepperSetEnergyDivergence() */
+  MBS_STEP_DIVERGED_NONLINEAR_SOLVE = -1, /* the Newton solve failed (after any retries of -mbs_adapt) */
+  MBS_STEP_ITERATING                = 0,  /* no step taken yet */
+  MBS_STEP_CONVERGED                = 1
+} MbsStepReason;
+PETSC_EXTERN const char *const *MbsStepReasons; /* MbsStepReasons[reason] is its name */
+
+PETSC_EXTERN PetscClassId MBS_STEPPER_CLASSID;
+
 PETSC_EXTERN PetscErrorCode MbsStepperCreate(MbsModel, MbsStepper *);
+PETSC_EXTERN PetscErrorCode MbsStepperSetOptionsPrefix(MbsStepper, const char[]);
+PETSC_EXTERN PetscErrorCode MbsStepperAppendOptionsPrefix(MbsStepper, const char[]);
+PETSC_EXTERN PetscErrorCode MbsStepperGetOptionsPrefix(MbsStepper, const char *[]);
+PETSC_EXTERN PetscErrorCode MbsStepperViewFromOptions(MbsStepper, PetscObject, const char[]);
+PETSC_EXTERN PetscErrorCode MbsStepperGetConvergedReason(MbsStepper, MbsStepReason *);
+PETSC_EXTERN PetscErrorCode MbsStepperSetErrorIfStepFails(MbsStepper, PetscBool);
 PETSC_EXTERN PetscErrorCode MbsStepperDestroy(MbsStepper *);
 PETSC_EXTERN PetscErrorCode MbsStepperSetType(MbsStepper, const char type[]);
 PETSC_EXTERN PetscErrorCode MbsStepperGetType(MbsStepper, const char *type[]);
@@ -77,6 +95,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperSolve(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperView(MbsStepper, PetscViewer);
 
 PETSC_EXTERN PetscErrorCode MbsStepperGetModel(MbsStepper, MbsModel *);
+PETSC_EXTERN PetscErrorCode MbsStepperGetConstraintForceWeight(MbsStepper, PetscReal *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetSNES(MbsStepper, SNES *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetTime(MbsStepper, PetscReal *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetStepNumber(MbsStepper, PetscInt *);

@@ -62,13 +62,7 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsModelSetUp(model));
   PetscCall(MbsStepperCreate(model, st_out));
   st = *st_out;
-  PetscCall(MbsStepperSetType(st, cfg.scheme));
-  for (PetscInt i = 0; i < cfg.nparams; i++)
-    PetscCall(MbsStepperSetSchemeParameter(st, cfg.param_name[i], cfg.param_value[i]));
-  PetscCall(MbsStepperSetTimeStep(st, cfg.dt));
-  PetscCall(MbsStepperSetFinalTime(st, cfg.t_end));
-  PetscCall(MbsStepperSetOutput(st, cfg.output_dir, cfg.output_every));
-  if (cfg.trajectory[0]) PetscCall(MbsStepperSetTrajectory(st, cfg.trajectory, cfg.output_every));
+  PetscCall(MbsStepperSetRunConfig(st, &cfg));
   {
     /* Progress lines on stderr when a person watches (a terminal), unless -mbs_progress says otherwise;
        logs, pipes and test runs stay quiet. */
@@ -83,12 +77,6 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   if (view) {
     PetscCall(MbsModelView(model, NULL));
     PetscCall(MbsStepperView(st, NULL));
-  }
-  {
-    char      restart[PETSC_MAX_PATH_LEN];
-    PetscBool flg;
-    PetscCall(PetscOptionsGetString(NULL, NULL, "-mbs_restart", restart, sizeof(restart), &flg));
-    if (flg) PetscCall(MbsStepperLoadCheckpoint(st, restart)); /* here, to report only this run's steps */
   }
   PetscCall(MbsStepperGetStepNumber(st, &step0));
   PetscCall(MbsStepperGetNewtonIterations(st, NULL, &its0));
@@ -114,6 +102,26 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscFunctionReturn(0);
 }
 
+/* PETSc's options-left convention: an option given but never read (a typo such as -mbs_sheme, an option of a
+   solver that is not in use) is named on stderr after a run that went through, so that it is not silently
+   ignored. */
+static PetscErrorCode ReportUnusedOptions(void)
+{
+  PetscInt    n;
+  char      **names, **values;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(PetscOptionsLeftGet(NULL, &n, &names, &values));
+  for (PetscInt i = 0; i < n && !rank; i++)
+    fprintf(stderr,
+            "gglmbs: warning: option -%s%s%s was given but never used (misspelt, or for a solver not in use?)\n",
+            names[i], values[i] ? " " : "", values[i] ? values[i] : "");
+  PetscCall(PetscOptionsLeftRestore(NULL, &n, &names, &values));
+  PetscFunctionReturn(0);
+}
+
 /* Objects are freed on every path: a failed run must not leave files open (HDF5 would flush them only
    when MPI finalizes) or memory behind (the sanitizer and valgrind runs check the error paths too). */
 static PetscErrorCode Run(void)
@@ -127,6 +135,7 @@ static PetscErrorCode Run(void)
   if (!ierr) {
     PetscCall(MbsStepperDestroy(&st));
     PetscCall(MbsModelDestroy(&model));
+    PetscCall(ReportUnusedOptions());
     PetscFunctionReturn(0);
   }
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* the run's error is the one reported */

@@ -110,37 +110,6 @@ static PetscInt MbsTrajElementKind(const MbsElement *el)
   return el->body[0] >= 0 && el->body[1] >= 0 ? 0 : -1;
 }
 
-/*
-  Every scheme's momentum balance carries + h G(q_w)^T lambda with q_w = (1 - w) q_n + w q_{n+1} (G is
-  affine in q, all constraints being at most quadratic): EM and EM-G at the midpoint (eq. 84), VI-S at
-  q_n (eq. 55), VI-A at q_theta (eq. 79), VI-B at ((1 - vartheta) G(q_n) + vartheta G(q_{n+1})) = G(q_vartheta)
-  (eq. 82). A scheme not listed here is evaluated at q_{n+1}.
-*/
-static PetscErrorCode MbsTrajMultiplierWeight(MbsStepper st, PetscReal *w)
-{
-  static const struct {
-    const char *scheme, *parameter;
-    PetscReal   w;
-  } table[] = {{MBSSCHEMEEM, NULL, 0.5},
-               {MBSSCHEMEEMG, NULL, 0.5},
-               {MBSSCHEMEVIS, NULL, 0.0},
-               {MBSSCHEMEVIA, "theta", 0.0},
-               {MBSSCHEMEVIB, "vartheta", 0.0}};
-
-  PetscFunctionBegin;
-  for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-    PetscBool same;
-    PetscCall(PetscStrcmp(st->type, table[i].scheme, &same));
-    if (!same) continue;
-    *w = table[i].w;
-    if (table[i].parameter) PetscCall(MbsStepperGetParameter_Private(st, table[i].parameter, w));
-    PetscFunctionReturn(0);
-  }
-  *w = 1.0;
-  PetscCall(PetscInfo(NULL, "Scheme %s: constraint forces of the trajectory evaluated with G(q_{n+1})\n", st->type));
-  PetscFunctionReturn(0);
-}
-
 /* Points, cells and the owned cells, from the model (identical on every rank). */
 static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
 {
@@ -806,7 +775,7 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
   PetscCall(MbsModelCoordinatesToLocal(model, st->q, tr->qloc));
   if (st->started) { /* a step was solved (or restored by a restart): st->X holds its multipliers, st->q0 its start */
     PetscReal w;
-    PetscCall(MbsTrajMultiplierWeight(st, &w));
+    PetscCall(MbsStepperGetConstraintForceWeight(st, &w));
     for (PetscInt i = 0; i < model->nq_ghosted; i++) tr->qw[i] = (1.0 - w) * st->q0[i] + w * tr->qloc[i];
     for (PetscInt fld = 0; fld < st->sys->nfields; fld++) {
       PetscBool is_lambda;

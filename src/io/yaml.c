@@ -91,33 +91,6 @@ static const char *const rod_keys[]         = {"type", "bodies", "points", "leng
 static const char *const revolute_keys[]    = {"type", "bodies", "points", "axes", NULL};
 static const char *const spring_keys[]      = {"type", "bodies", "points", "stiffness", "length", NULL};
 
-/*@C
-  MbsRunConfigSetDefaults - Fills a run configuration with the defaults of an input file that omits the optional keys
-
-  Not Collective
-
-  Output Parameter:
-. cfg - dt = t_end = 0 (unset: 'time' is required in an input), scheme "em" with no parameters given (the scheme's
-        defaults apply), output directory "output", output every step, no trajectory format ("")
-
-  Level: beginner
-
-.seealso: `MbsModelLoadYAML()`
-@*/
-PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *cfg)
-{
-  PetscFunctionBegin;
-  PetscCheck(cfg, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null MbsRunConfig");
-  PetscCall(PetscMemzero(cfg, sizeof(*cfg)));
-  cfg->dt    = 0.0;
-  cfg->t_end = 0.0;
-  PetscCall(PetscStrncpy(cfg->scheme, MBSSCHEMEEM, sizeof(cfg->scheme)));
-  cfg->nparams = 0;
-  PetscCall(PetscStrncpy(cfg->output_dir, "output", sizeof(cfg->output_dir)));
-  cfg->output_every = 1;
-  PetscFunctionReturn(0);
-}
-
 static yaml_node_t *NodeGet(MbsYAMLReader *r, yaml_node_item_t item)
 {
   return yaml_document_get_node(r->doc, item);

@@ -132,9 +132,10 @@ static PetscErrorCode GetMemoryLimit(MbsModel model, PetscReal *limit, const cha
     *source = "MbsModelSetMemoryLimit()";
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-mbs_memory_limit", text, sizeof(text), &set));
+  PetscCall(PetscOptionsGetString(((PetscObject)model)->options, ((PetscObject)model)->prefix, "-mbs_memory_limit",
+                                  text, sizeof(text), &set));
   if (set) {
-    PetscCheck(ParseMemorySize(text, limit), model->comm, PETSC_ERR_ARG_WRONG,
+    PetscCheck(ParseMemorySize(text, limit), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '%s'", text);
     *source = "-mbs_memory_limit";
     PetscFunctionReturn(0);
@@ -145,14 +146,16 @@ static PetscErrorCode GetMemoryLimit(MbsModel model, PetscReal *limit, const cha
     MPI_Comm    node;
     PetscMPIInt node_rank;
     PetscReal   mine = 0;
-    PetscCallMPI(MPI_Comm_split_type(model->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    PetscCallMPI(
+      MPI_Comm_split_type(PetscObjectComm((PetscObject)model), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     PetscCallMPI(MPI_Comm_rank(node, &node_rank));
     PetscCallMPI(MPI_Comm_free(&node));
     if (!node_rank) {
       const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
       mine = pages > 0 && page > 0 ? (PetscReal)pages * (PetscReal)page : 0;
     }
-    PetscCall(MPIU_Allreduce(&mine, &model->memory_physical, 1, MPIU_REAL, MPIU_SUM, model->comm));
+    PetscCall(
+      MPIU_Allreduce(&mine, &model->memory_physical, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)model)));
   }
   *limit  = model->memory_physical;
   *source = "the physical memory of the ranks' machines; -mbs_memory_limit";
@@ -266,7 +269,7 @@ PetscErrorCode MbsModelSetMemoryLimit(MbsModel model, PetscInt64 bytes)
     model->memory_limit     = 0;
     PetscFunctionReturn(0);
   }
-  PetscCheck(bytes >= 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(bytes >= 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "The memory limit must be a number of bytes, 0 (none) or PETSC_DEFAULT, got %" PetscInt64_FMT, bytes);
   model->memory_limit_set = PETSC_TRUE;
   model->memory_limit     = bytes;
@@ -336,7 +339,8 @@ PetscErrorCode MbsModelCheckGeneratorSize(MbsModel model, const char what[], con
 
   PetscFunctionBegin;
   PetscCall(MbsModelCheckSize(model, added, &fits, why, sizeof(why)));
-  PetscCheck(fits, model->comm, PETSC_ERR_MEM, "%s '%s': the model would not fit: %s", what, name, why);
+  PetscCheck(fits, PetscObjectComm((PetscObject)model), PETSC_ERR_MEM, "%s '%s': the model would not fit: %s", what,
+             name, why);
   PetscFunctionReturn(0);
 }
 

@@ -7,7 +7,7 @@
 static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 {
   PetscFunctionBegin;
-  PetscCheck(!model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE,
+  PetscCheck(!model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE,
              "The model is set up; add bodies and elements before MbsModelSetUp()");
   PetscFunctionReturn(0);
 }
@@ -16,6 +16,101 @@ static PetscBool MbsIsFinite3(const PetscReal x[3])
 {
   /* subnormal components are finite (a computed position or point may be one) */
   return (PetscBool)(!PetscIsInfOrNanReal(x[0]) && !PetscIsInfOrNanReal(x[1]) && !PetscIsInfOrNanReal(x[2]));
+}
+
+PetscClassId     MBS_MODEL_CLASSID;
+static PetscBool MbsModelPackageInitialized = PETSC_FALSE;
+
+static PetscErrorCode MbsModelFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  MbsModelPackageInitialized = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelInitializePackage - Registers the model class (called by the first MbsModelCreate()).
+
+  Not Collective
+
+  Level: developer
+@*/
+PetscErrorCode MbsModelInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (MbsModelPackageInitialized) PetscFunctionReturn(0);
+  MbsModelPackageInitialized = PETSC_TRUE;
+  PetscCall(PetscClassIdRegister("Multibody model", &MBS_MODEL_CLASSID));
+  PetscCall(PetscRegisterFinalize(MbsModelFinalizePackage));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetOptionsPrefix - Sets the prefix of the model's options (-<prefix>mbs_partition, ...).
+
+  Logically Collective
+
+  Level: intermediate
+
+.seealso: `MbsModelAppendOptionsPrefix()`, `MbsStepperSetOptionsPrefix()`
+@*/
+PetscErrorCode MbsModelSetOptionsPrefix(MbsModel model, const char prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  PetscCall(PetscObjectSetOptionsPrefix((PetscObject)model, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAppendOptionsPrefix - Appends to the prefix of the model's options.
+
+  Logically Collective
+
+  Level: intermediate
+
+.seealso: `MbsModelSetOptionsPrefix()`
+@*/
+PetscErrorCode MbsModelAppendOptionsPrefix(MbsModel model, const char prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  PetscCall(PetscObjectAppendOptionsPrefix((PetscObject)model, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetOptionsPrefix - Gets the prefix of the model's options (borrowed).
+
+  Not Collective
+
+  Level: intermediate
+
+.seealso: `MbsModelSetOptionsPrefix()`
+@*/
+PetscErrorCode MbsModelGetOptionsPrefix(MbsModel model, const char *prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)model, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelViewFromOptions - Views the model if the option `name` (with the model's prefix) is given.
+
+  Collective
+
+  Level: intermediate
+
+.seealso: `MbsModelView()`, `PetscObjectViewFromOptions()`
+@*/
+PetscErrorCode MbsModelViewFromOptions(MbsModel model, PetscObject obj, const char name[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  PetscCall(PetscObjectViewFromOptions((PetscObject)model, obj, name));
+  PetscFunctionReturn(0);
 }
 
 /*@C
@@ -38,8 +133,10 @@ PetscErrorCode MbsModelCreate(MPI_Comm comm, MbsModel *model)
   MbsModel m;
 
   PetscFunctionBegin;
-  PetscCall(PetscNew(&m));
-  m->comm   = comm;
+  PetscValidPointer(model, 2);
+  PetscCall(MbsModelInitializePackage());
+  PetscCall(PetscHeaderCreate(m, MBS_MODEL_CLASSID, "MbsModel", "Multibody model", "MbsModel", comm, MbsModelDestroy,
+                              MbsModelView));
   m->ic_tol = 1e-8;
   PetscCall(PetscStrncpy(m->partitioner, "metis", sizeof(m->partitioner)));
   PetscCallMPI(MPI_Comm_rank(comm, &m->rank));
@@ -64,6 +161,11 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
 
   PetscFunctionBegin;
   if (!model || !*model) PetscFunctionReturn(0);
+  PetscValidHeaderSpecific(*model, MBS_MODEL_CLASSID, 1);
+  if (--((PetscObject)(*model))->refct > 0) {
+    *model = NULL;
+    PetscFunctionReturn(0);
+  }
   m = *model;
   for (PetscInt b = 0; b < m->nbodies; b++) {
     PetscCall(PetscFree(m->bodies[b].name));
@@ -81,8 +183,7 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   PetscCall(PetscFree(m->minv));
   PetscCall(VecDestroy(&m->qghost));
   PetscCall(VecScatterDestroy(&m->qscatter));
-  PetscCall(PetscFree(m));
-  *model = NULL;
+  PetscCall(PetscHeaderDestroy(model));
   PetscFunctionReturn(0);
 }
 
@@ -94,7 +195,7 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
 PetscErrorCode MbsModelGetComm(MbsModel model, MPI_Comm *comm)
 {
   PetscFunctionBegin;
-  *comm = model->comm;
+  *comm = PetscObjectComm((PetscObject)model);
   PetscFunctionReturn(0);
 }
 
@@ -113,7 +214,8 @@ PetscErrorCode MbsModelSetGravity(MbsModel model, const PetscReal g[3])
 {
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNotSetUp(model));
-  PetscCheck(MbsIsFinite3(g), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Gravity must be a finite vector");
+  PetscCheck(MbsIsFinite3(g), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Gravity must be a finite vector");
   for (int i = 0; i < 3; i++) model->gravity[i] = g[i];
   PetscFunctionReturn(0);
 }
@@ -139,7 +241,8 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
   if (name && name[0]) {
     PetscBool isground;
     PetscCall(PetscStrcmp(name, "ground", &isground));
-    PetscCheck(!isground, model->comm, PETSC_ERR_ARG_WRONG, "The body name 'ground' is reserved for the fixed ground");
+    PetscCheck(!isground, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+               "The body name 'ground' is reserved for the fixed ground");
   }
   if (model->nbodies == model->maxbodies) {
     model->maxbodies = PetscMax(16, 2 * model->maxbodies);
@@ -160,11 +263,13 @@ static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *ke
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNotSetUp(model));
   for (int s = 0; s < 2; s++)
-    PetscCheck(body[s] >= MBS_GROUND && body[s] < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(body[s] >= MBS_GROUND && body[s] < model->nbodies, PetscObjectComm((PetscObject)model),
+               PETSC_ERR_ARG_OUTOFRANGE,
                "%s element: body index %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT
                " bodies; ground is MBS_GROUND)",
                kernel->name, body[s], model->nbodies);
-  PetscCheck(a != b, model->comm, PETSC_ERR_ARG_WRONG, "%s element joins a body to itself", kernel->name);
+  PetscCheck(a != b, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG, "%s element joins a body to itself",
+             kernel->name);
   if (model->nelems == model->maxelems) {
     model->maxelems = PetscMax(16, 2 * model->maxelems);
     PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
@@ -204,9 +309,9 @@ PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal 
   PetscInt index;
 
   PetscFunctionBegin;
-  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Particle '%s': mass must be positive and finite, got %g", name ? name : "", (double)mass);
-  PetscCheck(MbsIsFinite3(x) && (!v || MbsIsFinite3(v)), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(MbsIsFinite3(x) && (!v || MbsIsFinite3(v)), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Particle '%s': position and velocity must be finite", name ? name : "");
   PetscCall(MbsModelNewBody(model, name, &p, &index));
   p->type      = MBS_BODY_PARTICLE;
@@ -254,15 +359,15 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
   const char *nm = name ? name : "";
 
   PetscFunctionBegin;
-  PetscCheck(mass > 0 && PetscIsNormalReal(mass), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(mass > 0 && PetscIsNormalReal(mass), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid body '%s': mass must be positive and finite, got %g", nm, (double)mass);
   PetscCheck(MbsIsFinite3(inertia) && MbsIsFinite3(phi) && MbsIsFinite3(R) && MbsIsFinite3(R + 3) &&
                MbsIsFinite3(R + 6) && (!v || MbsIsFinite3(v)) && (!omega || MbsIsFinite3(omega)),
-             model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+             PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid body '%s': inertia, position, rotation and velocities must be finite", nm);
   for (int i = 0; i < 3; i++) {
     const PetscReal E = 0.5 * (inertia[(i + 1) % 3] + inertia[(i + 2) % 3] - inertia[i]);
-    PetscCheck(inertia[i] > 0 && E > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(inertia[i] > 0 && E > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
                "Rigid body '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)",
                nm, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
   }
@@ -358,7 +463,7 @@ PetscErrorCode MbsModelGetNumElements(MbsModel model, PetscInt *n)
 PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal x[3])
 {
   PetscFunctionBegin;
-  PetscCheck(body >= MBS_GROUND && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(body >= MBS_GROUND && body < model->nbodies, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist", body);
   if (body == MBS_GROUND) {
     for (int i = 0; i < 3; i++) x[i] = X[i];
@@ -445,7 +550,7 @@ static PetscErrorCode MbsModelSetPoints(MbsModel model, MbsElement *e, const Pet
   PetscFunctionBegin;
   if (!Xa) Xa = zero;
   if (!Xb) Xb = zero;
-  PetscCheck(MbsIsFinite3(Xa) && MbsIsFinite3(Xb), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(MbsIsFinite3(Xa) && MbsIsFinite3(Xb), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "%s element: points must be finite", e->kernel->name);
   for (int i = 0; i < 3; i++) {
     e->data.Xa[i] = Xa[i];
@@ -501,7 +606,8 @@ PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal
                                      PetscInt *elem)
 {
   PetscFunctionBegin;
-  PetscCheck(a >= 0, model->comm, PETSC_ERR_ARG_WRONG, "A fixed point needs a body, not the ground");
+  PetscCheck(a >= 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+             "A fixed point needs a body, not the ground");
   PetscCall(MbsModelAddSpherical(model, a, Xa, MBS_GROUND, world, elem));
   PetscFunctionReturn(0);
 }
@@ -529,7 +635,7 @@ PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3],
   PetscCall(MbsModelNewElement(model, &MbsElemKernelRod, a, b, &e, &index));
   PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
   if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
-  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(length > 0 && PetscIsNormalReal(length), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Rod: length must be positive and finite, got %g", (double)length);
   e->data.length = length;
   if (elem) *elem = index;
@@ -541,7 +647,7 @@ static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscRe
   const PetscReal n = PetscSqrtReal(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
 
   PetscFunctionBegin;
-  PetscCheck(n > 0 && PetscIsNormalReal(n), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(n > 0 && PetscIsNormalReal(n), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "%s must be a non-zero finite vector", what);
   for (int i = 0; i < 3; i++) u[i] = v[i] / n;
   PetscFunctionReturn(0);
@@ -571,8 +677,8 @@ PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal X
 
   PetscFunctionBegin;
   for (int s = 0; s < 2; s++)
-    PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID, model->comm,
-               PETSC_ERR_ARG_WRONG,
+    PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID,
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "Revolute joint: body '%s' is a particle; a revolute joint needs rigid bodies or the ground",
                model->bodies[body[s]].name);
   PetscCall(MbsModelNewElement(model, &MbsElemKernelRevolute, a, b, &e, &index));
@@ -622,10 +728,10 @@ PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a,
     model, type == MBS_SPRING_QUARTIC ? &MbsElemKernelSpringQuartic : &MbsElemKernelSpringLinear, a, b, &e, &index));
   PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
   if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
-  PetscCheck(stiffness > 0 && PetscIsNormalReal(stiffness), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "Spring: stiffness must be positive and finite, got %g", (double)stiffness);
-  PetscCheck(length >= 0 && (PetscIsNormalReal(length) || length == 0), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
-             "Spring: rest length must be non-negative and finite, got %g", (double)length);
+  PetscCheck(stiffness > 0 && PetscIsNormalReal(stiffness), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_OUTOFRANGE, "Spring: stiffness must be positive and finite, got %g", (double)stiffness);
+  PetscCheck(length >= 0 && (PetscIsNormalReal(length) || length == 0), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_OUTOFRANGE, "Spring: rest length must be non-negative and finite, got %g", (double)length);
   e->data.stiffness = stiffness;
   e->data.length    = length;
   if (elem) *elem = index;
@@ -660,11 +766,12 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
   char      pname[256];
 
   PetscFunctionBegin;
-  PetscCheck(count > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': count must be positive", name ? name : "");
-  PetscCheck(length > 0 && PetscIsNormalReal(length), model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(count > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Chain '%s': count must be positive", name ? name : "");
+  PetscCheck(length > 0 && PetscIsNormalReal(length), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Chain '%s': length must be positive and finite", name ? name : "");
-  PetscCheck(MbsIsFinite3(start), model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Chain '%s': start must be finite",
-             name ? name : "");
+  PetscCheck(MbsIsFinite3(start), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Chain '%s': start must be finite", name ? name : "");
   PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
   {
     MbsModelSize added;
@@ -695,7 +802,7 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
 PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char label[])
 {
   PetscFunctionBegin;
-  PetscCheck(body >= 0 && body < model->nbodies, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(body >= 0 && body < model->nbodies, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist", body);
   PetscCall(PetscFree(model->bodies[body].label));
   PetscCall(PetscStrallocpy(label, &model->bodies[body].label));
@@ -712,7 +819,7 @@ PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char la
 PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char label[])
 {
   PetscFunctionBegin;
-  PetscCheck(elem >= 0 && elem < model->nelems, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(elem >= 0 && elem < model->nelems, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Element %" PetscInt_FMT " does not exist", elem);
   PetscCall(PetscFree(model->elems[elem].label));
   PetscCall(PetscStrallocpy(label, &model->elems[elem].label));
@@ -731,7 +838,7 @@ PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char
 PetscErrorCode MbsModelSetInitialTolerance(MbsModel model, PetscReal tol)
 {
   PetscFunctionBegin;
-  PetscCheck(tol > 0, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "Tolerance must be positive");
+  PetscCheck(tol > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE, "Tolerance must be positive");
   model->ic_tol = tol;
   PetscFunctionReturn(0);
 }
@@ -835,7 +942,8 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
     PetscCall(PetscFree2(adj, adjw));
     PetscCall(PetscFree3(xadj, vwgt, deg));
   }
-  PetscCallMPI(MPI_Bcast(part, (PetscMPIInt)N, sizeof(idx_t) == 8 ? MPI_INT64_T : MPI_INT32_T, 0, model->comm));
+  PetscCallMPI(MPI_Bcast(part, (PetscMPIInt)N, sizeof(idx_t) == 8 ? MPI_INT64_T : MPI_INT32_T, 0,
+                         PetscObjectComm((PetscObject)model)));
   for (PetscInt b = 0; b < N; b++) model->body_rank[b] = (PetscInt)part[b];
   PetscCall(PetscFree(part));
   PetscFunctionReturn(0);
@@ -963,7 +1071,7 @@ static PetscErrorCode MbsModelLayout(MbsModel model)
           idx[model->body_lq[b] + i] = model->body_q[b] + i;
     PetscCall(ISCreateGeneral(PETSC_COMM_SELF, model->nq_ghosted, idx, PETSC_OWN_POINTER, &from));
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, model->nq_ghosted, &model->qghost));
-    PetscCall(VecCreateMPIWithArray(model->comm, 1, model->nq_local, model->nq, NULL, &x));
+    PetscCall(VecCreateMPIWithArray(PetscObjectComm((PetscObject)model), 1, model->nq_local, model->nq, NULL, &x));
     PetscCall(VecScatterCreate(x, from, model->qghost, NULL, &model->qscatter));
     PetscCall(VecDestroy(&x));
     PetscCall(ISDestroy(&from));
@@ -996,11 +1104,11 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
       double val;
       int    elem;
     } loc = {worst[level], (int)worst_elem[level]}, glob;
-    PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, model->comm));
+    PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
     if (glob.val > model->ic_tol) {
       char desc[PETSC_MAX_PATH_LEN + 128];
       MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
-      SETERRQ(model->comm, PETSC_ERR_USER_INPUT,
+      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
               "%s: the initial state violates this %s constraint on %s level: max |%s| = %.3e > tolerance %.1e "
               "(-mbs_initial_tolerance)",
               desc, model->elems[glob.elem].kernel->name, level ? "velocity" : "position", level ? "G(q0) v0" : "g(q0)",
@@ -1027,7 +1135,7 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
 PetscErrorCode MbsModelSetFromOptions(MbsModel model)
 {
   PetscFunctionBegin;
-  PetscOptionsBegin(model->comm, NULL, "Multibody model", "MbsModel");
+  PetscObjectOptionsBegin((PetscObject)model);
   PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation",
                              "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
   {
@@ -1067,7 +1175,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
 {
   PetscFunctionBegin;
   if (model->setup) PetscFunctionReturn(0);
-  PetscCheck(model->nbodies > 0, model->comm, PETSC_ERR_USER_INPUT, "The model has no bodies");
+  PetscCheck(model->nbodies > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT, "The model has no bodies");
   if (!model->options_read) PetscCall(MbsModelSetFromOptions(model));
   if (model->gravity[0] != 0 || model->gravity[1] != 0 || model->gravity[2] != 0) {
     for (PetscInt b = 0; b < model->nbodies; b++) {
@@ -1084,6 +1192,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   if (model->view_partition) PetscCall(MbsModelViewPartition(model, NULL));
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
+  PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));
   PetscFunctionReturn(0);
 }
 
@@ -1095,7 +1204,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
 PetscErrorCode MbsModelGetSizes(MbsModel model, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local, PetscInt *ncon)
 {
   PetscFunctionBegin;
-  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
   if (nq_local) *nq_local = model->nq_local;
   if (nq) *nq = model->nq;
   if (ncon_local) *ncon_local = model->ncon_local;
@@ -1117,8 +1226,8 @@ PetscErrorCode MbsModelCreateInitialState(MbsModel model, Vec *q, Vec *p)
   PetscScalar *qa, *pa;
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  PetscCall(VecCreateMPI(model->comm, model->nq_local, model->nq, q));
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCall(VecCreateMPI(PetscObjectComm((PetscObject)model), model->nq_local, model->nq, q));
   PetscCall(VecDuplicate(*q, p));
   PetscCall(VecGetArray(*q, &qa));
   PetscCall(VecGetArray(*p, &pa));
@@ -1158,7 +1267,7 @@ PetscErrorCode MbsModelCreateScatterToZero(MbsModel model, Vec x, VecScatter *sc
   IS        is;
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
   PetscCall(PetscMalloc1(n, &idx));
   if (model->rank == 0)
     for (PetscInt b = 0; b < model->nbodies; b++)
@@ -1195,7 +1304,7 @@ PetscErrorCode MbsModelSetPartitioner(MbsModel model, const char type[])
   PetscCall(MbsModelCheckNotSetUp(model));
   PetscCall(PetscStrcmp(type, "metis", &metis));
   PetscCall(PetscStrcmp(type, "contiguous", &contiguous));
-  PetscCheck(metis || contiguous, model->comm, PETSC_ERR_ARG_UNKNOWN_TYPE,
+  PetscCheck(metis || contiguous, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_UNKNOWN_TYPE,
              "Unknown partitioner '%s': expected metis or contiguous", type);
   PetscCall(PetscStrncpy(model->partitioner, type, sizeof(model->partitioner)));
   PetscFunctionReturn(0);
@@ -1217,8 +1326,8 @@ PetscErrorCode MbsModelViewPartition(MbsModel model, PetscViewer viewer)
   PetscInt nconn = 0;
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(model->comm, &viewer));
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)model), &viewer));
   for (PetscInt e = 0; e < model->nelems; e++)
     if (model->elems[e].body[0] >= 0 && model->elems[e].body[1] >= 0) nconn++;
   PetscCall(PetscViewerASCIIPrintf(
@@ -1245,7 +1354,7 @@ PetscErrorCode MbsModelView(MbsModel model, PetscViewer viewer)
   PetscInt nparticles = 0, nrigid = 0;
 
   PetscFunctionBegin;
-  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(model->comm, &viewer));
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)model), &viewer));
   for (PetscInt b = 0; b < model->nbodies; b++) {
     if (model->bodies[b].type == MBS_BODY_PARTICLE)
       nparticles++;

@@ -2,6 +2,7 @@
 #ifndef MBS_MODELIMPL_H
 #define MBS_MODELIMPL_H
 
+#include <petsc/private/petscimpl.h>
 #include <gglmbs/model.h>
 #include "elements/kernels.h"
 
@@ -23,7 +24,7 @@ typedef struct {
 } MbsElement;
 
 struct _p_MbsModel {
-  MPI_Comm    comm;
+  PETSCHEADER(int);
   PetscMPIInt rank, size;
   PetscReal   gravity[3];
   PetscReal   ic_tol;

@@ -91,7 +91,7 @@ PetscErrorCode MbsOpGTMultAdd2(MbsModel model, const PetscScalar *q, const Petsc
   PetscFunctionBegin;
   PetscCheck((scale1 == MBS_SCALE_NONE || scale1 == MBS_SCALE_MINV_ROW) &&
                (scale2 == MBS_SCALE_NONE || scale2 == MBS_SCALE_MINV_ROW),
-             model->comm, PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
+             PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG, "G^T y can only be scaled by M^-1 on its rows");
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
   PetscReal qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
   PetscInt  idx[MBS_ELEM_MAX_NQ];
@@ -190,7 +190,7 @@ PetscErrorCode MbsOpPotentialEnergy(MbsModel model, const PetscScalar *q, PetscR
   MbsElementGather(model, el, q, qe);
   v += el->kernel->energy(&el->data, qe);
   MBS_END_FOR
-  PetscCall(MPIU_Allreduce(&v, V, 1, MPIU_REAL, MPIU_SUM, model->comm));
+  PetscCall(MPIU_Allreduce(&v, V, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)model)));
   PetscFunctionReturn(0);
 }
 
@@ -231,7 +231,7 @@ PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const Pe
 
   PetscFunctionBegin;
   PetscCall(MbsOpConstraintMaxLocal(model, q, w, m, elem));
-  PetscCall(MPIU_Allreduce(m, mg, 2, MPIU_REAL, MPIU_MAX, model->comm));
+  PetscCall(MPIU_Allreduce(m, mg, 2, MPIU_REAL, MPIU_MAX, PetscObjectComm((PetscObject)model)));
   *gmax  = mg[0];
   *gwmax = mg[1];
   PetscFunctionReturn(0);
@@ -262,8 +262,9 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
   IS        isfrom;
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  PetscCheck(nfields <= MBS_MAX_FIELDS, model->comm, PETSC_ERR_ARG_OUTOFRANGE, "At most %d fields", MBS_MAX_FIELDS);
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(nfields <= MBS_MAX_FIELDS, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "At most %d fields", MBS_MAX_FIELDS);
   PetscCall(PetscNew(&sys));
   sys->model     = model;
   sys->nfields   = nfields;
@@ -301,10 +302,11 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
     } else {
       for (PetscInt c = 0; c < model->ncon_local; c++) from[n++] = xstart + sys->foff[f] + c;
     }
-    PetscCall(ISCreateStride(model->comm, kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local,
+    PetscCall(ISCreateStride(PetscObjectComm((PetscObject)model),
+                             kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local,
                              xstart + sys->foff[f], 1, &sys->is[f]));
   }
-  PetscCall(VecCreateMPI(model->comm, sys->nlocal, sys->nglobal, &sys->X));
+  PetscCall(VecCreateMPI(PetscObjectComm((PetscObject)model), sys->nlocal, sys->nglobal, &sys->X));
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, sys->nghosted, &sys->Xloc));
   PetscCall(VecDuplicate(sys->Xloc, &sys->Floc));
   PetscCall(ISCreateGeneral(PETSC_COMM_SELF, sys->nghosted, from, PETSC_OWN_POINTER, &isfrom));
@@ -352,7 +354,7 @@ PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem sys, Vec Floc, Vec F)
 PetscErrorCode MbsSystemCreateMatrix(MbsSystem sys, Mat *J)
 {
   PetscFunctionBegin;
-  PetscCall(MatCreate(sys->model->comm, J));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)sys->model), J));
   PetscCall(MatSetSizes(*J, sys->nlocal, sys->nlocal, sys->nglobal, sys->nglobal));
   PetscCall(MatSetType(*J, MATAIJ));
   PetscCall(MatSetOptionsPrefix(*J, "mbs_jac_"));
@@ -382,7 +384,7 @@ PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
     PetscCall(PetscFree2(ci, cj));
     sys->recording = PETSC_FALSE;
   }
-  PetscCheck(sys->pos == sys->ncoo, sys->model->comm, PETSC_ERR_PLIB,
+  PetscCheck(sys->pos == sys->ncoo, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
              "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos,
              sys->ncoo);
   PetscCall(MatSetValuesCOO(J, sys->coo_v, INSERT_VALUES));
@@ -393,7 +395,7 @@ static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
 {
   PetscFunctionBegin;
   if (sys->pos + n <= sys->capcoo) PetscFunctionReturn(0);
-  PetscCheck(sys->recording, sys->model->comm, PETSC_ERR_PLIB,
+  PetscCheck(sys->recording, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
              "Jacobian assembly writes more entries than its recorded pattern");
   {
     PetscInt     cap = PetscMax(2 * sys->capcoo, sys->pos + n + 1024);
@@ -455,7 +457,7 @@ PetscErrorCode MbsJacAddIdentity(MbsSystem sys, PetscInt row, PetscInt col, Pets
   const PetscInt  n   = sys->kind[row] == MBS_FIELD_COORDINATE ? sys->model->nq_local : sys->model->ncon_local;
 
   PetscFunctionBegin;
-  PetscCheck(sys->kind[row] == sys->kind[col], sys->model->comm, PETSC_ERR_ARG_INCOMP,
+  PetscCheck(sys->kind[row] == sys->kind[col], PetscObjectComm((PetscObject)sys->model), PETSC_ERR_ARG_INCOMP,
              "Identity block between fields of different kinds");
   for (PetscInt i = 0; i < n; i++) PetscCall(MbsSystemAddBlock(sys, row, 1, &i, col, 1, &i, &one, alpha, scale));
   PetscFunctionReturn(0);

@@ -54,7 +54,8 @@ static PetscErrorCode MbsRedundancyAssembleG(MbsModel model, const PetscScalar *
       }
     }
   }
-  PetscCall(MatCreateAIJ(model->comm, model->ncon_local, model->nq_local, model->ncon, model->nq, 0, dnz, 0, onz, G));
+  PetscCall(MatCreateAIJ(PetscObjectComm((PetscObject)model), model->ncon_local, model->nq_local, model->ncon,
+                         model->nq, 0, dnz, 0, onz, G));
   PetscCall(PetscFree2(dnz, onz));
   for (PetscInt k = 0; k < model->nelem_local; k++) {
     const MbsElement *el = &model->elems[model->elem_local[k]];
@@ -122,13 +123,13 @@ static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y
           where[0] = l;
           where[1] = r;
         }
-    PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, model->comm));
+    PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
     if (j == 0) first = glob.val;
     if (!(glob.val > 1e-8 * first) || glob.val <= 0) {
       *nbasis = j;
       break;
     }
-    PetscCallMPI(MPI_Bcast(where, 2, MPIU_INT, glob.rank, model->comm));
+    PetscCallMPI(MPI_Bcast(where, 2, MPIU_INT, glob.rank, PetscObjectComm((PetscObject)model)));
     if (where[0] != j) {
       PetscScalar *ta = a[j];
       Vec          tv = y[j];
@@ -139,7 +140,7 @@ static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y
     }
     if (model->rank == glob.rank)
       for (PetscInt l = 0; l < n; l++) rowv[l] = PetscRealPart(a[l][where[1]]);
-    PetscCallMPI(MPI_Bcast(rowv, (PetscMPIInt)n, MPIU_REAL, glob.rank, model->comm));
+    PetscCallMPI(MPI_Bcast(rowv, (PetscMPIInt)n, MPIU_REAL, glob.rank, PetscObjectComm((PetscObject)model)));
     for (PetscInt r = 0; r < ml; r++) a[j][r] /= rowv[j];
     for (PetscInt l = 0; l < n; l++) {
       if (l == j || rowv[l] == 0) continue;
@@ -191,13 +192,14 @@ static PetscErrorCode MbsRedundancySupports(MbsModel model, PetscInt n, Vec y[],
   PetscCall(PetscMalloc2(size, &rcounts, size, &displs));
   {
     PetscMPIInt mine = (PetscMPIInt)(2 * npairs);
-    PetscCallMPI(MPI_Allgather(&mine, 1, MPI_INT, rcounts, 1, MPI_INT, model->comm));
+    PetscCallMPI(MPI_Allgather(&mine, 1, MPI_INT, rcounts, 1, MPI_INT, PetscObjectComm((PetscObject)model)));
   }
   displs[0] = 0;
   for (PetscMPIInt r = 1; r < size; r++) displs[r] = displs[r - 1] + rcounts[r - 1];
   total = (displs[size - 1] + rcounts[size - 1]) / 2;
   PetscCall(PetscMalloc1(2 * total + 1, &all));
-  PetscCallMPI(MPI_Allgatherv(pairs, (PetscMPIInt)(2 * npairs), MPIU_INT, all, rcounts, displs, MPIU_INT, model->comm));
+  PetscCallMPI(MPI_Allgatherv(pairs, (PetscMPIInt)(2 * npairs), MPIU_INT, all, rcounts, displs, MPIU_INT,
+                              PetscObjectComm((PetscObject)model)));
   PetscCall(PetscFree(pairs));
   PetscCall(PetscFree2(rcounts, displs));
   PetscCall(PetscCalloc1(n + 1, &counts));
@@ -225,8 +227,8 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
   PetscReal    dmax;
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, model->comm, PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  PetscCheck(tol > 0 && tol < 1, model->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(tol > 0 && tol < 1, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "The redundancy threshold must be in (0, 1), got %g", (double)tol);
   *ndependent = 0;
   *nreported  = 0;
@@ -254,7 +256,7 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
       da[i] = v > 0 && !PetscIsInfOrNanReal(v) ? 1.0 / PetscSqrtReal(v) : 1.0;
     }
     PetscCall(VecRestoreArray(d, &da));
-    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, model->comm));
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)model)));
   }
   if (bad) { /* not a question of rank: the caller reports the non-finite state */
     PetscCall(PetscInfo(NULL, "G(q) is not finite: no redundancy analysis\n"));
@@ -284,7 +286,7 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
     if (err != MAT_FACTOR_NOERROR) { /* a failure the caller may survive: free what was made */
       PetscCall(MatDestroy(&F));
       PetscCall(MatDestroy(&A));
-      SETERRQ(model->comm, PETSC_ERR_LIB,
+      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_LIB,
               "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
     }
   }
@@ -300,7 +302,7 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
     PetscRandom rnd;
     PetscInt    nbasis;
     PetscCall(MatCreateVecs(A, &work1, &work2));
-    PetscCall(PetscRandomCreate(model->comm, &rnd));
+    PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)model), &rnd));
     PetscCall(PetscRandomSetSeed(
       rnd, 20240601 +
              7919 * (unsigned long)model->rank)); /* one stream per rank: equal streams make the vectors dependent */
@@ -390,7 +392,8 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
 
   PetscFunctionBegin;
   if (len) msg[0] = 0;
-  PetscCall(PetscOptionsGetReal(NULL, NULL, "-mbs_redundancy_tol", &tol, NULL));
+  PetscCall(PetscOptionsGetReal(((PetscObject)model)->options, ((PetscObject)model)->prefix, "-mbs_redundancy_tol",
+                                &tol, NULL));
   PetscCall(MbsModelGetRedundantConstraints(model, q, tol, ndependent, &nrep, &offset, &elems));
   if (*ndependent <= 0) {
     *ndependent = 0;
@@ -441,7 +444,8 @@ PetscErrorCode MbsModelCheckRedundancy(MbsModel model)
   PetscCall(MbsModelFindRedundantConstraints(model, q, &n, msg, sizeof(msg)));
   PetscCall(VecDestroy(&q));
   PetscCall(VecDestroy(&p));
-  PetscCheck(!n, model->comm, PETSC_ERR_USER_INPUT, "At the initial state (-mbs_check_redundancy), %s", msg);
+  PetscCheck(!n, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
+             "At the initial state (-mbs_check_redundancy), %s", msg);
   PetscFunctionReturn(0);
 }
 

@@ -92,11 +92,20 @@ static PetscErrorCode MbsSchemeJacobian_EM(MbsStepper st, const PetscScalar *x)
   PetscFunctionReturn(0);
 }
 
+/* EM: eq. (84), G(q_{n+1/2})^T lambda */
+static PetscErrorCode MbsSchemeConstraintForceWeight_EM(MbsStepper st, PetscReal *w)
+{
+  PetscFunctionBegin;
+  *w = 0.5;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
 {
   PetscFunctionBegin;
-  st->ops.setup    = MbsSchemeSetUp_EM;
-  st->ops.residual = MbsSchemeResidual_EM;
-  st->ops.jacobian = MbsSchemeJacobian_EM;
+  st->ops->setup                   = MbsSchemeSetUp_EM;
+  st->ops->residual                = MbsSchemeResidual_EM;
+  st->ops->jacobian                = MbsSchemeJacobian_EM;
+  st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;
   PetscFunctionReturn(0);
 }

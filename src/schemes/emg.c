@@ -64,11 +64,20 @@ static PetscErrorCode MbsSchemeJacobian_EMG(MbsStepper st, const PetscScalar *x)
   PetscFunctionReturn(0);
 }
 
+/* EM-G: G(q_{n+1/2})^T lambda */
+static PetscErrorCode MbsSchemeConstraintForceWeight_EMG(MbsStepper st, PetscReal *w)
+{
+  PetscFunctionBegin;
+  *w = 0.5;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSchemeCreate_EMG(MbsStepper st)
 {
   PetscFunctionBegin;
-  st->ops.setup    = MbsSchemeSetUp_EMG;
-  st->ops.residual = MbsSchemeResidual_EMG;
-  st->ops.jacobian = MbsSchemeJacobian_EMG;
+  st->ops->setup                   = MbsSchemeSetUp_EMG;
+  st->ops->residual                = MbsSchemeResidual_EMG;
+  st->ops->jacobian                = MbsSchemeJacobian_EMG;
+  st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EMG;
   PetscFunctionReturn(0);
 }

@@ -47,8 +47,8 @@ PetscErrorCode MbsVICreateParametrized(MbsStepper st)
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&vi));
-  st->data                  = vi;
-  st->ops.velocity_residual = MbsVIVelocityResidual;
-  st->ops.destroy           = MbsVIDestroy;
+  st->data                   = vi;
+  st->ops->velocity_residual = MbsVIVelocityResidual;
+  st->ops->destroy           = MbsVIDestroy;
   PetscFunctionReturn(0);
 }

@@ -90,13 +90,22 @@ static PetscErrorCode MbsSchemeView_VIA(MbsStepper st, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
+/* VI-A: eq. (79), G(q_theta)^T lambda */
+static PetscErrorCode MbsSchemeConstraintForceWeight_VIA(MbsStepper st, PetscReal *w)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, "theta", w));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
 {
   PetscFunctionBegin;
   PetscCall(MbsVICreateParametrized(st));
-  st->ops.setup    = MbsSchemeSetUp_VIA;
-  st->ops.residual = MbsSchemeResidual_VIA;
-  st->ops.jacobian = MbsSchemeJacobian_VIA;
-  st->ops.view     = MbsSchemeView_VIA;
+  st->ops->setup                   = MbsSchemeSetUp_VIA;
+  st->ops->residual                = MbsSchemeResidual_VIA;
+  st->ops->jacobian                = MbsSchemeJacobian_VIA;
+  st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIA;
+  st->ops->view                    = MbsSchemeView_VIA;
   PetscFunctionReturn(0);
 }

@@ -110,13 +110,22 @@ static PetscErrorCode MbsSchemeView_VIB(MbsStepper st, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
+/* VI-B: eq. (82), ((1 - vartheta) G(q_n) + vartheta G(q_{n+1}))^T lambda = G(q_vartheta)^T lambda (G is affine) */
+static PetscErrorCode MbsSchemeConstraintForceWeight_VIB(MbsStepper st, PetscReal *w)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetParameter_Private(st, "vartheta", w));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
 {
   PetscFunctionBegin;
   PetscCall(MbsVICreateParametrized(st));
-  st->ops.setup    = MbsSchemeSetUp_VIB;
-  st->ops.residual = MbsSchemeResidual_VIB;
-  st->ops.jacobian = MbsSchemeJacobian_VIB;
-  st->ops.view     = MbsSchemeView_VIB;
+  st->ops->setup                   = MbsSchemeSetUp_VIB;
+  st->ops->residual                = MbsSchemeResidual_VIB;
+  st->ops->jacobian                = MbsSchemeJacobian_VIB;
+  st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIB;
+  st->ops->view                    = MbsSchemeView_VIB;
   PetscFunctionReturn(0);
 }

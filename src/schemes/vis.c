@@ -84,11 +84,20 @@ static PetscErrorCode MbsSchemeJacobian_VIS(MbsStepper st, const PetscScalar *x)
   PetscFunctionReturn(0);
 }
 
+/* VI-S: eq. (55), G(q_n)^T lambda */
+static PetscErrorCode MbsSchemeConstraintForceWeight_VIS(MbsStepper st, PetscReal *w)
+{
+  PetscFunctionBegin;
+  *w = 0.0;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSchemeCreate_VIS(MbsStepper st)
 {
   PetscFunctionBegin;
-  st->ops.setup    = MbsVISetUp;
-  st->ops.residual = MbsSchemeResidual_VIS;
-  st->ops.jacobian = MbsSchemeJacobian_VIS;
+  st->ops->setup                   = MbsVISetUp;
+  st->ops->residual                = MbsSchemeResidual_VIS;
+  st->ops->jacobian                = MbsSchemeJacobian_VIS;
+  st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIS;
   PetscFunctionReturn(0);
 }

@@ -121,7 +121,7 @@ PetscErrorCode MbsStepperCheckpointPath(MbsStepper st, const char filename[], ch
   else if (st->checkpoint[0])
     PetscCall(PetscStrncpy(path, st->checkpoint, len));
   else {
-    PetscCall(MbsMakeDirectory(st->comm, st->output_dir));
+    PetscCall(MbsMakeDirectory(PetscObjectComm((PetscObject)st), st->output_dir));
     PetscCall(PetscSNPrintf(path, len, "%s/checkpoint.bin", st->output_dir));
   }
   PetscFunctionReturn(0);
@@ -189,7 +189,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(PetscMemzero(scheme, sizeof(scheme)));
   PetscCall(PetscStrncpy(scheme, st->type, sizeof(scheme)));
 
-  PetscCall(PetscViewerCreate(st->comm, viewer_out));
+  PetscCall(PetscViewerCreate(PetscObjectComm((PetscObject)st), viewer_out));
   viewer = *viewer_out;
   PetscCall(PetscViewerSetType(viewer, PETSCVIEWERBINARY));
   PetscCall(PetscViewerBinarySetSkipInfo(viewer, PETSC_TRUE));
@@ -266,13 +266,13 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
     if (!ierr && rename(tmp, path)) err = errno;
     if (ierr || err) remove(tmp);
   }
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, st->comm));
-  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_WRITE,
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
+  PetscCheck(!ierr, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
              "Cannot write checkpoint '%s' at step %" PetscInt_FMT
              ": the file could not be created or written (directory missing or not writable, or disk full)",
              tmp, st->step);
-  PetscCheck(!err, st->comm, PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint '%s' to '%s': %s", tmp, path,
-             strerror(err));
+  PetscCheck(!err, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint '%s' to '%s': %s",
+             tmp, path, strerror(err));
   PetscCall(
     PetscInfo(NULL, "Checkpoint at step %" PetscInt_FMT " (t = %g) written to %s\n", st->step, (double)st->t, path));
   PetscFunctionReturn(0);
@@ -409,12 +409,13 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   PetscCall(PetscTestFile(filename, 'r', &exists));
   {
     PetscMPIInt e = exists;
-    PetscCallMPI(MPI_Bcast(&e, 1, MPI_INT, 0, st->comm));
+    PetscCallMPI(MPI_Bcast(&e, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
     exists = (PetscBool)e;
   }
-  PetscCheck(exists, st->comm, PETSC_ERR_FILE_OPEN, "Cannot read checkpoint '%s': no such readable file", filename);
+  PetscCheck(exists, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_OPEN,
+             "Cannot read checkpoint '%s': no such readable file", filename);
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = PetscViewerCreate(st->comm, &viewer);
+  ierr = PetscViewerCreate(PetscObjectComm((PetscObject)st), &viewer);
   if (!ierr) ierr = PetscViewerSetType(viewer, PETSCVIEWERBINARY);
   if (!ierr) ierr = PetscViewerBinarySetSkipInfo(viewer, PETSC_TRUE);
   if (!ierr) ierr = PetscViewerBinarySetSkipOptions(viewer, PETSC_TRUE);
@@ -423,13 +424,13 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   if (!ierr) ierr = MbsCheckpointReadHeader(viewer, &hd, &what);
   PetscCall(PetscPopErrorHandler());
   if (ierr) PetscCall(PetscViewerDestroy(&viewer));
-  PetscCheck(!ierr, st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or unreadable: reading %s failed",
-             filename, what);
+  PetscCheck(!ierr, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_READ,
+             "Checkpoint '%s' is truncated or unreadable: reading %s failed", filename, what);
   if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] < 1 ||
       hd.ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) {
     PetscCall(PetscViewerDestroy(&viewer));
-    SETERRQ(st->comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)", filename,
-            MBS_CKPT_VERSION);
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)",
+            filename, MBS_CKPT_VERSION);
   }
   /* the run must be the one that wrote it */
   {
@@ -461,7 +462,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
                                   st->param_name[i], (double)hd.reals[MBS_CKPT_PARAM0 + i], (double)st->param[i]));
     if (msg[0]) {
       PetscCall(PetscViewerDestroy(&viewer));
-      SETERRQ(st->comm, PETSC_ERR_USER_INPUT, "Cannot restart from checkpoint '%s': %s", filename, msg);
+      SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT, "Cannot restart from checkpoint '%s': %s",
+              filename, msg);
     }
   }
   same_layout =
@@ -485,8 +487,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(VecCopy(plast, st->p));
     PetscCall(VecDestroy(&qlast));
     PetscCall(VecDestroy(&plast));
-    SETERRQ(st->comm, PETSC_ERR_FILE_READ, "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename,
-            ierr ? what : "its end marker");
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_READ,
+            "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename, ierr ? what : "its end marker");
   }
   st->step      = (PetscInt)hd.ints[MBS_CKPT_STEP];
   st->t         = hd.reals[MBS_CKPT_T];
@@ -504,7 +506,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(MbsModelCoordinatesToLocal(model, plast, st->p0));
   } else {
     PetscCall(PetscPrintf(
-      st->comm,
+      PetscObjectComm((PetscObject)st),
       "gglmbs: checkpoint '%s' was written on %" PetscInt64_FMT
       " ranks (or another partition): restored the state only; the run continues equal to round-off, not bit for bit\n",
       filename, hd.ints[MBS_CKPT_NRANKS]));

@@ -45,7 +45,7 @@ static PetscErrorCode MbsStepperEnergy(MbsStepper st, PetscReal *E, PetscReal *T
   PetscCall(VecGetArrayRead(st->p, &p));
   for (PetscInt i = 0; i < n; i++) loc[0] += 0.5 * PetscRealPart(p[i] * p[i]) * model->minv[i];
   PetscCall(VecRestoreArrayRead(st->p, &p));
-  PetscCall(MPIU_Allreduce(loc, glob, 2, MPIU_REAL, MPIU_SUM, st->comm));
+  PetscCall(MPIU_Allreduce(loc, glob, 2, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
   PetscCall(MbsModelCoordinatesToLocal(model, st->q, st->work[0]));
   PetscCall(MbsOpPotentialEnergy(model, st->work[0], &V));
   *E = glob[0] + V;
@@ -77,8 +77,8 @@ PetscErrorCode MbsStepperEnergyStart_Private(MbsStepper st)
     }
   }
   PetscCall(VecRestoreArrayRead(st->q, &q));
-  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, box, 6, MPIU_REAL, MPIU_MIN, st->comm));
-  PetscCall(MPIU_Allreduce(&mass, &total_mass, 1, MPIU_REAL, MPIU_SUM, st->comm));
+  PetscCall(MPIU_Allreduce(MPI_IN_PLACE, box, 6, MPIU_REAL, MPIU_MIN, PetscObjectComm((PetscObject)st)));
+  PetscCall(MPIU_Allreduce(&mass, &total_mass, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
   for (int i = 0; i < 3; i++) {
     g += PetscSqr(model->gravity[i]);
     if (model->nbodies) diameter += PetscSqr(-box[3 + i] - box[i]);
@@ -139,7 +139,7 @@ PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper st, PetscReal factor)
 {
   PetscFunctionBegin;
   PetscCheck(
-    factor >= 0 && !PetscIsInfOrNanReal(factor), st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+    factor >= 0 && !PetscIsInfOrNanReal(factor), PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
     "The energy divergence bound (-mbs_energy_divergence) must be non-negative and finite (0: no check), got %g",
     (double)factor);
   st->energy_divergence = factor;

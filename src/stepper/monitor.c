@@ -50,8 +50,8 @@ PetscErrorCode MbsStepperMonitorSet(MbsStepper st, PetscErrorCode (*monitor)(Mbs
   for (PetscInt i = 0; i < st->nmonitors;
        i++) /* the same monitor twice (e.g. SetFromOptions called again) is added once */
     if (st->monitor[i] == monitor && st->monitor_ctx[i] == ctx) PetscFunctionReturn(0);
-  PetscCheck(st->nmonitors < MBS_MAX_MONITORS, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "At most %d monitors",
-             MBS_MAX_MONITORS);
+  PetscCheck(st->nmonitors < MBS_MAX_MONITORS, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
+             "At most %d monitors", MBS_MAX_MONITORS);
   st->monitor[st->nmonitors]         = monitor;
   st->monitor_ctx[st->nmonitors]     = ctx;
   st->monitor_destroy[st->nmonitors] = destroy;
@@ -125,8 +125,9 @@ PetscErrorCode MbsStepperMonitorDefault(MbsStepper st, PetscInt step, PetscReal 
   }
   dE = c ? (d.E - c->E0) / (c->E0 != 0 ? PetscAbsReal(c->E0) : 1.0) : 0.0;
   if (d.has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), " Gv %.2e", (double)d.Gv_max));
-  PetscCall(PetscPrintf(st->comm, "%5" PetscInt_FMT " t %.6e E %.15e dE %+.2e g %.2e gv %.2e%s its %" PetscInt_FMT "\n",
-                        step, (double)t, (double)d.E, (double)dE, (double)d.g_max, (double)d.gv_max, Gv,
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)st),
+                        "%5" PetscInt_FMT " t %.6e E %.15e dE %+.2e g %.2e gv %.2e%s its %" PetscInt_FMT "\n", step,
+                        (double)t, (double)d.E, (double)dE, (double)d.g_max, (double)d.gv_max, Gv,
                         step ? st->last_its : 0));
   PetscFunctionReturn(0);
 }
@@ -153,10 +154,11 @@ PetscErrorCode MbsStepperMonitorProgress(MbsStepper st, PetscInt step, PetscReal
   PetscReal              rate, eta;
 
   PetscFunctionBegin;
-  PetscCheck(c, st->comm, PETSC_ERR_ARG_NULL, "MbsStepperMonitorProgress needs its context (use -mbs_progress)");
+  PetscCheck(c, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_NULL,
+             "MbsStepperMonitorProgress needs its context (use -mbs_progress)");
   PetscCall(PetscTime(&now));
   /* every rank decides from rank 0's clock, so the collective print is entered by all or none */
-  PetscCallMPI(MPI_Bcast(&now, 1, MPI_DOUBLE, 0, st->comm));
+  PetscCallMPI(MPI_Bcast(&now, 1, MPI_DOUBLE, 0, PetscObjectComm((PetscObject)st)));
   if (c->step0 < 0) {
     c->start = c->last = now;
     c->step0           = step;
@@ -167,7 +169,7 @@ PetscErrorCode MbsStepperMonitorProgress(MbsStepper st, PetscInt step, PetscReal
   c->printed = PETSC_TRUE;
   rate       = (step - c->step0) / PetscMax(now - c->start, 1e-9);
   eta        = rate > 0 ? (nsteps - step) / rate : 0.0;
-  PetscCall(PetscFPrintf(st->comm, PETSC_STDERR,
+  PetscCall(PetscFPrintf(PetscObjectComm((PetscObject)st), PETSC_STDERR,
                          "gglmbs: %5.1f%%  t = %.6g of %.6g  step %" PetscInt_FMT " of %" PetscInt_FMT
                          "  %.1f steps/s  ETA %.0f s\n",
                          nsteps ? 100.0 * step / nsteps : 100.0, (double)t, (double)st->t_end, step, nsteps,

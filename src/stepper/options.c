@@ -31,7 +31,7 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
   PetscInt  every = st->output_every;
 
   PetscFunctionBegin;
-  PetscOptionsBegin(st->comm, NULL, "Multibody time stepper", "MbsStepper");
+  PetscObjectOptionsBegin((PetscObject)st);
   PetscCall(PetscOptionsFList("-mbs_scheme", "Time-stepping scheme", "MbsStepperSetType", MbsSchemeFunctions, st->type,
                               type, sizeof(type), &flg));
   if (flg) PetscCall(MbsStepperSetType(st, type));
@@ -81,7 +81,7 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
     if (set1)
       PetscCall(MbsStepperSetJacobianReuse(st, reuse, rate));
     else if (set2) {
-      PetscCheck(rate > 0 && rate < 1, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+      PetscCheck(rate > 0 && rate < 1, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
                  "Jacobian reuse rate must be in (0, 1), got %g", (double)rate);
       st->reuse_rate = rate;
     }
@@ -141,7 +141,9 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
                                "MbsStepperSetAllowRedundantConstraints", allow, &allow, &set));
     if (set) PetscCall(MbsStepperSetAllowRedundantConstraints(st, allow));
   }
-  if (st->ops.setfromoptions) PetscCall(st->ops.setfromoptions(st, PetscOptionsObject));
+  PetscCall(PetscOptionsBool("-mbs_error_if_step_fails", "A failed or diverged step is an error (else only its reason)",
+                             "MbsStepperSetErrorIfStepFails", st->errorifstepfailed, &st->errorifstepfailed, NULL));
+  if (st->ops->setfromoptions) PetscCall(st->ops->setfromoptions(st, PetscOptionsObject));
   PetscOptionsEnd();
   PetscCall(SNESSetFromOptions(st->snes));
   PetscFunctionReturn(0);

@@ -6,6 +6,10 @@ static PetscBool  MbsPackageInitialized = PETSC_FALSE;
 PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
 PetscClassId      MBS_STEPPER_CLASSID;
 
+static const char *const MbsStepReasons_Shifted[] = {"INTERRUPTED", "DIVERGED_ENERGY", "DIVERGED_NONLINEAR_SOLVE",
+                                                     "ITERATING", "CONVERGED"};
+const char *const       *MbsStepReasons           = MbsStepReasons_Shifted + 3;
+
 MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
 PetscInt           MbsNumSchemeParameters = 0;
 

@@ -59,7 +59,7 @@ PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper st)
 PetscErrorCode MbsStepperSetAllowRedundantConstraints(MbsStepper st, PetscBool allow)
 {
   PetscFunctionBegin;
-  PetscCheck(allow || !st->setup || !st->allow_redundant, st->comm, PETSC_ERR_ARG_WRONGSTATE,
+  PetscCheck(allow || !st->setup || !st->allow_redundant, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_WRONGSTATE,
              "Redundant constraints were allowed at set-up: the linear solver cannot be changed back afterwards");
   st->allow_redundant = allow;
   if (st->setup) PetscCall(MbsStepperAllowRedundant_Private(st));

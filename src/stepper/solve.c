@@ -43,8 +43,8 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
-  if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
-  PetscCheck(st->t_end / st->h < (PetscReal)PETSC_MAX_INT, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  st->reason = MBS_STEP_ITERATING;
+  PetscCheck(st->t_end / st->h < (PetscReal)PETSC_MAX_INT, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "A final time of %g with steps of %g makes %g steps, more than %" PetscInt_FMT " (the largest PetscInt)",
              (double)st->t_end, (double)st->h, (double)(st->t_end / st->h), (PetscInt)PETSC_MAX_INT);
   nsteps = MbsStepperNumSteps(st);
@@ -52,12 +52,13 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     /* every rank takes part in the per-step reduction if any rank catches signals */
     PetscBool installed;
     PetscCall(MbsInterruptPending(&installed, NULL));
-    PetscCallMPI(MPI_Allreduce(&installed, &catch_signals, 1, MPIU_BOOL, MPI_LOR, st->comm));
+    PetscCallMPI(MPI_Allreduce(&installed, &catch_signals, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
     PetscCall(MbsInterruptSetAgreed_Private(0));
   }
   /* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the
      diagnostics it continues, rows after its step dropped; a run from step 0 starts the file afresh. */
-  PetscCall(MbsDiagnosticsFileOpen(st->comm, st->output_dir, st->step > 0 ? st->step : -1, &file));
+  PetscCall(
+    MbsDiagnosticsFileOpen(PetscObjectComm((PetscObject)st), st->output_dir, st->step > 0 ? st->step : -1, &file));
   /* a continued run adds no row off the output grid (a checkpoint taken at an interrupt may lie there) */
   if (!MbsDiagnosticsFileHasStep(file, st->step) && st->step % st->output_every == 0)
     PetscCall(MbsStepperWriteDiagnostics(st, file));
@@ -66,21 +67,23 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     if (catch_signals) { /* every rank stops after the same step */
       int sig;
       PetscCall(MbsInterruptPending(NULL, &sig));
-      PetscCallMPI(MPI_Allreduce(&sig, &signum, 1, MPI_INT, MPI_MAX, st->comm));
+      PetscCallMPI(MPI_Allreduce(&sig, &signum, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)st)));
       if (signum) break;
     }
     ierr = MbsStepperStep(st);
-    if (ierr) break;
-    if (st->step % st->output_every == 0 || st->step == nsteps) {
+    if (ierr || st->reason == MBS_STEP_DIVERGED_NONLINEAR_SOLVE) break; /* not accepted */
+    if (st->step % st->output_every == 0 || st->step == nsteps || st->reason < 0) {
       ierr = MbsStepperWriteDiagnostics(st, file);
       if (ierr) break;
     }
+    if (st->reason < 0) break; /* a diverged energy, with MbsStepperSetErrorIfStepFails() off */
     if (st->checkpoint_every > 0 && st->step % st->checkpoint_every == 0 && st->step < nsteps) {
       ierr = MbsStepperWriteCheckpoint(st, NULL);
       if (ierr) break;
     }
   }
   if (signum) {
+    st->reason = MBS_STEP_INTERRUPTED;
     PetscCall(MbsInterruptSetAgreed_Private(signum));
     /* The diagnostics and the trajectory keep their rows and frames on the -mbs_output_every grid (each
        is flushed as it is written), so that the restarted run continues them as if never interrupted. */
@@ -89,7 +92,7 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     PetscCall(MbsDiagnosticsFileClose(&file));
     PetscCall(ierr);
     PetscCall(MbsStepperCheckpointPath(st, NULL, path, sizeof(path)));
-    SETERRQ(st->comm, PETSC_ERR_SIG,
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_SIG,
             "Interrupted by %s after step %" PetscInt_FMT " of %" PetscInt_FMT
             " (t = %g): the checkpoint is in %s; continue with the same command and -mbs_restart %s",
             signum == SIGINT    ? "SIGINT"
@@ -99,6 +102,7 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
   }
   PetscCall(MbsDiagnosticsFileClose(&file));
   PetscCall(ierr);
+  if (st->reason < 0) PetscFunctionReturn(0); /* a failed step: the caller asks MbsStepperGetConvergedReason() */
   if (st->traj) PetscCall(MbsTrajectoryWrite(st->traj, st, PETSC_TRUE));
   if (st->checkpoint_every > 0) PetscCall(MbsStepperWriteCheckpoint(st, NULL));
   if (st->write_state[0]) PetscCall(MbsStepperWriteState(st, st->write_state));

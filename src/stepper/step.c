@@ -60,7 +60,7 @@ PetscErrorCode MbsStepperFormFunction_Private(SNES snes, Vec X, Vec F, void *ctx
   PetscCall(VecSet(sys->Floc, 0.0));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(VecGetArray(sys->Floc, &f));
-  PetscCall(st->ops.residual(st, x, f));
+  PetscCall(st->ops->residual(st, x, f));
   if (st->force) { /* the host's impulse h F on the momentum balance R_p = p1 - p0 + ... */
     const PetscScalar *fe;
     PetscScalar       *fp = f + sys->loff[st->field_p];
@@ -87,7 +87,7 @@ static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Ma
   PetscCall(MbsSystemGlobalToLocal(sys, X, sys->Xloc));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(MbsSystemAssemblyBegin(sys));
-  PetscCall(st->ops.jacobian(st, x));
+  PetscCall(st->ops->jacobian(st, x));
   PetscCall(MbsSystemAssemblyEnd(sys, P));
   PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
   if (J != P) {
@@ -273,7 +273,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     PetscFunctionReturn(0);
   }
   st->retries++;
-  PetscCall(PetscPrintf(st->comm,
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)st),
                         "gglmbs: step %" PetscInt_FMT
                         " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT
                         " Newton iterations, SNES reason %s; retrying as 2 sub-steps of h = %g\n",
@@ -312,6 +312,17 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
+  {
+    /* ksponly reports success after one linear solve whatever the residual: every step would be accepted
+       unconverged (a host's -snes_type ksponly reaches a stepper without an options prefix). */
+    PetscBool ksponly;
+    PetscCall(PetscObjectTypeCompare((PetscObject)st->snes, SNESKSPONLY, &ksponly));
+    PetscCheck(!ksponly, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_INCOMP,
+               "The stepper's SNES is ksponly (-%ssnes_type ksponly), which accepts a step after one linear solve "
+               "without solving its nonlinear equations; use Newton (newtonls, the default), or give the stepper "
+               "an options prefix (MbsStepperSetOptionsPrefix()) to keep a host program's solver options apart",
+               ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "");
+  }
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
   if (st->energy_divergence > 0 && !st->energy_set) PetscCall(MbsStepperEnergyStart_Private(st));
   PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
@@ -332,6 +343,12 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       PetscCall(VecCopy(st->qstart, st->q));
       PetscCall(VecCopy(st->pstart, st->p));
     }
+    st->reason = MBS_STEP_DIVERGED_NONLINEAR_SOLVE;
+    if (!st->errorifstepfailed) {
+      PetscCall(PetscInfo(st, "Step %" PetscInt_FMT " did not converge (SNES reason %s); not accepted\n", st->step + 1,
+                          SNESConvergedReasons[fail.reason]));
+      PetscFunctionReturn(0);
+    }
     if (fail.level)
       PetscCall(PetscSNPrintf(sub, sizeof(sub), " after %" PetscInt_FMT " halvings (sub-step t = %g, h = %g)",
                               fail.level, (double)fail.t0, (double)fail.hstep));
@@ -346,7 +363,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       if (ierr) ndependent = 0;
     }
     /* the checkpoint comes before the report, which may be long (PETSc keeps 2047 characters of a message) */
-    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED,
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_NOT_CONVERGED,
             "Step %" PetscInt_FMT
             " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT
             " Newton iterations, SNES reason %s%s%s%s%s",
@@ -358,10 +375,15 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->step++;
   st->t = st->step * st->h;
   if (st->energy_divergence > 0) PetscCall(MbsStepperCheckEnergy_Private(st, &diverged, &E));
+  st->reason = diverged ? MBS_STEP_DIVERGED_ENERGY : MBS_STEP_CONVERGED;
+  if (diverged && !st->errorifstepfailed) {
+    PetscCall(PetscInfo(st, "Step %" PetscInt_FMT ": the energy diverged (E = %g)\n", st->step, (double)E));
+    PetscFunctionReturn(0);
+  }
   if (diverged) {
     char where[2 * PETSC_MAX_PATH_LEN + 128];
     PetscCall(MbsStepperWriteFailureState_Private(st, PETSC_FALSE, where, sizeof(where)));
-    SETERRQ(st->comm, PETSC_ERR_NOT_CONVERGED,
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_NOT_CONVERGED,
             "Step %" PetscInt_FMT
             " (t = %g -> %g) of scheme %s: the energy diverged: E = %.6e, expected %.6e within %g times its scale %.3e "
             "(-mbs_energy_divergence). Try a smaller step (-mbs_dt) or another scheme%s",

@@ -30,6 +30,7 @@ const char *const MbsPredictors[] = {"simple", "advanced", "MbsPredictor", "MBS_
 PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
 {
   MbsStepper     st;
+  MPI_Comm       comm;
   KSP            ksp;
   PC             pc;
   SNESLineSearch ls;
@@ -37,15 +38,18 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscFunctionBegin;
   PetscCall(MbsStepperInitializePackage());
   PetscCall(MbsModelSetUp(model));
-  PetscCall(PetscNew(&st));
-  PetscCall(MbsModelGetComm(model, &st->comm));
-  st->model          = model;
-  st->h              = 0.01;
-  st->hstep          = 0.01;
-  st->t_end          = 1.0;
-  st->output_every   = 1;
-  st->traj_every     = 1;
-  st->monitored_step = -1;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCall(PetscHeaderCreate(st, MBS_STEPPER_CLASSID, "MbsStepper", "Multibody time stepper", "MbsStepper", comm,
+                              MbsStepperDestroy, MbsStepperView));
+  PetscCall(PetscObjectReference((PetscObject)model));
+  st->model             = model;
+  st->errorifstepfailed = PETSC_TRUE;
+  st->h                 = 0.01;
+  st->hstep             = 0.01;
+  st->t_end             = 1.0;
+  st->output_every      = 1;
+  st->traj_every        = 1;
+  st->monitored_step    = -1;
   st->field_q = st->field_p = st->field_v = -1;
   st->predictor                           = MBS_PREDICTOR_SIMPLE;
   st->adapt_max                           = 5;
@@ -53,7 +57,8 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->reuse_rate        = 0.75;
   st->energy_divergence = MBS_ENERGY_DIVERGENCE;
   PetscCall(PetscStrncpy(st->output_dir, "output", sizeof(st->output_dir)));
-  PetscCall(SNESCreate(st->comm, &st->snes));
+  PetscCall(SNESCreate(comm, &st->snes));
+  PetscCall(PetscObjectIncrementTabLevel((PetscObject)st->snes, (PetscObject)st, 1));
   /* Conservation to round-off needs Newton converged to round-off: tight absolute tolerance, and a
      direct solve with pivoting (the saddle-point system has a zero multiplier block). */
   PetscCall(SNESSetType(st->snes, SNESNEWTONLS));
@@ -73,16 +78,8 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
        thousands of tiny fronts); on nets its factorization stays within a few times MUMPS's, where KLU's
        (no supernodes) is 40 times slower. */
     PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(st->comm, &size));
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
     PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERUMFPACK : MATSOLVERMUMPS));
-  }
-  {
-    /* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
-       systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
-       Unless the user chose a margin, allow 100%. */
-    PetscBool set;
-    PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_mumps_icntl_14", &set));
-    if (!set) PetscCall(PetscOptionsSetValue(NULL, "-mat_mumps_icntl_14", "100"));
   }
   PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
   *stepper = st;
@@ -123,16 +120,149 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
 
   PetscFunctionBegin;
   if (!stepper || !*stepper) PetscFunctionReturn(0);
+  PetscValidHeaderSpecific(*stepper, MBS_STEPPER_CLASSID, 1);
+  if (--((PetscObject)(*stepper))->refct > 0) {
+    *stepper = NULL;
+    PetscFunctionReturn(0);
+  }
   st = *stepper;
   PetscCall(MbsStepperMonitorCancel(st));
   PetscCall(MbsTrajectoryDestroy(&st->traj));
   PetscCall(MbsStepperReset(st));
-  if (st->ops.destroy) PetscCall(st->ops.destroy(st));
+  if (st->ops->destroy) PetscCall(st->ops->destroy(st));
   PetscCall(VecDestroy(&st->q));
   PetscCall(VecDestroy(&st->p));
   PetscCall(SNESDestroy(&st->snes));
-  PetscCall(PetscFree(st));
-  *stepper = NULL;
+  PetscCall(MbsModelDestroy(&st->model));
+  PetscCall(PetscHeaderDestroy(stepper));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetOptionsPrefix - Sets the prefix of every option the stepper reads: its own (-<prefix>mbs_scheme,
+  -<prefix>mbs_dt, ...) and those of its SNES, KSP, PC and factorization (-<prefix>snes_type, -<prefix>pc_type,
+  -<prefix>mat_mumps_icntl_14, ...), so that a host program's options and gglmbs's stay apart.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- prefix - the prefix (no leading dash), e.g. "mbs1_"; NULL for none
+
+  Notes:
+  Call it before MbsStepperSetFromOptions(). The gglmbs program uses no prefix.
+
+  Level: intermediate
+
+.seealso: `MbsStepperAppendOptionsPrefix()`, `MbsStepperGetOptionsPrefix()`, `MbsModelSetOptionsPrefix()`
+@*/
+PetscErrorCode MbsStepperSetOptionsPrefix(MbsStepper st, const char prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCall(PetscObjectSetOptionsPrefix((PetscObject)st, prefix));
+  PetscCall(SNESSetOptionsPrefix(st->snes, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperAppendOptionsPrefix - Appends to the prefix of the stepper's options and those of its solvers.
+
+  Logically Collective
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetOptionsPrefix()`
+@*/
+PetscErrorCode MbsStepperAppendOptionsPrefix(MbsStepper st, const char prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCall(PetscObjectAppendOptionsPrefix((PetscObject)st, prefix));
+  PetscCall(SNESAppendOptionsPrefix(st->snes, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetOptionsPrefix - Gets the prefix of the stepper's options (borrowed).
+
+  Not Collective
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetOptionsPrefix()`
+@*/
+PetscErrorCode MbsStepperGetOptionsPrefix(MbsStepper st, const char *prefix[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)st, prefix));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperViewFromOptions - Views the stepper if the option `name` (with the stepper's prefix) is given,
+  e.g. -mbs_stepper_view.
+
+  Collective
+
+  Level: intermediate
+
+.seealso: `MbsStepperView()`, `PetscObjectViewFromOptions()`
+@*/
+PetscErrorCode MbsStepperViewFromOptions(MbsStepper st, PetscObject obj, const char name[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCall(PetscObjectViewFromOptions((PetscObject)st, obj, name));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetConvergedReason - Why the last step ended: MBS_STEP_CONVERGED for an accepted step,
+  MBS_STEP_DIVERGED_NONLINEAR_SOLVE for a step whose Newton solve failed (after the retries of
+  -mbs_adapt; the state stays at its start), MBS_STEP_DIVERGED_ENERGY for a step whose energy left the bound
+  of MbsStepperSetEnergyDivergence() (the state is the one it reached), MBS_STEP_INTERRUPTED for a
+  MbsStepperSolve() stopped by a signal, MBS_STEP_ITERATING before the first step.
+
+  Not Collective
+
+  Notes:
+  The reason is set before MbsStepperStep() returns its error, so a host that catches the error (or that
+  turned errors off with MbsStepperSetErrorIfStepFails()) can ask why. MbsStepperSolve() keeps the reason of
+  the step it stopped at.
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetErrorIfStepFails()`, `MbsStepperStep()`, `MbsStepReasons`
+@*/
+PetscErrorCode MbsStepperGetConvergedReason(MbsStepper st, MbsStepReason *reason)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  *reason = st->reason;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetErrorIfStepFails - Whether a step that fails (its solve does not converge, or its energy
+  diverges) is an error (the default), or only sets the reason (MbsStepperGetConvergedReason()): then
+  MbsStepperStep() returns without error, the failed step not accepted, and MbsStepperSolve() stops there.
+
+  Logically Collective
+
+  Options Database Key:
+. -mbs_error_if_step_fails <bool> - the setting
+
+  Level: intermediate
+
+.seealso: `MbsStepperGetConvergedReason()`
+@*/
+PetscErrorCode MbsStepperSetErrorIfStepFails(MbsStepper st, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  st->errorifstepfailed = flg;
   PetscFunctionReturn(0);
 }
 
@@ -159,19 +289,19 @@ PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
   PetscCall(PetscStrcmp(st->type, type, &same));
   if (same) PetscFunctionReturn(0);
   PetscCall(PetscFunctionListFind(MbsSchemeFunctions, type, &create));
-  PetscCheck(create, st->comm, PETSC_ERR_USER_INPUT,
+  PetscCheck(create, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
              "Unknown scheme '%s'; run with -help to list the registered schemes", type);
   PetscCall(MbsStepperReset(st));
-  if (st->ops.destroy) PetscCall(st->ops.destroy(st));
-  PetscCall(PetscMemzero(&st->ops, sizeof(st->ops)));
+  if (st->ops->destroy) PetscCall(st->ops->destroy(st));
+  PetscCall(PetscMemzero(st->ops, sizeof(*st->ops)));
   st->data = NULL;
   PetscCall(PetscStrncpy(st->type, type, sizeof(st->type)));
   st->nparams = 0;
   for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
     PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, type, &same));
     if (!same) continue;
-    PetscCheck(st->nparams < MBS_STEPPER_MAX_PARAMS, st->comm, PETSC_ERR_SUP, "Scheme %s has more than %d parameters",
-               type, MBS_STEPPER_MAX_PARAMS);
+    PetscCheck(st->nparams < MBS_STEPPER_MAX_PARAMS, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+               "Scheme %s has more than %d parameters", type, MBS_STEPPER_MAX_PARAMS);
     PetscCall(PetscStrncpy(st->param_name[st->nparams], MbsSchemeParameters[i].name, sizeof(st->param_name[0])));
     st->param[st->nparams++] = MbsSchemeParameters[i].def;
   }
@@ -204,7 +334,7 @@ PetscErrorCode MbsStepperGetType(MbsStepper st, const char *type[])
 PetscErrorCode MbsStepperSetTimeStep(MbsStepper st, PetscReal h)
 {
   PetscFunctionBegin;
-  PetscCheck(h > 0 && PetscIsNormalReal(h), st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(h > 0 && PetscIsNormalReal(h), PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The step size (-mbs_dt, time.step) must be positive and finite, got %g", (double)h);
   st->h = st->hstep = h;
   PetscFunctionReturn(0);
@@ -235,7 +365,7 @@ PetscErrorCode MbsStepperGetTimeStep(MbsStepper st, PetscReal *h)
 PetscErrorCode MbsStepperSetFinalTime(MbsStepper st, PetscReal t_end)
 {
   PetscFunctionBegin;
-  PetscCheck(t_end > 0 && PetscIsNormalReal(t_end), st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(t_end > 0 && PetscIsNormalReal(t_end), PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The final time (-mbs_t_end, time.end) must be positive and finite, got %g", (double)t_end);
   st->t_end = t_end;
   PetscFunctionReturn(0);
@@ -253,7 +383,7 @@ PetscErrorCode MbsStepperSetFinalTime(MbsStepper st, PetscReal t_end)
 PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscInt every)
 {
   PetscFunctionBegin;
-  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(every > 0, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The output frequency (-mbs_output_every, output.every) must be positive, got %" PetscInt_FMT, every);
   if (directory) PetscCall(PetscStrncpy(st->output_dir, directory, sizeof(st->output_dir)));
   st->output_every = every;
@@ -281,10 +411,11 @@ PetscErrorCode MbsStepperSetSchemeParameter(MbsStepper st, const char name[], Pe
   PetscFunctionBegin;
   PetscCall(MbsSchemeGetParameter(st->type, name, &prm));
   PetscCall(MbsSchemeGetParameterNames(st->type, names, sizeof(names)));
-  PetscCheck(prm, st->comm, PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s' (its parameters: %s)", st->type, name,
-             names);
+  PetscCheck(prm, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_WRONG,
+             "Scheme %s has no parameter '%s' (its parameters: %s)", st->type, name, names);
   PetscCall(MbsSchemeCheckParameter(prm, value, &ok, expected, sizeof(expected)));
-  PetscCheck(ok, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Expected %s, got %g", expected, (double)value);
+  PetscCheck(ok, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE, "Expected %s, got %g", expected,
+             (double)value);
   for (PetscInt i = 0; i < st->nparams; i++) {
     PetscCall(PetscStrcmp(st->param_name[i], name, &ok));
     if (!ok || st->param[i] == value) continue;
@@ -307,7 +438,7 @@ PetscErrorCode MbsStepperGetParameter_Private(MbsStepper st, const char name[], 
       PetscFunctionReturn(0);
     }
   }
-  SETERRQ(st->comm, PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s'", st->type, name);
+  SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_WRONG, "Scheme %s has no parameter '%s'", st->type, name);
 }
 
 /*@C
@@ -371,7 +502,7 @@ PetscErrorCode MbsStepperSetAdapt(MbsStepper st, PetscBool adapt, PetscInt max_h
 {
   PetscFunctionBegin;
   if (max_halvings != PETSC_DEFAULT) {
-    PetscCheck(max_halvings >= 1 && max_halvings <= 30, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(max_halvings >= 1 && max_halvings <= 30, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
                "The number of step halvings must be in [1, 30], got %" PetscInt_FMT, max_halvings);
     st->adapt_max = max_halvings;
   }
@@ -410,8 +541,8 @@ PetscErrorCode MbsStepperSetJacobianReuse(MbsStepper st, PetscBool reuse, PetscR
 {
   PetscFunctionBegin;
   if (rate == (PetscReal)PETSC_DEFAULT) rate = 0.75;
-  PetscCheck(rate > 0 && rate < 1, st->comm, PETSC_ERR_ARG_OUTOFRANGE, "Jacobian reuse rate must be in (0, 1), got %g",
-             (double)rate);
+  PetscCheck(rate > 0 && rate < 1, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
+             "Jacobian reuse rate must be in (0, 1), got %g", (double)rate);
   if (st->reuse && !reuse) PetscCall(SNESSetLagJacobian(st->snes, 1));
   if (!st->reuse && reuse)
     st->jac_valid = PETSC_FALSE; /* a Jacobian of Newton proper was not recorded for checkpoints: start afresh */
@@ -447,8 +578,39 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
     PetscCall(PetscStrcmp(names[f], "v", &isq));
     if (isq) st->field_v = f;
   }
-  PetscCheck(st->field_q >= 0 && st->field_p >= 0, st->comm, PETSC_ERR_PLIB, "Scheme %s must have fields named q and p",
-             st->type);
+  PetscCheck(st->field_q >= 0 && st->field_p >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
+             "Scheme %s must have fields named q and p", st->type);
+  PetscFunctionReturn(0);
+}
+
+/* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
+   systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
+   Unless the user chose a margin (-[prefix]mat_mumps_icntl_14), allow 100%: on this stepper's factor
+   only. The options database belongs to the host program and its other solvers. */
+static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
+{
+  KSP           ksp;
+  PC            pc;
+  Mat           F;
+  MatSolverType type;
+  const char   *prefix;
+  PetscBool     islu, ismumps, set;
+
+  PetscFunctionBegin;
+  PetscCall(SNESGetKSP(st->snes, &ksp));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
+  if (!islu) PetscFunctionReturn(0);
+  PetscCall(PCFactorGetMatSolverType(pc, &type));
+  PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &ismumps));
+  if (!ismumps) PetscFunctionReturn(0);
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PetscOptionsHasName(((PetscObject)pc)->options, prefix, "-mat_mumps_icntl_14", &set));
+  if (set) PetscFunctionReturn(0);
+  PetscCall(KSPSetOperators(ksp, st->J, st->J));
+  PetscCall(PCFactorSetUpMatSolverType(pc));
+  PetscCall(PCFactorGetMatrix(pc, &F));
+  PetscCall(MatMumpsSetIcntl(F, 14, 100));
   PetscFunctionReturn(0);
 }
 
@@ -463,10 +625,10 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
 
   PetscFunctionBegin;
   if (st->setup) PetscFunctionReturn(0);
-  PetscCheck(st->ops.setup && st->ops.residual && st->ops.jacobian, st->comm, PETSC_ERR_PLIB,
+  PetscCheck(st->ops->setup && st->ops->residual && st->ops->jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s does not provide setup, residual and jacobian", st->type);
   if (!st->q) PetscCall(MbsModelCreateInitialState(model, &st->q, &st->p));
-  PetscCall(st->ops.setup(st));
+  PetscCall(st->ops->setup(st));
   /* Small systems keep Newton's method proper: a step costs microseconds either way, and quadratic
      convergence reaches the true round-off floor (pendulum energy error 1.4e-14 against 1.5e-13 under
      modified Newton, whose floor test has to be looser, see MbsStepperConverged()). */
@@ -486,6 +648,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction_Private, st));
   PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian_Private, st));
   PetscCall(MbsStepperAllowRedundant_Private(st));
+  PetscCall(MbsStepperSetUpFactorization(st));
   {
     KSP               ksp;
     PC                pc;
@@ -496,7 +659,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
     /* Named splits for -pc_type fieldsplit (a no-op for other PCs): one per field (-fieldsplit_q_...,
        -fieldsplit_lambda_...), or two, "primal" (q, p, v) and "dual" (lambda, gamma), for a Schur
        complement on the multipliers (-pc_fieldsplit_type schur; docs/solvers.md). */
-    PetscOptionsBegin(st->comm, NULL, "Multibody stepper: field splits", "MbsStepper");
+    PetscObjectOptionsBegin((PetscObject)st);
     PetscCall(PetscOptionsEList(
       "-mbs_fieldsplit_split",
       "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)",
@@ -517,7 +680,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
         PetscInt n = 0;
         for (PetscInt f = 0; f < st->sys->nfields; f++)
           if (st->sys->kind[f] == (k ? MBS_FIELD_CONSTRAINT : MBS_FIELD_COORDINATE)) list[n++] = st->sys->is[f];
-        PetscCall(ISConcatenate(st->comm, n, list, &is));
+        PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), n, list, &is));
         PetscCall(PCFieldSplitSetIS(pc, k ? "dual" : "primal", is));
         PetscCall(ISDestroy(&is));
       }
@@ -525,12 +688,13 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   }
   {
     PetscBool view = PETSC_FALSE;
-    PetscCall(PetscOptionsGetBool(NULL, NULL, "-mbs_view_partition", &view, NULL));
+    PetscCall(
+      PetscOptionsGetBool(((PetscObject)st)->options, ((PetscObject)st)->prefix, "-mbs_view_partition", &view, NULL));
     if (view) { /* the model printed its part at its set-up; the unknowns per rank depend on the scheme */
       PetscViewer viewer;
       PetscMPIInt rank;
-      PetscCallMPI(MPI_Comm_rank(st->comm, &rank));
-      PetscCall(PetscViewerASCIIGetStdout(st->comm, &viewer));
+      PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)st), &rank));
+      PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)st), &viewer));
       PetscCall(PetscViewerASCIIPrintf(viewer,
                                        "MbsStepper %s: %" PetscInt_FMT " unknowns in %" PetscInt_FMT " fields\n",
                                        st->type, st->sys->nglobal, st->sys->nfields));
@@ -542,6 +706,9 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
     }
   }
   st->setup = PETSC_TRUE;
+  /* -mbs_restart (MbsStepperSetFromOptions()): continue from the checkpoint once the layout exists */
+  if (st->restart[0] && !st->restarted) PetscCall(MbsStepperLoadCheckpoint(st, st->restart));
+  PetscCall(MbsStepperViewFromOptions(st, NULL, "-mbs_stepper_view"));
   if (!MbsCited) PetscCall(PetscCitationsRegister(MbsCitation, &MbsCited));
   PetscFunctionReturn(0);
 }
@@ -580,7 +747,7 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   }
   for (PetscInt i = 0; i < model->nq_ghosted; i++) w[i] *= model->minv[i];
   for (PetscInt i = 0; i < model->nq_local; i++) loc[0] += 0.5 * PetscRealPart(w[i] * w[i]) / model->minv[i];
-  PetscCall(MPIU_Allreduce(loc, glob, 7, MPIU_REAL, MPIU_SUM, st->comm));
+  PetscCall(MPIU_Allreduce(loc, glob, 7, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
   d->T = glob[0];
   for (int i = 0; i < 3; i++) {
     d->J[i] = glob[1 + i];
@@ -589,9 +756,9 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   PetscCall(MbsOpPotentialEnergy(model, q, &d->V));
   d->E = d->T + d->V;
   PetscCall(MbsOpConstraintMax(model, q, w, &d->g_max, &d->gv_max));
-  d->has_Gv = (st->ops.velocity_residual && st->step > 0) ? PETSC_TRUE : PETSC_FALSE;
+  d->has_Gv = (st->ops->velocity_residual && st->step > 0) ? PETSC_TRUE : PETSC_FALSE;
   d->Gv_max = 0;
-  if (d->has_Gv) PetscCall(st->ops.velocity_residual(st, &d->Gv_max));
+  if (d->has_Gv) PetscCall(st->ops->velocity_residual(st, &d->Gv_max));
   PetscCall(PetscLogEventEnd(MBS_Diagnostics, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -606,7 +773,7 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
   PetscInt nb, nq, nc, n = 0;
 
   PetscFunctionBegin;
-  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(st->comm, &viewer));
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)st), &viewer));
   PetscCall(MbsModelGetNumBodies(st->model, &nb));
   PetscCall(MbsModelGetSizes(st->model, NULL, &nq, NULL, &nc));
   if (st->sys) n = st->sys->nglobal;
@@ -616,10 +783,36 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
                                    "  %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT
                                    " constraints, %" PetscInt_FMT " unknowns\n",
                                    nb, nq, nc, n));
-  if (st->ops.view) PetscCall(st->ops.view(st, viewer));
+  if (st->ops->view) PetscCall(st->ops->view(st, viewer));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(SNESView(st->snes, viewer));
   PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetConstraintForceWeight - Where the scheme applies the constraint forces: its momentum balance
+  carries h G(q_w)^T lambda with q_w = (1 - w) q_n + w q_{n+1} (w = 1/2 for EM and EM-G, 0 for VI-S, theta
+  for VI-A, vartheta for VI-B). The trajectory output evaluates the joint forces there.
+
+  Not Collective
+
+  Output Parameter:
+. w - the weight (1 for a scheme that does not say)
+
+  Level: advanced
+
+.seealso: `MbsStepperSetTrajectory()`
+@*/
+PetscErrorCode MbsStepperGetConstraintForceWeight(MbsStepper st, PetscReal *w)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  *w = 1.0;
+  if (st->ops->constraint_force_weight)
+    PetscCall(st->ops->constraint_force_weight(st, w));
+  else
+    PetscCall(PetscInfo(st, "Scheme %s does not say where it applies constraint forces: G(q_{n+1})\n", st->type));
   PetscFunctionReturn(0);
 }
 
@@ -760,13 +953,14 @@ static PetscErrorCode MbsStepperPointKinematics(MbsStepper st, PetscInt body, co
                                                 PetscReal x[3])
 {
   MbsModel           model = st->model;
-  Vec                v     = velocity ? st->p : st->q;
+  Vec                v;
   PetscMPIInt        owner;
   PetscInt           off, n, start;
   const PetscScalar *a;
 
   PetscFunctionBegin;
-  PetscCall(MbsStepperSetUp(st));
+  PetscCall(MbsStepperSetUp(st)); /* creates the state vectors */
+  v = velocity ? st->p : st->q;
   PetscCall(MbsModelGetBodyCoordinates(model, body, &off, &n, &owner));
   if (model->rank == owner) {
     const MbsBody *b = &model->bodies[body];
@@ -780,7 +974,7 @@ static PetscErrorCode MbsStepperPointKinematics(MbsStepper st, PetscInt body, co
     }
     PetscCall(VecRestoreArrayRead(v, &a));
   }
-  PetscCallMPI(MPI_Bcast(x, 3, MPIU_REAL, owner, st->comm));
+  PetscCallMPI(MPI_Bcast(x, 3, MPIU_REAL, owner, PetscObjectComm((PetscObject)st)));
   PetscFunctionReturn(0);
 }
 
@@ -845,11 +1039,11 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
   PetscFunctionBegin;
   PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
   PetscCall(PetscStrcmp(format, "none", &none));
-  PetscCheck(xdmf || none, st->comm, PETSC_ERR_USER_INPUT, "Unknown trajectory format '%s': expected xdmf or none",
-             format);
-  PetscCheck(every > 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(xdmf || none, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
+             "Unknown trajectory format '%s': expected xdmf or none", format);
+  PetscCheck(every > 0, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The trajectory frequency (-mbs_trajectory_every) must be positive, got %" PetscInt_FMT, every);
-  PetscCheck(!st->traj, st->comm, PETSC_ERR_ORDER, "The trajectory is already being written");
+  PetscCheck(!st->traj, PetscObjectComm((PetscObject)st), PETSC_ERR_ORDER, "The trajectory is already being written");
   PetscCall(PetscStrncpy(st->traj_format, format, sizeof(st->traj_format)));
   st->traj_every = every;
   PetscFunctionReturn(0);
@@ -871,7 +1065,7 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
 PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], PetscInt every)
 {
   PetscFunctionBegin;
-  PetscCheck(every >= 0, st->comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(every >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The checkpoint frequency (-mbs_checkpoint_every) must be non-negative, got %" PetscInt_FMT, every);
   if (filename) PetscCall(PetscStrncpy(st->checkpoint, filename, sizeof(st->checkpoint)));
   st->checkpoint_every = every;

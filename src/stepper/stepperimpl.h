@@ -24,6 +24,9 @@ typedef struct {
   PetscErrorCode (*destroy)(MbsStepper);
   /* optional, for schemes with a velocity unknown v: max |G(q_theta) v| of the last solved step (collective) */
   PetscErrorCode (*velocity_residual)(MbsStepper, PetscReal *);
+  /* the weight w of the configuration q_w = (1 - w) q_n + w q_{n+1} at which the scheme's momentum balance
+     applies the constraint forces G(q_w)^T lambda (MbsStepperGetConstraintForceWeight()) */
+  PetscErrorCode (*constraint_force_weight)(MbsStepper, PetscReal *);
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      4
@@ -37,12 +40,13 @@ typedef struct {
 #define MBS_ENERGY_DIVERGENCE  10.0 /* default of MbsStepperSetEnergyDivergence() */
 
 struct _p_MbsStepper {
-  MPI_Comm     comm;
-  MbsModel     model;
-  char         type[64];
-  MbsSchemeOps ops;
-  void        *data;
-  PetscBool    setup;
+  PETSCHEADER(MbsSchemeOps);
+  MbsModel      model; /* a reference is held */
+  char          type[64];
+  MbsStepReason reason;            /* of the last step (MbsStepperGetConvergedReason()) */
+  PetscBool     errorifstepfailed; /* MbsStepperSetErrorIfStepFails() */
+  void         *data;
+  PetscBool     setup;
 
   PetscReal    h, t_end, t;
   PetscReal    hstep; /* size of the step being solved: h, or h/2^k when -mbs_adapt retries */

@@ -1,0 +1,329 @@
+/*
+  gglmbs inside a host program (docs/library.md): options prefixes keep the host's solver options and the
+  stepper's apart, the library leaves the options database as it found it, the stepper holds a reference on
+  its model, and a failed step has a reason the host can ask for instead of an error.
+  Uses only the public API.
+*/
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <stddef.h>
+#include <string.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <gglmbs/gglmbs.h>
+#include "mbstest.h"
+
+#define CHECK(call) assert_int_equal((int)(call), 0)
+
+/* The spherical pendulum of the paper's first example: m = 1 on a rod of length 1, g = 9.81. */
+static void CreatePendulum(MbsModel *model)
+{
+  const PetscReal x0[3] = {1, 0, 0}, v0[3] = {0, 1, 0}, origin[3] = {0, 0, 0}, g[3] = {0, 0, -9.81};
+  PetscInt        bob;
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  CHECK(MbsModelAddParticle(*model, "bob", 1.0, x0, v0, &bob));
+  CHECK(MbsModelAddRod(*model, MBS_GROUND, origin, bob, NULL, 1.0, NULL));
+  CHECK(MbsModelSetGravity(*model, g));
+  CHECK(MbsModelSetUp(*model));
+}
+
+/* 20 steps of the pendulum with the given prefix; the final position of the bob. */
+static void RunPendulum(const char prefix[], PetscReal x[3], char snes_type[64])
+{
+  MbsModel   model;
+  MbsStepper st;
+  SNES       snes;
+  SNESType   type;
+
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  if (prefix) CHECK(MbsStepperSetOptionsPrefix(st, prefix));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFromOptions(st));
+  for (int n = 0; n < 20; n++) CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperGetPointPosition(st, 0, NULL, x));
+  CHECK(MbsStepperGetSNES(st, &snes));
+  CHECK(SNESGetType(snes, &type));
+  snprintf(snes_type, 64, "%s", type);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
+/* The host's own problem, x^2 = 2 from x = 1: Newton finds sqrt(2); ksponly stops after one linear solve at 1.5. */
+static PetscErrorCode HostResidual(SNES snes, Vec X, Vec F, void *ctx)
+{
+  const PetscScalar *x;
+  PetscScalar       *f;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(X, &x));
+  PetscCall(VecGetArray(F, &f));
+  f[0] = x[0] * x[0] - 2.0;
+  PetscCall(VecRestoreArrayRead(X, &x));
+  PetscCall(VecRestoreArray(F, &f));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode HostJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
+{
+  const PetscScalar *x;
+  PetscScalar        d;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(X, &x));
+  d = 2.0 * x[0];
+  PetscCall(VecRestoreArrayRead(X, &x));
+  PetscCall(MatSetValue(P, 0, 0, d, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscReal HostSolve(void)
+{
+  SNES               snes;
+  Vec                x, r;
+  Mat                J;
+  const PetscScalar *a;
+  PetscReal          value;
+
+  CHECK(VecCreateSeq(PETSC_COMM_SELF, 1, &x));
+  CHECK(VecDuplicate(x, &r));
+  CHECK(MatCreateSeqDense(PETSC_COMM_SELF, 1, 1, NULL, &J));
+  CHECK(SNESCreate(PETSC_COMM_SELF, &snes));
+  CHECK(SNESSetFunction(snes, r, HostResidual, NULL));
+  CHECK(SNESSetJacobian(snes, J, J, HostJacobian, NULL));
+  CHECK(SNESSetFromOptions(snes));
+  CHECK(VecSet(x, 1.0));
+  CHECK(SNESSolve(snes, NULL, x));
+  CHECK(VecGetArrayRead(x, &a));
+  value = PetscRealPart(a[0]);
+  CHECK(VecRestoreArrayRead(x, &a));
+  CHECK(SNESDestroy(&snes));
+  CHECK(MatDestroy(&J));
+  CHECK(VecDestroy(&r));
+  CHECK(VecDestroy(&x));
+  return value;
+}
+
+/* A host that runs its own solver with -snes_type ksponly: under a prefix, gglmbs keeps Newton and gives the
+   same trajectory as without the host's options; without a prefix the host's option would reach it. */
+static void test_prefix_isolates_host_options(void **state)
+{
+  PetscReal reference[3], x[3];
+  char      type[64];
+
+  (void)state;
+  RunPendulum("mbs1_", reference, type);
+  assert_string_equal(type, SNESNEWTONLS);
+  CHECK(PetscOptionsSetValue(NULL, "-snes_type", "ksponly"));
+  assert_true(PetscAbsReal(HostSolve() - 1.5) < 1e-14); /* the host's option does act on the host's SNES */
+  RunPendulum("mbs1_", x, type);
+  assert_string_equal(type, SNESNEWTONLS);
+  for (int i = 0; i < 3; i++) assert_true(x[i] == reference[i]);
+  {
+    /* without a prefix the host's ksponly reaches the stepper: refused, never run unconverged */
+    MbsModel   model;
+    MbsStepper st;
+    CreatePendulum(&model);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(PetscPushErrorHandler(CaptureError, NULL));
+    ClearError();
+    assert_int_equal((int)MbsStepperStep(st), PETSC_ERR_ARG_INCOMP);
+    CHECK(PetscPopErrorHandler());
+    assert_non_null(strstr(error_message, "ksponly"));
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+  /* and the stepper's own options reach it under its prefix */
+  CHECK(PetscOptionsSetValue(NULL, "-mbs1_snes_type", "newtontr"));
+  RunPendulum("mbs1_", x, type);
+  assert_string_equal(type, SNESNEWTONTR);
+  RunPendulum("mbs2_", x, type);
+  assert_string_equal(type, SNESNEWTONLS);
+  CHECK(PetscOptionsClearValue(NULL, "-mbs1_snes_type"));
+  CHECK(PetscOptionsClearValue(NULL, "-snes_type"));
+  assert_true(PetscAbsReal(HostSolve() - PetscSqrtReal(2.0)) < 1e-10);
+}
+
+/* -<prefix>mbs_ options reach the stepper and the model; unprefixed -mbs_ options do not. */
+static void test_prefix_reaches_mbs_options(void **state)
+{
+  MbsModel    model;
+  MbsStepper  st;
+  const char *type, *prefix;
+  PetscReal   h;
+
+  (void)state;
+  CHECK(PetscOptionsSetValue(NULL, "-mbs_scheme", "vi-b"));
+  CHECK(PetscOptionsSetValue(NULL, "-host_mbs_scheme", "vi-a"));
+  CHECK(PetscOptionsSetValue(NULL, "-host_mbs_dt", "0.025"));
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetOptionsPrefix(st, "ho"));
+  CHECK(MbsStepperAppendOptionsPrefix(st, "st_"));
+  CHECK(MbsStepperGetOptionsPrefix(st, &prefix));
+  assert_string_equal(prefix, "host_");
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperGetType(st, &type));
+  assert_string_equal(type, MBSSCHEMEVIA);
+  CHECK(MbsStepperGetTimeStep(st, &h));
+  assert_true(h == 0.025);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  CHECK(PetscOptionsClearValue(NULL, "-mbs_scheme"));
+  CHECK(PetscOptionsClearValue(NULL, "-host_mbs_scheme"));
+  CHECK(PetscOptionsClearValue(NULL, "-host_mbs_dt"));
+}
+
+/* The library writes nothing into the options database: MUMPS's workspace margin is set on the stepper's own
+   factor (ICNTL(14) = 100), not as -mat_mumps_icntl_14 for every MUMPS solve of the host. */
+static void test_options_database_untouched(void **state)
+{
+  MbsModel   model;
+  MbsStepper st;
+  SNES       snes;
+  KSP        ksp;
+  PC         pc;
+  Mat        F;
+  PetscInt   icntl;
+  PetscBool  set;
+
+  (void)state;
+  CHECK(PetscOptionsSetValue(NULL, "-mbs3_pc_factor_mat_solver_type", "mumps"));
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetOptionsPrefix(st, "mbs3_"));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperStep(st));
+  CHECK(PetscOptionsHasName(NULL, NULL, "-mat_mumps_icntl_14", &set));
+  assert_false(set);
+  CHECK(PetscOptionsHasName(NULL, "mbs3_", "-mat_mumps_icntl_14", &set));
+  assert_false(set);
+  CHECK(MbsStepperGetSNES(st, &snes));
+  CHECK(SNESGetKSP(snes, &ksp));
+  CHECK(KSPGetPC(ksp, &pc));
+  CHECK(PCFactorGetMatrix(pc, &F));
+  CHECK(MatMumpsGetIcntl(F, 14, &icntl));
+  assert_int_equal((int)icntl, 100);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  CHECK(PetscOptionsClearValue(NULL, "-mbs3_pc_factor_mat_solver_type"));
+  /* a margin the user chose stays */
+  CHECK(PetscOptionsSetValue(NULL, "-mbs3_pc_factor_mat_solver_type", "mumps"));
+  CHECK(PetscOptionsSetValue(NULL, "-mbs3_mat_mumps_icntl_14", "37"));
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetOptionsPrefix(st, "mbs3_"));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperGetSNES(st, &snes));
+  CHECK(SNESGetKSP(snes, &ksp));
+  CHECK(KSPGetPC(ksp, &pc));
+  CHECK(PCFactorGetMatrix(pc, &F));
+  CHECK(MatMumpsGetIcntl(F, 14, &icntl));
+  assert_int_equal((int)icntl, 37);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  CHECK(PetscOptionsClearValue(NULL, "-mbs3_pc_factor_mat_solver_type"));
+  CHECK(PetscOptionsClearValue(NULL, "-mbs3_mat_mumps_icntl_14"));
+}
+
+/* The stepper holds a reference on its model: the host may destroy its handle first. */
+static void test_stepper_references_model(void **state)
+{
+  MbsModel   model, held;
+  MbsStepper st;
+  PetscInt   refct, nb;
+
+  (void)state;
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(PetscObjectGetReference((PetscObject)model, &refct));
+  assert_int_equal((int)refct, 2);
+  CHECK(MbsModelDestroy(&model));
+  assert_null(model);
+  CHECK(MbsStepperGetModel(st, &held));
+  CHECK(PetscObjectGetReference((PetscObject)held, &refct));
+  assert_int_equal((int)refct, 1);
+  CHECK(MbsModelGetNumBodies(held, &nb));
+  assert_int_equal((int)nb, 1);
+  for (int n = 0; n < 5; n++) CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperDestroy(&st));
+  assert_null(st);
+}
+
+/* A step that cannot converge (one Newton iteration allowed) is not accepted: an error naming it by default;
+   with MbsStepperSetErrorIfStepFails(st, PETSC_FALSE) a reason the host asks for, the state unchanged. */
+static void test_failed_step_reason(void **state)
+{
+  MbsModel      model;
+  MbsStepper    st;
+  MbsStepReason reason;
+  PetscInt      step;
+  PetscReal     before[3], after[3];
+
+  (void)state;
+  CHECK(PetscOptionsSetValue(NULL, "-mbs4_snes_max_it", "1"));
+  CHECK(PetscOptionsSetValue(NULL, "-mbs4_mbs_failure_checkpoint", "none"));
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetOptionsPrefix(st, "mbs4_"));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperGetConvergedReason(st, &reason));
+  assert_int_equal(reason, MBS_STEP_ITERATING);
+  CHECK(MbsStepperGetPointPosition(st, 0, NULL, before));
+  CHECK(PetscPushErrorHandler(CaptureError, NULL));
+  ClearError();
+  assert_int_equal((int)MbsStepperStep(st), PETSC_ERR_NOT_CONVERGED);
+  CHECK(PetscPopErrorHandler());
+  assert_non_null(strstr(error_message, "did not converge"));
+  CHECK(MbsStepperGetConvergedReason(st, &reason));
+  assert_int_equal(reason, MBS_STEP_DIVERGED_NONLINEAR_SOLVE);
+  assert_string_equal(MbsStepReasons[reason], "DIVERGED_NONLINEAR_SOLVE");
+  CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_FALSE));
+  CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperGetConvergedReason(st, &reason));
+  assert_int_equal(reason, MBS_STEP_DIVERGED_NONLINEAR_SOLVE);
+  CHECK(MbsStepperGetStepNumber(st, &step));
+  assert_int_equal((int)step, 0);
+  CHECK(MbsStepperGetPointPosition(st, 0, NULL, after));
+  for (int i = 0; i < 3; i++) assert_true(after[i] == before[i]);
+  {
+    char dir[] = "/tmp/gglmbs_test_embed_XXXXXX", file[64];
+    assert_non_null(mkdtemp(dir));
+    CHECK(MbsStepperSetOutput(st, dir, 1));
+    CHECK(MbsStepperSolve(st)); /* stops at the failed step, without an error */
+    snprintf(file, sizeof(file), "%s/diagnostics.csv", dir);
+    remove(file);
+    remove(dir);
+  }
+  CHECK(MbsStepperGetStepNumber(st, &step));
+  assert_int_equal((int)step, 0);
+  CHECK(PetscOptionsClearValue(NULL, "-mbs4_snes_max_it"));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  CHECK(PetscOptionsClearValue(NULL, "-mbs4_mbs_failure_checkpoint"));
+}
+
+int main(int argc, char **argv)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_prefix_isolates_host_options), cmocka_unit_test(test_prefix_reaches_mbs_options),
+    cmocka_unit_test(test_options_database_untouched),   cmocka_unit_test(test_stepper_references_model),
+    cmocka_unit_test(test_failed_step_reason),
+  };
+  const char *filter = getenv("GGLMBS_TEST_FILTER");
+  int         fails;
+
+  if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
+  if (filter) cmocka_set_test_filter(filter);
+  fails = _cmocka_run_group_tests("embed", tests, sizeof(tests) / sizeof(tests[0]), NULL, NULL);
+  if (PetscFinalize()) return 1;
+  return fails;
+}
