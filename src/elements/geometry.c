@@ -1,4 +1,7 @@
-#include "elements/kernels.h"
+#include <math.h>
+
+#include "elements/element.h"
+#include "elements/vec3.h"
 
 /* Appends the weights of body (nblocks, X) to w starting at block n, with sign +1 for a and -1 for b;
    returns the next free block. Ground has no blocks and contributes its world point to c. */
@@ -35,4 +38,10 @@ void MbsElemPointDifferenceEval(int nblocks, const double *w, const double c[3],
   for (int j = 0; j < nblocks; j++) {
     for (int k = 0; k < 3; k++) d[k] += w[j] * q[3 * j + k];
   }
+}
+
+double MbsElemInitialDistance(const double xa[3], const double xb[3])
+{
+  return sqrt((xb[0] - xa[0]) * (xb[0] - xa[0]) + (xb[1] - xa[1]) * (xb[1] - xa[1]) +
+              (xb[2] - xa[2]) * (xb[2] - xa[2]));
 }

@@ -29,6 +29,7 @@ typedef struct {
   int    nblocks_a, nblocks_b; /* 0 ground, 1 particle, 4 rigid body */
   double Xa[3], Xb[3];         /* material points on a and b (world coordinates for ground) */
   double axis_a[3];            /* revolute: unit axis, body frame of a (world frame if a is ground) */
+  double axis_b[3];            /* revolute: unit axis, body frame of b (perp_b is derived from it) */
   double perp_b[2][3]; /* revolute: two unit vectors of b orthogonal to b's axis (body frame of b, world if ground) */
   double length;       /* rod length; spring rest length */
   double stiffness;    /* spring stiffness */

@@ -1,6 +1,9 @@
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "elements/kernels.h"
+#include "elements/element.h"
+#include "elements/vec3.h"
 
 /* Revolute joint: the three spherical rows x_a(Xa) - x_b(Xb), then n_a . b_k (k = 0, 1) with the
    axis n_a = axis_a[i] d_i^a and b_k = perp_b[k][i] d_i^b for a rigid body, or the constant world vectors
@@ -106,4 +109,56 @@ const MbsElemKernel MbsElemKernelRevolute = {
   .constraint              = RevoluteConstraint,
   .constraint_hessian      = RevoluteConstraintHessian,
   .constraint_hessian_mult = RevoluteConstraintHessianMult,
+};
+
+static int Normalize(double v[3], const char what[], char *error, size_t len)
+{
+  const double n = MbsVec3Norm(v);
+
+  if (!(n > 0 && isnormal(n))) {
+    snprintf(error, len, "Revolute joint: axis of body %s must be a non-zero finite vector", what);
+    return 1;
+  }
+  for (int i = 0; i < 3; i++) v[i] /= n;
+  return 0;
+}
+
+/* Unit axes; b1 orthogonal to b's axis, from the coordinate direction least aligned with it, b2 = axis x b1. */
+static int RevoluteComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+{
+  const double *nb   = d->axis_b;
+  double        t[3] = {0, 0, 0}, b1[3], b2[3], n;
+  int           k    = 0;
+
+  (void)xa, (void)xb;
+  if (Normalize(d->axis_a, "a", error, len) || Normalize(d->axis_b, "b", error, len)) return 1;
+  for (int i = 1; i < 3; i++)
+    if (fabs(nb[i]) < fabs(nb[k])) k = i;
+  t[k] = 1.0;
+  MbsVec3Cross(nb, t, b1);
+  n = MbsVec3Norm(b1);
+  for (int i = 0; i < 3; i++) b1[i] /= n;
+  MbsVec3Cross(nb, b1, b2);
+  for (int i = 0; i < 3; i++) {
+    d->perp_b[0][i] = b1[i];
+    d->perp_b[1][i] = b2[i];
+  }
+  return 0;
+}
+
+const MbsElementType MbsElementTypeRevolute = {
+  .name              = "revolute",
+  .section           = "joints",
+  .title             = "Revolute joint",
+  .kernel            = &MbsElemKernelRevolute,
+  .needs_orientation = 1,
+  .cell_kind         = 3,
+  .nparams           = 1,
+  .params            = {{"axes",
+                         MBS_ELEM_PARAM_DIRECTION_PAIR,
+                         {offsetof(MbsElemData, axis_a), offsetof(MbsElemData, axis_b)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "hinge axis in each body's frame"}},
+  .complete          = RevoluteComplete,
 };

@@ -1,6 +1,8 @@
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "elements/kernels.h"
+#include "elements/element.h"
 
 /* Rod (distance) constraint g = 1/2 (d.d / L^2 - 1), d = x_a(Xa) - x_b(Xb) = c + P q, so
    G = d^T P / L^2 and H = P^T P / L^2 (constant). */
@@ -56,4 +58,30 @@ const MbsElemKernel MbsElemKernelRod = {
   .constraint              = RodConstraint,
   .constraint_hessian      = RodConstraintHessian,
   .constraint_hessian_mult = RodConstraintHessianMult,
+};
+
+static int RodComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+{
+  if (d->length == MBS_ELEM_UNSET) d->length = MbsElemInitialDistance(xa, xb);
+  if (!(d->length > 0 && isnormal(d->length))) {
+    snprintf(error, len, "Rod: length must be positive and finite, got %g", d->length);
+    return 1;
+  }
+  return 0;
+}
+
+const MbsElementType MbsElementTypeRod = {
+  .name      = "rod",
+  .section   = "joints",
+  .title     = "Rod",
+  .kernel    = &MbsElemKernelRod,
+  .cell_kind = 2,
+  .nparams   = 1,
+  .params    = {{"length",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, length)},
+                 MBS_ELEM_RANGE_POSITIVE,
+                 MBS_ELEM_DEFAULT_DISTANCE,
+                 "rod length in m"}},
+  .complete  = RodComplete,
 };

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "elements/kernels.h"
+#include "elements/element.h"
 
 /* Spherical joint: g = x_a(Xa) - x_b(Xb), linear in q, so H = 0. */
 static void SphericalConstraint(const MbsElemData *e, const double *q, double *g, double *G)
@@ -30,4 +30,22 @@ const MbsElemKernel MbsElemKernelSpherical = {
   .constraint         = SphericalConstraint,
   .constraint_hessian = SphericalConstraintHessian,
   .linear             = 1,
+};
+
+const MbsElementType MbsElementTypeSpherical = {
+  .name      = "spherical",
+  .section   = "joints",
+  .title     = "Spherical joint",
+  .kernel    = &MbsElemKernelSpherical,
+  .cell_kind = 1,
+};
+
+/* A spherical joint to the ground: the ground's point is the fixed world position */
+const MbsElementType MbsElementTypeFixedPoint = {
+  .name       = "fixed_point",
+  .section    = "joints",
+  .title      = "Fixed point",
+  .kernel     = &MbsElemKernelSpherical,
+  .connection = MBS_ELEM_BODY_TO_WORLD,
+  .cell_kind  = 1,
 };

@@ -10,7 +10,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "elements/kernels.h"
+#include <math.h>
+#include <stdio.h>
+#include "elements/element.h"
 
 /* secant (may be NULL): the secant s = (f(pi1) - f(pi0)) / (pi1 - pi0), continued by s = f'(pi0) at pi1 = pi0, and
    its slope ds/dpi1 in closed form, accurate to a few ulp for every pi0, pi1 (no difference of f values, no
@@ -152,6 +154,21 @@ static inline void MbsInvariantDiscreteGradient(const MbsInvariantPotential *pot
     MbsInvariantAddHessian(&geo, 0.5 * s, ddg);
   }
   for (int i = 0; i < nq; i++) dg[i] *= s;
+}
+
+/* The rest length defaults to the initial distance; stiffness > 0, rest length >= 0, both finite. */
+static inline int MbsSpringComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+{
+  if (d->length == MBS_ELEM_UNSET) d->length = MbsElemInitialDistance(xa, xb);
+  if (!(d->stiffness > 0 && isnormal(d->stiffness))) {
+    snprintf(error, len, "Spring: stiffness must be positive and finite, got %g", d->stiffness);
+    return 1;
+  }
+  if (!(d->length >= 0 && (isnormal(d->length) || d->length == 0))) {
+    snprintf(error, len, "Spring: rest length must be non-negative and finite, got %g", d->length);
+    return 1;
+  }
+  return 0;
 }
 
 #endif

@@ -74,3 +74,25 @@ const MbsElemKernel MbsElemKernelSpringLinear = {
   .hessian           = SpringLinearHessian,
   .discrete_gradient = SpringLinearDiscreteGradient,
 };
+
+const MbsElementType MbsElementTypeSpringLinear = {
+  .name      = "linear",
+  .section   = "springs",
+  .title     = "Linear spring",
+  .kernel    = &MbsElemKernelSpringLinear,
+  .cell_kind = 4,
+  .nparams   = 2,
+  .params    = {{"stiffness",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, stiffness)},
+                 MBS_ELEM_RANGE_POSITIVE,
+                 MBS_ELEM_REQUIRED,
+                 "stiffness in N/m"},
+                {"length",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, length)},
+                 MBS_ELEM_RANGE_NONNEGATIVE,
+                 MBS_ELEM_DEFAULT_DISTANCE,
+                 "rest length in m"}},
+  .complete  = MbsSpringComplete,
+};

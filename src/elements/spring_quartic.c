@@ -59,3 +59,25 @@ const MbsElemKernel MbsElemKernelSpringQuartic = {
   .hessian           = SpringQuarticHessian,
   .discrete_gradient = SpringQuarticDiscreteGradient,
 };
+
+const MbsElementType MbsElementTypeSpringQuartic = {
+  .name      = "quartic",
+  .section   = "springs",
+  .title     = "Quartic spring",
+  .kernel    = &MbsElemKernelSpringQuartic,
+  .cell_kind = 5,
+  .nparams   = 2,
+  .params    = {{"stiffness",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, stiffness)},
+                 MBS_ELEM_RANGE_POSITIVE,
+                 MBS_ELEM_REQUIRED,
+                 "stiffness in N/m^3"},
+                {"length",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, length)},
+                 MBS_ELEM_RANGE_NONNEGATIVE,
+                 MBS_ELEM_DEFAULT_DISTANCE,
+                 "rest length in m"}},
+  .complete  = MbsSpringComplete,
+};

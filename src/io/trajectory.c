@@ -38,14 +38,6 @@ static const char        MbsTrajRows[] =
 /* Cell kinds (the "kind" cell field). Two-point elements between two bodies always get a cell (kind 0
    for a type not listed here); an element attached to the ground gets one only if its type is listed,
    because one-body elements (rigid-body internal constraints, gravity) also name the ground as body b. */
-static const struct {
-  const MbsElemKernel *kernel;
-  PetscInt             kind;
-} MbsTrajCellKinds[] = {{&MbsElemKernelSpherical, 1},
-                        {&MbsElemKernelRod, 2},
-                        {&MbsElemKernelRevolute, 3},
-                        {&MbsElemKernelSpringLinear, 4},
-                        {&MbsElemKernelSpringQuartic, 5}};
 static const char MbsTrajKindNames[] =
   "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute "
   "joint, 4 linear spring, 5 quartic spring";
@@ -102,11 +94,11 @@ static PetscErrorCode MbsTrajInitializePackage(void)
   PetscFunctionReturn(0);
 }
 
-/* The cell kind of an element, or -1 if it has no cell. */
+/* The cell kind of an element (its type says), or -1 if it has no cell: one-body elements without a type (a
+   rigid body's own constraints, gravity) */
 static PetscInt MbsTrajElementKind(const MbsElement *el)
 {
-  for (size_t i = 0; i < sizeof(MbsTrajCellKinds) / sizeof(MbsTrajCellKinds[0]); i++)
-    if (el->kernel == MbsTrajCellKinds[i].kernel) return MbsTrajCellKinds[i].kind;
+  if (el->type) return el->type->cell_kind;
   return el->body[0] >= 0 && el->body[1] >= 0 ? 0 : -1;
 }
 

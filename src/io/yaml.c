@@ -19,6 +19,7 @@
 #include "io/gmsh.h"
 #include "io/readfile.h"
 #include "model/generators.h"
+#include "model/elementtypes.h"
 
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
@@ -85,11 +86,6 @@ static const char *const net_keys[]       = {"name", "count", "mass", "spacing",
 static const char *const net_fixed_keys[] = {"i", "j", NULL};
 static const char *const mesh_keys[]      = {"name",  "file",        "line_density", "node_mass", "fixed",
                                              "scale", "orientation", "translation",  NULL};
-static const char *const fixed_point_keys[] = {"type", "body", "point", "position", NULL};
-static const char *const spherical_keys[]   = {"type", "bodies", "points", NULL};
-static const char *const rod_keys[]         = {"type", "bodies", "points", "length", NULL};
-static const char *const revolute_keys[]    = {"type", "bodies", "points", "axes", NULL};
-static const char *const spring_keys[]      = {"type", "bodies", "points", "stiffness", "length", NULL};
 
 static yaml_node_t *NodeGet(MbsYAMLReader *r, yaml_node_item_t item)
 {
@@ -1710,137 +1706,146 @@ static PetscErrorCode InitialDistance(MbsYAMLReader *r, const MbsYAMLBodyRef ref
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode AddJoints(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+/* 'body', 'point' and 'position' of an element fixed to the world (fixed_point): b is the ground at the position,
+   by default where the point starts. */
+static PetscErrorCode ParseBodyToWorld(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLBodyRef ref[2],
+                                       PetscReal X[2][3])
 {
+  yaml_node_t *node;
+  char         kpath[MBS_YAML_PATH_LEN];
+
   PetscFunctionBegin;
-  for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    yaml_node_t *item = SequenceItem(r, list, i), *type, *node, *names[2];
-    char ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN],
-      label[PETSC_MAX_PATH_LEN + 128];
-    const char    *tname = NULL, *types = "a joint type (fixed_point, spherical, rod or revolute)";
-    MbsYAMLBodyRef ref[2];
-    PetscReal      X[2][3];
-    PetscInt       elem = -1;
+  PetscCall(Lookup(r, item, ipath, "body", "a body name", kpath, &node));
+  PetscCall(ResolveBody(r, node, kpath, PETSC_FALSE, &ref[0]));
+  ref[1].body   = MBS_GROUND;
+  ref[1].ground = PETSC_TRUE;
+  PetscCall(Lookup(r, item, ipath, "point", NULL, kpath, &node));
+  X[0][0] = X[0][1] = X[0][2] = 0;
+  if (node) {
+    PetscCall(ParseVec3(r, node, kpath, "material point in the body frame, m", X[0]));
+    PetscCall(CheckPoint(r, node, kpath, &ref[0], X[0]));
+  }
+  PetscCall(Lookup(r, item, ipath, "position", NULL, kpath, &node));
+  if (node)
+    PetscCall(ParseVec3(r, node, kpath, "fixed position in the world frame, m", X[1]));
+  else
+    PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], X[1]));
+  PetscFunctionReturn(0);
+}
 
-    PathIndex(ipath, path, i);
-    PetscCall(ExpectMapping(r, item, ipath, "a mapping {type: fixed_point|spherical|rod|revolute, ...}"));
-    PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type));
-    PetscCall(ParseString(r, type, tpath, types, &tname));
-    if (!strcmp(tname, "fixed_point")) {
-      PetscReal world[3] = {0, 0, 0};
+/* One parameter of an element type into its data block (src/elements/element.h) */
+static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, const char ipath[],
+                                        const MbsElementType *type, const MbsElemParam *prm,
+                                        const MbsYAMLBodyRef ref[2], PetscReal X[2][3], MbsElemData *data)
+{
+  yaml_node_t *node;
+  char         kpath[MBS_YAML_PATH_LEN], expected[256];
+  const char  *number = prm->range == MBS_ELEM_RANGE_POSITIVE ? "a positive number" : "a non-negative number";
 
-      PetscCall(CheckKeys(r, item, ipath, fixed_point_keys, " (fixed_point)"));
-      PetscCall(Lookup(r, item, ipath, "body", "a body name", kpath, &node));
-      PetscCall(ResolveBody(r, node, kpath, PETSC_FALSE, &ref[0]));
-      PetscCall(Lookup(r, item, ipath, "point", NULL, kpath, &node));
-      X[0][0] = X[0][1] = X[0][2] = 0;
-      if (node) {
-        PetscCall(ParseVec3(r, node, kpath, "material point in the body frame, m", X[0]));
-        PetscCall(CheckPoint(r, node, kpath, &ref[0], X[0]));
+  PetscFunctionBegin;
+  if (prm->kind == MBS_ELEM_PARAM_REAL) {
+    PetscReal *value = (PetscReal *)((char *)data + prm->offset[0]);
+
+    snprintf(expected, sizeof(expected), "%s (%s)", number, prm->quantity);
+    PetscCall(Lookup(r, item, ipath, prm->key, prm->fallback == MBS_ELEM_REQUIRED ? expected : NULL, kpath, &node));
+    if (node) {
+      PetscCall(ParseReal(r, node, kpath,
+                          prm->range == MBS_ELEM_RANGE_POSITIVE ? MBS_YAML_POSITIVE : MBS_YAML_NONNEGATIVE,
+                          prm->quantity, value));
+    } else if (prm->range == MBS_ELEM_RANGE_POSITIVE) { /* the default, the initial distance, must be positive */
+      PetscReal distance = 0;
+
+      PetscCall(InitialDistance(r, ref, X, &distance));
+      if (!(distance > 0)) {
+        snprintf(expected, sizeof(expected), "%s (%s; required here because the %s's two points coincide initially)",
+                 number, prm->quantity, type->name);
+        PetscCall(Fail(r, item->start_mark, kpath, expected, "nothing (the key is missing)"));
       }
-      PetscCall(Lookup(r, item, ipath, "position", NULL, kpath, &node));
-      if (node)
-        PetscCall(ParseVec3(r, node, kpath, "fixed position in the world frame, m", world));
-      else
-        PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], world));
-      PetscCall(MbsModelAddFixedPoint(r->model, ref[0].body, X[0], world, &elem));
-    } else if (!strcmp(tname, "spherical")) {
-      PetscCall(CheckKeys(r, item, ipath, spherical_keys, " (spherical)"));
-      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
-      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
-      PetscCall(MbsModelAddSpherical(r->model, ref[0].body, X[0], ref[1].body, X[1], &elem));
-    } else if (!strcmp(tname, "rod")) {
-      PetscReal length = (PetscReal)PETSC_DETERMINE;
+    }
+  } else {
+    char      vpath[MBS_YAML_PATH_LEN];
+    PetscReal v[3];
 
-      PetscCall(CheckKeys(r, item, ipath, rod_keys, " (rod)"));
-      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
-      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
-      PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
-      if (node)
-        PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m", &length));
-      else {
-        PetscReal distance = 0;
-
-        PetscCall(InitialDistance(r, ref, X, &distance));
-        if (!(distance > 0))
-          PetscCall(
-            Fail(r, item->start_mark, kpath,
-                 "a positive number (rod length in m; required here because the rod's two points coincide initially)",
-                 "nothing (the key is missing)"));
-      }
-      PetscCall(MbsModelAddRod(r->model, ref[0].body, X[0], ref[1].body, X[1], length, &elem));
-    } else if (!strcmp(tname, "revolute")) {
-      PetscReal axes[2][3] = {{0, 0, 0}, {0, 0, 0}};
-      char      apath[MBS_YAML_PATH_LEN], axpath[MBS_YAML_PATH_LEN];
-
-      PetscCall(CheckKeys(r, item, ipath, revolute_keys, " (revolute)"));
-      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
-      for (PetscInt k = 0; k < 2; k++) {
-        if (!ref[k].ground && ref[k].type != MBS_BODY_RIGID) {
-          char got[MBS_YAML_GOT_LEN + 32];
-
-          snprintf(got, sizeof(got), "particle '%.60s'", ScalarText(names[k]));
-          PetscCall(Fail(r, names[k]->start_mark, namepaths[k],
-                         "a rigid body or 'ground' (a revolute joint needs an orientation)", got));
-        }
-      }
-      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
-      PetscCall(Lookup(r, item, ipath, "axes",
-                       "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)", apath, &node));
-      if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2)
-        PetscCall(
-          FailNode(r, node, apath, "a sequence of two 3-vectors [[..], [..]] (hinge axis in each body's frame)"));
-      for (PetscInt k = 0; k < 2; k++) {
-        PathIndex(axpath, apath, k);
-        PetscCall(ParseNonzeroVec3(r, SequenceItem(r, node, k), axpath, "hinge axis in the body frame", axes[k]));
-      }
-      PetscCall(MbsModelAddRevolute(r->model, ref[0].body, X[0], axes[0], ref[1].body, X[1], axes[1], &elem));
-    } else
-      PetscCall(FailNode(r, type, tpath, types));
-    snprintf(label, sizeof(label), "%s:%zu:%zu: joints[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
-             item->start_mark.column + 1, i, tname);
-    PetscCall(MbsModelSetElementLabel(r->model, elem, label));
+    snprintf(expected, sizeof(expected), "a sequence of two 3-vectors [[..], [..]] (%s)", prm->quantity);
+    PetscCall(Lookup(r, item, ipath, prm->key, expected, kpath, &node));
+    if (node->type != YAML_SEQUENCE_NODE || SequenceLength(node) != 2) PetscCall(FailNode(r, node, kpath, expected));
+    for (PetscInt k = 0; k < 2; k++) {
+      PathIndex(vpath, kpath, k);
+      PetscCall(ParseNonzeroVec3(r, SequenceItem(r, node, k), vpath, prm->item_quantity, v));
+      for (int i = 0; i < 3; i++) ((PetscReal *)((char *)data + prm->offset[k]))[i] = v[i];
+    }
   }
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode AddSprings(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+/* The elements of a section (joints, springs): each item's type is a registered element type, which says
+   which keys it reads and how (src/elements/element.h). */
+static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const char path[], const char section[],
+                                  const char noun[])
 {
+  char types[256], choices[192], mapping[256];
+
   PetscFunctionBegin;
+  PetscCall(MbsElementTypeNames(section, ", ", " or ", choices, sizeof(choices)));
+  snprintf(types, sizeof(types), "a %s type (%s)", noun, choices);
+  PetscCall(MbsElementTypeNames(section, "|", "|", choices, sizeof(choices)));
+  snprintf(mapping, sizeof(mapping), "a mapping {type: %s, ...}", choices);
   for (PetscInt i = 0, n = SequenceLength(list); i < n; i++) {
-    yaml_node_t *item = SequenceItem(r, list, i), *type, *node, *names[2];
-    char ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN],
+    yaml_node_t *item = SequenceItem(r, list, i), *type_node, *names[2];
+    char         ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], context[96],
       label[PETSC_MAX_PATH_LEN + 128];
-    const char    *tname = NULL, *types = "a spring type (linear or quartic)";
-    MbsSpringType  stype = MBS_SPRING_LINEAR;
-    MbsYAMLBodyRef ref[2];
-    PetscReal      X[2][3], stiffness = 0, length = (PetscReal)PETSC_DETERMINE;
-    PetscInt       elem = -1;
+    const char           *keys[4 + MBS_ELEM_MAX_PARAMS], *tname = NULL;
+    const MbsElementType *type;
+    MbsYAMLBodyRef        ref[2];
+    PetscReal             X[2][3];
+    MbsElemData           data;
+    PetscInt              elem = -1, nkeys = 0;
 
     PathIndex(ipath, path, i);
-    PetscCall(ExpectMapping(r, item, ipath, "a mapping {type: linear|quartic, bodies: [a, b], stiffness: k, ...}"));
-    PetscCall(CheckKeys(r, item, ipath, spring_keys, ""));
-    PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type));
-    PetscCall(ParseString(r, type, tpath, types, &tname));
-    if (!strcmp(tname, "linear"))
-      stype = MBS_SPRING_LINEAR;
-    else if (!strcmp(tname, "quartic"))
-      stype = MBS_SPRING_QUARTIC;
-    else
-      PetscCall(FailNode(r, type, tpath, types));
-    PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
-    PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
-    PetscCall(Lookup(r, item, ipath, "stiffness",
-                     stype == MBS_SPRING_LINEAR ? "a positive number (stiffness in N/m)"
-                                                : "a positive number (stiffness in N/m^3)",
-                     kpath, &node));
-    PetscCall(ParseReal(r, node, kpath, MBS_YAML_POSITIVE,
-                        stype == MBS_SPRING_LINEAR ? "stiffness in N/m" : "stiffness in N/m^3", &stiffness));
-    PetscCall(Lookup(r, item, ipath, "length", NULL, kpath, &node));
-    if (node) PetscCall(ParseReal(r, node, kpath, MBS_YAML_NONNEGATIVE, "rest length in m", &length));
-    PetscCall(MbsModelAddSpring(r->model, stype, ref[0].body, X[0], ref[1].body, X[1], stiffness, length, &elem));
-    snprintf(label, sizeof(label), "%s:%zu:%zu: springs[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
-             item->start_mark.column + 1, i, tname);
+    PetscCall(ExpectMapping(r, item, ipath, mapping));
+    PetscCall(Lookup(r, item, ipath, "type", types, tpath, &type_node));
+    PetscCall(ParseString(r, type_node, tpath, types, &tname));
+    PetscCall(MbsElementTypeFind(section, tname, &type));
+    if (!type) PetscCall(FailNode(r, type_node, tpath, types));
+    keys[nkeys++] = "type";
+    if (type->connection == MBS_ELEM_TWO_BODIES) {
+      keys[nkeys++] = "bodies";
+      keys[nkeys++] = "points";
+    } else {
+      keys[nkeys++] = "body";
+      keys[nkeys++] = "point";
+      keys[nkeys++] = "position";
+    }
+    for (PetscInt p = 0; p < type->nparams; p++) keys[nkeys++] = type->params[p].key;
+    keys[nkeys] = NULL;
+    snprintf(context, sizeof(context), " (%s)", type->name);
+    PetscCall(CheckKeys(r, item, ipath, keys, context));
+    if (type->connection == MBS_ELEM_TWO_BODIES) {
+      PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
+      for (PetscInt k = 0; k < 2 && type->needs_orientation; k++) {
+        if (!ref[k].ground && ref[k].type != MBS_BODY_RIGID) {
+          char got[MBS_YAML_GOT_LEN + 32], expected[128];
+
+          snprintf(got, sizeof(got), "particle '%.60s'", ScalarText(names[k]));
+          snprintf(expected, sizeof(expected), "a rigid body or 'ground' (a %s %s needs an orientation)", type->name,
+                   noun);
+          PetscCall(Fail(r, names[k]->start_mark, namepaths[k], expected, got));
+        }
+      }
+      PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
+    } else
+      PetscCall(ParseBodyToWorld(r, item, ipath, ref, X));
+    PetscCall(PetscMemzero(&data, sizeof(data)));
+    data.length = data.stiffness = MBS_ELEM_UNSET;
+    for (int k = 0; k < 3; k++) {
+      data.Xa[k] = X[0][k];
+      data.Xb[k] = X[1][k];
+    }
+    for (PetscInt p = 0; p < type->nparams; p++)
+      PetscCall(ParseElementParam(r, item, ipath, type, &type->params[p], ref, X, &data));
+    PetscCall(MbsModelAddElement(r->model, type, ref[0].body, ref[1].body, &data, &elem));
+    snprintf(label, sizeof(label), "%s:%zu:%zu: %s[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
+             item->start_mark.column + 1, section, i, tname);
     PetscCall(MbsModelSetElementLabel(r->model, elem, label));
   }
   PetscFunctionReturn(0);
@@ -1906,15 +1911,15 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   for (PetscInt k = 0; k < 4; k++)
     if (gen[k]) PetscCall(generators[k].add(r, gen[k], gpath[k]));
 
-  PetscCall(Lookup(r, root, "", "joints", NULL, path, &node));
-  if (node) {
-    PetscCall(ExpectSequence(r, node, path, "a sequence of joints"));
-    PetscCall(AddJoints(r, node, path));
-  }
-  PetscCall(Lookup(r, root, "", "springs", NULL, path, &node));
-  if (node) {
-    PetscCall(ExpectSequence(r, node, path, "a sequence of springs"));
-    PetscCall(AddSprings(r, node, path));
+  for (int s = 0; s < 2; s++) {
+    static const char *const sections[2][2] = {{"joints", "joint"}, {"springs", "spring"}};
+    char                     expected[64];
+
+    PetscCall(Lookup(r, root, "", sections[s][0], NULL, path, &node));
+    if (!node) continue;
+    snprintf(expected, sizeof(expected), "a sequence of %s", sections[s][0]);
+    PetscCall(ExpectSequence(r, node, path, expected));
+    PetscCall(AddElements(r, node, path, sections[s][0], sections[s][1]));
   }
   PetscFunctionReturn(0);
 }

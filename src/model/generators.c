@@ -11,6 +11,7 @@
 
 #include "model/modelimpl.h"
 #include "model/generators.h"
+#include "elements/vec3.h"
 
 #define MBS_GEN_NAME_LEN 256
 
@@ -344,31 +345,6 @@ PetscErrorCode MbsModelCheckGeneratorSize(MbsModel model, const char what[], con
   PetscFunctionReturn(0);
 }
 
-static PetscBool IsFinite3(const PetscReal x[3])
-{
-  for (int i = 0; i < 3; i++)
-    if (PetscIsInfOrNanReal(x[i])) return PETSC_FALSE; /* subnormal components are finite */
-  return PETSC_TRUE;
-}
-
-static PetscReal Norm3(const PetscReal x[3])
-{
-  return PetscSqrtReal(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-}
-
-static PetscReal Dot3(const PetscReal x[3], const PetscReal y[3])
-{
-  return x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
-}
-
-static void Cross3(const PetscReal x[3], const PetscReal y[3], PetscReal z[3])
-{
-  z[0] = x[1] * y[2] - x[2] * y[1];
-  z[1] = x[2] * y[0] - x[0] * y[2];
-  z[2] = x[0] * y[1] - x[1] * y[0];
-}
-
-/* Member names "<name>.<suffix>" must fit the name buffer, with room for the indices. */
 static PetscErrorCode CheckGroupName(MbsModel model, const char what[], const char name[])
 {
   MPI_Comm  comm;
@@ -446,18 +422,18 @@ PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt
              "Rigid chain '%s': mass must be positive and finite, got %g", name, (double)mass);
   PetscCheck(length > 0 && PetscIsNormalReal(length), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid chain '%s': length must be positive and finite, got %g", name, (double)length);
-  PetscCheck(inertia && IsFinite3(inertia), comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(inertia && MbsVec3IsFinite(inertia), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid chain '%s': the moments of inertia must be finite", name);
   for (int i = 0; i < 3; i++)
     PetscCheck(
       inertia[i] > 0 && inertia[i] < inertia[(i + 1) % 3] + inertia[(i + 2) % 3], comm, PETSC_ERR_ARG_OUTOFRANGE,
       "Rigid chain '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)", name,
       i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
-  PetscCheck(start && IsFinite3(start), comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(start && MbsVec3IsFinite(start), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid chain '%s': start must be a finite vector", name);
-  PetscCheck(direction && IsFinite3(direction), comm, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(direction && MbsVec3IsFinite(direction), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid chain '%s': direction must be a finite vector", name);
-  n = Norm3(direction);
+  n = MbsVec3Norm(direction);
   PetscCheck(n > 0 && PetscIsNormalReal(n), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid chain '%s': direction must be a non-zero vector", name);
   for (int i = 0; i < 3; i++) u[i] = direction[i] / n;
@@ -471,15 +447,15 @@ PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt
   if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
     PetscReal an, along, perp;
 
-    PetscCheck(axis && IsFinite3(axis), comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(axis && MbsVec3IsFinite(axis), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Rigid chain '%s': a revolute chain needs a finite hinge axis", name);
-    an = Norm3(axis);
+    an = MbsVec3Norm(axis);
     PetscCheck(an > 0 && PetscIsNormalReal(an), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Rigid chain '%s': the hinge axis must be a non-zero vector", name);
     for (int i = 0; i < 3; i++) axis_world[i] = axis[i] / an;
-    along = Dot3(axis_world, u);
+    along = MbsVec3Dot(axis_world, u);
     for (int i = 0; i < 3; i++) d1[i] = axis_world[i] - along * u[i];
-    perp = Norm3(d1);
+    perp = MbsVec3Norm(d1);
     /* a hinge along the links would let the straight chain only spin about itself */
     PetscCheck(
       perp > 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE,
@@ -495,21 +471,21 @@ PetscErrorCode MbsModelAddRigidChain(MbsModel model, const char name[], PetscInt
     for (int i = 1; i < 3; i++)
       if (PetscAbsReal(u[i]) < PetscAbsReal(u[k])) k = i;
     t[k]  = 1.0;
-    along = Dot3(t, u);
+    along = MbsVec3Dot(t, u);
     for (int i = 0; i < 3; i++) d1[i] = t[i] - along * u[i];
-    perp = Norm3(d1);
+    perp = MbsVec3Norm(d1);
     for (int i = 0; i < 3; i++) d1[i] /= perp;
   }
-  Cross3(u, d1, d2);
+  MbsVec3Cross(u, d1, d2);
   for (int i = 0; i < 3; i++) {
     R[3 * i + 0] = d1[i];
     R[3 * i + 1] = d2[i];
     R[3 * i + 2] = u[i];
   }
   /* the hinge axis in the common body frame of the links: its components along d1, d2, d3 */
-  axis_body[0] = Dot3(axis_world, d1);
-  axis_body[1] = Dot3(axis_world, d2);
-  axis_body[2] = Dot3(axis_world, u);
+  axis_body[0] = MbsVec3Dot(axis_world, d1);
+  axis_body[1] = MbsVec3Dot(axis_world, d2);
+  axis_body[2] = MbsVec3Dot(axis_world, u);
   for (PetscInt i = 0; i < count; i++) {
     const PetscReal s      = ((PetscReal)i + 0.5) * length;
     const PetscReal phi[3] = {start[0] + s * u[0], start[1] + s * u[1], start[2] + s * u[2]};
@@ -659,14 +635,15 @@ PetscErrorCode MbsModelAddNet(MbsModel model, const char name[], PetscInt nx, Pe
              name, nx, ny);
   PetscCheck(mass > 0 && PetscIsNormalReal(mass), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Net '%s': mass must be positive and finite, got %g", name, (double)mass);
-  PetscCheck(origin && IsFinite3(origin) && step_i && IsFinite3(step_i) && step_j && IsFinite3(step_j), comm,
-             PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': origin and edge vectors must be finite", name);
-  len_i = Norm3(step_i);
-  len_j = Norm3(step_j);
+  PetscCheck(origin && MbsVec3IsFinite(origin) && step_i && MbsVec3IsFinite(step_i) && step_j &&
+               MbsVec3IsFinite(step_j),
+             comm, PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': origin and edge vectors must be finite", name);
+  len_i = MbsVec3Norm(step_i);
+  len_j = MbsVec3Norm(step_j);
   PetscCheck(len_i > 0 && len_j > 0 && PetscIsNormalReal(len_i) && PetscIsNormalReal(len_j), comm,
              PETSC_ERR_ARG_OUTOFRANGE, "Net '%s': the edge vectors must be non-zero", name);
-  Cross3(step_i, step_j, normal);
-  PetscCheck(Norm3(normal) > 1e-10 * len_i * len_j, comm, PETSC_ERR_ARG_OUTOFRANGE,
+  MbsVec3Cross(step_i, step_j, normal);
+  PetscCheck(MbsVec3Norm(normal) > 1e-10 * len_i * len_j, comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Net '%s': the edge vectors (%g, %g, %g) and (%g, %g, %g) are parallel", name, (double)step_i[0],
              (double)step_i[1], (double)step_i[2], (double)step_j[0], (double)step_j[1], (double)step_j[2]);
   {
@@ -772,7 +749,7 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
   PetscCheck(node_mass >= 0 && (node_mass == 0 || PetscIsNormalReal(node_mass)), comm, PETSC_ERR_ARG_OUTOFRANGE,
              "Rod network '%s': node mass must be non-negative and finite, got %g", name, (double)node_mass);
   for (PetscInt k = 0; k < nnodes; k++)
-    PetscCheck(IsFinite3(&x[3 * k]), comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(MbsVec3IsFinite(&x[3 * k]), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Rod network '%s': node %" PetscInt_FMT " has a non-finite position", name, node_id ? node_id[k] : k);
   {
     MbsModelSize added;
@@ -796,7 +773,7 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
     {
       const PetscReal d[3] = {x[3 * b] - x[3 * a], x[3 * b + 1] - x[3 * a + 1], x[3 * b + 2] - x[3 * a + 2]};
 
-      length[e] = Norm3(d);
+      length[e] = MbsVec3Norm(d);
     }
     if (!(length[e] > 0 && PetscIsNormalReal(length[e]))) {
       PetscCall(PetscFree2(mass, length));

@@ -1,4 +1,5 @@
 #include "model/modelimpl.h"
+#include "elements/vec3.h"
 #include <metis.h>
 #include "model/operators.h"
 #include "model/generators.h"
@@ -12,19 +13,29 @@ static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
   PetscFunctionReturn(0);
 }
 
-static PetscBool MbsIsFinite3(const PetscReal x[3])
+static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscReal u[3], const char what[])
 {
-  /* subnormal components are finite (a computed position or point may be one) */
-  return (PetscBool)(!PetscIsInfOrNanReal(x[0]) && !PetscIsInfOrNanReal(x[1]) && !PetscIsInfOrNanReal(x[2]));
+  const PetscReal n = MbsVec3Norm(v);
+
+  PetscFunctionBegin;
+  PetscCheck(n > 0 && PetscIsNormalReal(n), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "%s must be a non-zero finite vector", what);
+  for (int i = 0; i < 3; i++) u[i] = v[i] / n;
+  PetscFunctionReturn(0);
 }
 
 PetscClassId     MBS_MODEL_CLASSID;
 static PetscBool MbsModelPackageInitialized = PETSC_FALSE;
 
+static const MbsElementType **MbsElementTypes    = NULL;
+static PetscInt               MbsNumElementTypes = 0, MbsMaxElementTypes = 0;
+
 static PetscErrorCode MbsModelFinalizePackage(void)
 {
   PetscFunctionBegin;
-  MbsModelPackageInitialized = PETSC_FALSE;
+  PetscCall(PetscFree(MbsElementTypes));
+  MbsNumElementTypes = MbsMaxElementTypes = 0;
+  MbsModelPackageInitialized              = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -41,7 +52,65 @@ PetscErrorCode MbsModelInitializePackage(void)
   if (MbsModelPackageInitialized) PetscFunctionReturn(0);
   MbsModelPackageInitialized = PETSC_TRUE;
   PetscCall(PetscClassIdRegister("Multibody model", &MBS_MODEL_CLASSID));
+  /* The element types the input knows, in the order its messages list them */
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeFixedPoint));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeSpherical));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeRod));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeRevolute));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscCall(PetscRegisterFinalize(MbsModelFinalizePackage));
+  PetscFunctionReturn(0);
+}
+
+/* Adds an element type (src/elements/element.h); a type of the same section and name replaces the old one. */
+PetscErrorCode MbsElementTypeRegister(const MbsElementType *type)
+{
+  PetscFunctionBegin;
+  PetscCheck(type && type->name && type->section && type->kernel && type->nparams <= MBS_ELEM_MAX_PARAMS,
+             PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "An element type needs a name, a section and a kernel");
+  for (PetscInt i = 0; i < MbsNumElementTypes; i++) {
+    if (!strcmp(MbsElementTypes[i]->section, type->section) && !strcmp(MbsElementTypes[i]->name, type->name)) {
+      MbsElementTypes[i] = type;
+      PetscFunctionReturn(0);
+    }
+  }
+  if (MbsNumElementTypes == MbsMaxElementTypes) {
+    MbsMaxElementTypes = PetscMax(16, 2 * MbsMaxElementTypes);
+    PetscCall(PetscRealloc(sizeof(*MbsElementTypes) * MbsMaxElementTypes, &MbsElementTypes));
+  }
+  MbsElementTypes[MbsNumElementTypes++] = type;
+  PetscFunctionReturn(0);
+}
+
+/* The type of that name in that section, or NULL. */
+PetscErrorCode MbsElementTypeFind(const char section[], const char name[], const MbsElementType **type)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelInitializePackage());
+  *type = NULL;
+  for (PetscInt i = 0; i < MbsNumElementTypes; i++)
+    if (!strcmp(MbsElementTypes[i]->section, section) && !strcmp(MbsElementTypes[i]->name, name))
+      *type = MbsElementTypes[i];
+  PetscFunctionReturn(0);
+}
+
+/* "fixed_point, spherical, rod or revolute" (separator ", ", last " or "), for messages */
+PetscErrorCode MbsElementTypeNames(const char section[], const char separator[], const char last[], char names[],
+                                   size_t len)
+{
+  PetscInt n = 0, k = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelInitializePackage());
+  names[0] = 0;
+  for (PetscInt i = 0; i < MbsNumElementTypes; i++) n += !strcmp(MbsElementTypes[i]->section, section);
+  for (PetscInt i = 0; i < MbsNumElementTypes; i++) {
+    if (strcmp(MbsElementTypes[i]->section, section)) continue;
+    if (k) PetscCall(PetscStrlcat(names, k == n - 1 ? last : separator, len));
+    PetscCall(PetscStrlcat(names, MbsElementTypes[i]->name, len));
+    k++;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -214,7 +283,7 @@ PetscErrorCode MbsModelSetGravity(MbsModel model, const PetscReal g[3])
 {
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNotSetUp(model));
-  PetscCheck(MbsIsFinite3(g), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(MbsVec3IsFinite(g), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Gravity must be a finite vector");
   for (int i = 0; i < 3; i++) model->gravity[i] = g[i];
   PetscFunctionReturn(0);
@@ -311,8 +380,8 @@ PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal 
   PetscFunctionBegin;
   PetscCheck(mass > 0 && PetscIsNormalReal(mass), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Particle '%s': mass must be positive and finite, got %g", name ? name : "", (double)mass);
-  PetscCheck(MbsIsFinite3(x) && (!v || MbsIsFinite3(v)), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "Particle '%s': position and velocity must be finite", name ? name : "");
+  PetscCheck(MbsVec3IsFinite(x) && (!v || MbsVec3IsFinite(v)), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_OUTOFRANGE, "Particle '%s': position and velocity must be finite", name ? name : "");
   PetscCall(MbsModelNewBody(model, name, &p, &index));
   p->type      = MBS_BODY_PARTICLE;
   p->mass      = mass;
@@ -361,8 +430,8 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
   PetscFunctionBegin;
   PetscCheck(mass > 0 && PetscIsNormalReal(mass), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid body '%s': mass must be positive and finite, got %g", nm, (double)mass);
-  PetscCheck(MbsIsFinite3(inertia) && MbsIsFinite3(phi) && MbsIsFinite3(R) && MbsIsFinite3(R + 3) &&
-               MbsIsFinite3(R + 6) && (!v || MbsIsFinite3(v)) && (!omega || MbsIsFinite3(omega)),
+  PetscCheck(MbsVec3IsFinite(inertia) && MbsVec3IsFinite(phi) && MbsVec3IsFinite(R) && MbsVec3IsFinite(R + 3) &&
+               MbsVec3IsFinite(R + 6) && (!v || MbsVec3IsFinite(v)) && (!omega || MbsVec3IsFinite(omega)),
              PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Rigid body '%s': inertia, position, rotation and velocities must be finite", nm);
   for (int i = 0; i < 3; i++) {
@@ -507,7 +576,7 @@ PetscErrorCode MbsModelAddPointForce(MbsModel model, PetscInt body, const PetscR
   PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
   PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
-  PetscCheck(MbsIsFinite3(f) && (!X || MbsIsFinite3(X)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(MbsVec3IsFinite(f) && (!X || MbsVec3IsFinite(X)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "Force on body %" PetscInt_FMT ": force and point must be finite", body);
   n = 3 * (PetscInt)model->bodies[body].type;
   for (PetscInt j = 0; j < n / 3; j++) {
@@ -543,32 +612,48 @@ PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscIn
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsModelSetPoints(MbsModel model, MbsElement *e, const PetscReal Xa[3], const PetscReal Xb[3])
+/* An element of a registered type; data holds its points and parameters (see modelimpl.h). */
+PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, PetscInt a, PetscInt b,
+                                  const MbsElemData *data, PetscInt *elem)
 {
-  static const PetscReal zero[3] = {0, 0, 0};
+  const PetscInt body[2] = {a, b};
+  MbsElement    *e;
+  PetscInt       index;
+  PetscReal      xa[3], xb[3];
+  char           error[256];
 
   PetscFunctionBegin;
-  if (!Xa) Xa = zero;
-  if (!Xb) Xb = zero;
-  PetscCheck(MbsIsFinite3(Xa) && MbsIsFinite3(Xb), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "%s element: points must be finite", e->kernel->name);
-  for (int i = 0; i < 3; i++) {
-    e->data.Xa[i] = Xa[i];
-    e->data.Xb[i] = Xb[i];
+  for (int s = 0; s < 2 && type->needs_orientation; s++)
+    PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID,
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+               "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
+               model->bodies[body[s]].name, type->name);
+  PetscCall(MbsModelNewElement(model, type->kernel, a, b, &e, &index));
+  e->type = type;
+  PetscCall(PetscMemcpy(&e->data, data, sizeof(e->data))); /* with its zero padding: the checkpoint hashes the bytes */
+  e->data.nblocks_a = a >= 0 ? (int)model->bodies[a].type : 0;
+  e->data.nblocks_b = b >= 0 ? (int)model->bodies[b].type : 0;
+  PetscCheck(MbsVec3IsFinite(e->data.Xa) && MbsVec3IsFinite(e->data.Xb), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", e->kernel->name);
+  if (type->complete) {
+    PetscCall(MbsModelGetPointPosition(model, a, e->data.Xa, xa));
+    PetscCall(MbsModelGetPointPosition(model, b, e->data.Xb, xb));
+    PetscCheck(!type->complete(&e->data, xa, xb, error, sizeof(error)), PetscObjectComm((PetscObject)model),
+               PETSC_ERR_ARG_OUTOFRANGE, "%s", error);
   }
+  if (elem) *elem = index;
   PetscFunctionReturn(0);
 }
 
-/* Initial distance between the element's two points. */
-static PetscErrorCode MbsModelPointDistance(MbsModel model, const MbsElement *e, PetscReal *dist)
+/* A data block with the two points (NULL: the origin) and every real parameter unset. */
+static void MbsElemDataInit(MbsElemData *d, const PetscReal Xa[3], const PetscReal Xb[3])
 {
-  PetscReal xa[3], xb[3];
-
-  PetscFunctionBegin;
-  PetscCall(MbsModelGetPointPosition(model, e->body[0], e->data.Xa, xa));
-  PetscCall(MbsModelGetPointPosition(model, e->body[1], e->data.Xb, xb));
-  *dist = PetscSqrtReal(PetscSqr(xb[0] - xa[0]) + PetscSqr(xb[1] - xa[1]) + PetscSqr(xb[2] - xa[2]));
-  PetscFunctionReturn(0);
+  PetscMemzero(d, sizeof(*d));
+  for (int i = 0; i < 3; i++) {
+    d->Xa[i] = Xa ? Xa[i] : 0.0;
+    d->Xb[i] = Xb ? Xb[i] : 0.0;
+  }
+  d->length = d->stiffness = MBS_ELEM_UNSET;
 }
 
 /*@C
@@ -587,13 +672,11 @@ static PetscErrorCode MbsModelPointDistance(MbsModel model, const MbsElement *e,
 PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                     const PetscReal Xb[3], PetscInt *elem)
 {
-  MbsElement *e;
-  PetscInt    index;
+  MbsElemData d;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelNewElement(model, &MbsElemKernelSpherical, a, b, &e, &index));
-  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
-  if (elem) *elem = index;
+  MbsElemDataInit(&d, Xa, Xb);
+  PetscCall(MbsModelAddElement(model, &MbsElementTypeSpherical, a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -605,10 +688,13 @@ PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal 
 PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal world[3],
                                      PetscInt *elem)
 {
+  MbsElemData d;
+
   PetscFunctionBegin;
   PetscCheck(a >= 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
              "A fixed point needs a body, not the ground");
-  PetscCall(MbsModelAddSpherical(model, a, Xa, MBS_GROUND, world, elem));
+  MbsElemDataInit(&d, Xa, world);
+  PetscCall(MbsModelAddElement(model, &MbsElementTypeFixedPoint, a, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -628,28 +714,12 @@ PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal
 PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3],
                               PetscReal length, PetscInt *elem)
 {
-  MbsElement *e;
-  PetscInt    index;
+  MbsElemData d;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelNewElement(model, &MbsElemKernelRod, a, b, &e, &index));
-  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
-  if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
-  PetscCheck(length > 0 && PetscIsNormalReal(length), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "Rod: length must be positive and finite, got %g", (double)length);
-  e->data.length = length;
-  if (elem) *elem = index;
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscReal u[3], const char what[])
-{
-  const PetscReal n = PetscSqrtReal(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
-
-  PetscFunctionBegin;
-  PetscCheck(n > 0 && PetscIsNormalReal(n), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "%s must be a non-zero finite vector", what);
-  for (int i = 0; i < 3; i++) u[i] = v[i] / n;
+  MbsElemDataInit(&d, Xa, Xb);
+  if (length != (PetscReal)PETSC_DETERMINE) d.length = length;
+  PetscCall(MbsModelAddElement(model, &MbsElementTypeRod, a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -670,38 +740,15 @@ static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscRe
 PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
                                    PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3], PetscInt *elem)
 {
-  MbsElement *e;
-  PetscInt    index, body[2] = {a, b};
-  PetscReal   nb[3], t[3]    = {0, 0, 0}, b1[3], b2[3], len;
-  int         k = 0;
+  MbsElemData d;
 
   PetscFunctionBegin;
-  for (int s = 0; s < 2; s++)
-    PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID,
-               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
-               "Revolute joint: body '%s' is a particle; a revolute joint needs rigid bodies or the ground",
-               model->bodies[body[s]].name);
-  PetscCall(MbsModelNewElement(model, &MbsElemKernelRevolute, a, b, &e, &index));
-  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
-  PetscCall(MbsNormalize(model, axis_a, e->data.axis_a, "Revolute joint: axis of body a"));
-  PetscCall(MbsNormalize(model, axis_b, nb, "Revolute joint: axis of body b"));
-  /* b1 orthogonal to the axis, from the coordinate direction least aligned with it; b2 = axis x b1 */
-  for (int i = 1; i < 3; i++)
-    if (PetscAbsReal(nb[i]) < PetscAbsReal(nb[k])) k = i;
-  t[k]  = 1.0;
-  b1[0] = nb[1] * t[2] - nb[2] * t[1];
-  b1[1] = nb[2] * t[0] - nb[0] * t[2];
-  b1[2] = nb[0] * t[1] - nb[1] * t[0];
-  len   = PetscSqrtReal(b1[0] * b1[0] + b1[1] * b1[1] + b1[2] * b1[2]);
-  for (int i = 0; i < 3; i++) b1[i] /= len;
-  b2[0] = nb[1] * b1[2] - nb[2] * b1[1];
-  b2[1] = nb[2] * b1[0] - nb[0] * b1[2];
-  b2[2] = nb[0] * b1[1] - nb[1] * b1[0];
+  MbsElemDataInit(&d, Xa, Xb);
   for (int i = 0; i < 3; i++) {
-    e->data.perp_b[0][i] = b1[i];
-    e->data.perp_b[1][i] = b2[i];
+    d.axis_a[i] = axis_a[i];
+    d.axis_b[i] = axis_b[i];
   }
-  if (elem) *elem = index;
+  PetscCall(MbsModelAddElement(model, &MbsElementTypeRevolute, a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -720,21 +767,14 @@ PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal X
 PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                  const PetscReal Xb[3], PetscReal stiffness, PetscReal length, PetscInt *elem)
 {
-  MbsElement *e;
-  PetscInt    index;
+  MbsElemData d;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelNewElement(
-    model, type == MBS_SPRING_QUARTIC ? &MbsElemKernelSpringQuartic : &MbsElemKernelSpringLinear, a, b, &e, &index));
-  PetscCall(MbsModelSetPoints(model, e, Xa, Xb));
-  if (length == (PetscReal)PETSC_DETERMINE) PetscCall(MbsModelPointDistance(model, e, &length));
-  PetscCheck(stiffness > 0 && PetscIsNormalReal(stiffness), PetscObjectComm((PetscObject)model),
-             PETSC_ERR_ARG_OUTOFRANGE, "Spring: stiffness must be positive and finite, got %g", (double)stiffness);
-  PetscCheck(length >= 0 && (PetscIsNormalReal(length) || length == 0), PetscObjectComm((PetscObject)model),
-             PETSC_ERR_ARG_OUTOFRANGE, "Spring: rest length must be non-negative and finite, got %g", (double)length);
-  e->data.stiffness = stiffness;
-  e->data.length    = length;
-  if (elem) *elem = index;
+  MbsElemDataInit(&d, Xa, Xb);
+  d.stiffness = stiffness;
+  if (length != (PetscReal)PETSC_DETERMINE) d.length = length;
+  PetscCall(MbsModelAddElement(
+    model, type == MBS_SPRING_QUARTIC ? &MbsElementTypeSpringQuartic : &MbsElementTypeSpringLinear, a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -770,7 +810,7 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
              "Chain '%s': count must be positive", name ? name : "");
   PetscCheck(length > 0 && PetscIsNormalReal(length), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Chain '%s': length must be positive and finite", name ? name : "");
-  PetscCheck(MbsIsFinite3(start), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+  PetscCheck(MbsVec3IsFinite(start), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Chain '%s': start must be finite", name ? name : "");
   PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
   {

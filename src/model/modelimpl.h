@@ -4,7 +4,7 @@
 
 #include <petsc/private/petscimpl.h>
 #include <gglmbs/model.h>
-#include "elements/kernels.h"
+#include "model/elementtypes.h"
 
 typedef struct {
   MbsBodyType type;
@@ -17,10 +17,11 @@ typedef struct {
 } MbsBody;
 
 typedef struct {
-  const MbsElemKernel *kernel;
-  PetscInt             body[2]; /* body a, body b (MBS_GROUND for ground or for a one-body element) */
-  MbsElemData          data;
-  char                *label;
+  const MbsElemKernel  *kernel;
+  const MbsElementType *type;    /* what the element is (NULL for a rigid body's own constraints and gravity) */
+  PetscInt              body[2]; /* body a, body b (MBS_GROUND for ground or for a one-body element) */
+  MbsElemData           data;
+  char                 *label;
 } MbsElement;
 
 struct _p_MbsModel {

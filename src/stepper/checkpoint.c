@@ -24,9 +24,11 @@
 #include "stepper/stepperimpl.h"
 #include "io/output.h"
 
-#define MBS_CKPT_VERSION 2 /* 2: the energy check's reference; version 1 files are read too */
-#define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
-#define MBS_CKPT_END     "GGLMBS-CKPT-END"
+#define MBS_CKPT_VERSION                                                                                            \
+  3 /* 3: the model hash over whole element data blocks; 2: the energy check's reference; versions 1 and 2 are read \
+       too */
+#define MBS_CKPT_MAGIC "GGLMBS-CKPT"
+#define MBS_CKPT_END   "GGLMBS-CKPT-END"
 
 enum {
   MBS_CKPT_VERSION_I,
@@ -69,9 +71,33 @@ static void MbsHash(PetscInt64 *h, const void *data, size_t n)
   *h = (PetscInt64)(x & 0x7fffffffffffffffULL);
 }
 
-/* What makes two models the same for a restart: bodies (type, mass, inertia) and elements (kind,
-   bodies, points, axes, lengths, stiffnesses), in order. Initial conditions are not part of it. */
+/* What makes two models the same for a restart: bodies (type, mass, inertia) and elements (type, bodies and
+   every field of the data block: points, axes, lengths, stiffnesses, and whatever a new element type adds, with
+   no list of fields here), in order. The data block's padding is zero: elements are zeroed when created and
+   their data is copied with memcpy (MbsModelAddElement()). Initial conditions are not part of it. */
 static PetscInt64 MbsModelHash(MbsModel model)
+{
+  PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    const MbsBody *body = &model->bodies[b];
+    const int      type = (int)body->type;
+    MbsHash(&h, &type, sizeof(type));
+    MbsHash(&h, &body->mass, sizeof(body->mass));
+    MbsHash(&h, body->inertia, sizeof(body->inertia));
+  }
+  for (PetscInt k = 0; k < model->nelems; k++) {
+    const MbsElement *e     = &model->elems[k];
+    const PetscInt64  ab[2] = {e->body[0], e->body[1]};
+    MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
+    if (e->type) MbsHash(&h, e->type->name, strlen(e->type->name));
+    MbsHash(&h, ab, sizeof(ab));
+    MbsHash(&h, &e->data, sizeof(e->data));
+  }
+  return h;
+}
+
+/* The model hash of checkpoint versions 1 and 2, whose element types and data fields are the ones listed. */
+static PetscInt64 MbsModelHashVersion2(MbsModel model)
 {
   PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
   for (PetscInt b = 0; b < model->nbodies; b++) {
@@ -444,7 +470,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
                               " and %" PetscInt_FMT,
                               hd.ints[MBS_CKPT_NBODIES], hd.ints[MBS_CKPT_NELEMS], hd.ints[MBS_CKPT_NQ],
                               hd.ints[MBS_CKPT_NCON], model->nbodies, model->nelems, model->nq, model->ncon));
-    else if (hd.ints[MBS_CKPT_MODEL_HASH] != MbsModelHash(model))
+    else if (hd.ints[MBS_CKPT_MODEL_HASH] !=
+             (hd.ints[MBS_CKPT_VERSION_I] >= 3 ? MbsModelHash(model) : MbsModelHashVersion2(model)))
       PetscCall(PetscSNPrintf(
         msg, sizeof(msg),
         "it was written for a model of the same size but other masses, inertias, elements or element data"));

@@ -1,0 +1,80 @@
+/*
+  Element types: what an element type tells the rest of the code about itself, beside its kernel.
+
+  The input calls it by name in a section (joints[i].type: rod); its parameters are read into its data block
+  (MbsElemData) by key, kind, range and unit; its data is completed from the initial configuration (default
+  lengths, unit axes, derived vectors); the trajectory draws it as a cell of a kind. The YAML reader, the model,
+  the checkpoint's model hash and the trajectory ask the type and know no element by name, so a new element
+  type is its file (kernel and type) plus one registration line (MbsModelInitializePackage()).
+
+  Pure data and arithmetic, like the kernels: no allocation, no PETSc objects, no MPI.
+*/
+#ifndef MBS_ELEMENT_H
+#define MBS_ELEMENT_H
+
+#include <stddef.h>
+#include "elements/kernels.h"
+
+/* How the input names the bodies and points an element connects */
+typedef enum {
+  MBS_ELEM_TWO_BODIES,   /* bodies: [a, b], points: [Xa, Xb] (optional, zero); either body may be the ground */
+  MBS_ELEM_BODY_TO_WORLD /* body: a, point: Xa, position: x (b is the ground at x; default: where Xa starts) */
+} MbsElemConnection;
+
+typedef enum {
+  MBS_ELEM_PARAM_REAL,          /* a real number at offset[0] */
+  MBS_ELEM_PARAM_DIRECTION_PAIR /* two non-zero 3-vectors, one in each body's frame, at offset[0] and offset[1] */
+} MbsElemParamKind;
+
+typedef enum {
+  MBS_ELEM_RANGE_POSITIVE,   /* > 0 */
+  MBS_ELEM_RANGE_NONNEGATIVE /* >= 0 */
+} MbsElemRange;
+
+typedef enum {
+  MBS_ELEM_REQUIRED,        /* the input must give it */
+  MBS_ELEM_DEFAULT_DISTANCE /* a real that defaults to the initial distance between the element's two points */
+} MbsElemDefault;
+
+typedef struct {
+  const char      *key; /* input key */
+  MbsElemParamKind kind;
+  size_t           offset[2]; /* offsetof(MbsElemData, ...): where the values go */
+  MbsElemRange     range;     /* of a real */
+  MbsElemDefault   fallback;
+  const char      *quantity;      /* what it is, with its unit: "rod length in m" */
+  const char      *item_quantity; /* of each vector of a pair: "hinge axis in the body frame" */
+} MbsElemParam;
+
+#define MBS_ELEM_MAX_PARAMS 4
+
+/* A real parameter not given (input) or PETSC_DETERMINE (C API): complete() puts its default in. */
+#define MBS_ELEM_UNSET (-1.0e300)
+
+typedef struct {
+  const char          *name;    /* in the input: joints[i].type or springs[i].type */
+  const char          *section; /* "joints" or "springs" */
+  const char          *title;   /* in messages: "Rod", "Revolute joint" */
+  const MbsElemKernel *kernel;
+  MbsElemConnection    connection;
+  int                  needs_orientation; /* each body is rigid or the ground */
+  int                  cell_kind;         /* trajectory cell kind (docs/output.md), 0 for none of its own */
+  int                  nparams;
+  MbsElemParam         params[MBS_ELEM_MAX_PARAMS];
+  /* Completes d from the initial world positions xa, xb of its two points: defaults of unset reals, unit axes,
+     derived vectors, range checks. Returns 0, or 1 with error ("Rod: length must be positive and finite, got
+     -1"). NULL: nothing to complete. */
+  int (*complete)(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len);
+} MbsElementType;
+
+extern const MbsElementType MbsElementTypeFixedPoint; /* spherical joint to the ground, at a world position */
+extern const MbsElementType MbsElementTypeSpherical;
+extern const MbsElementType MbsElementTypeRod;
+extern const MbsElementType MbsElementTypeRevolute;
+extern const MbsElementType MbsElementTypeSpringLinear;
+extern const MbsElementType MbsElementTypeSpringQuartic;
+
+/* Shared by complete() routines: a real left unset takes the initial distance |xb - xa|. */
+double MbsElemInitialDistance(const double xa[3], const double xb[3]);
+
+#endif
