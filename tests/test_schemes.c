@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <gglmbs/gglmbs.h>
 #include "stepper/stepperimpl.h"
+#include "model/elementtypes.h"
 
 static void Fail(const char *fmt, ...)
 {
@@ -25,15 +26,17 @@ static void Fail(const char *fmt, ...)
 
 #define CHECK(call) assert_int_equal((int)(call), 0)
 
-/* Every element type: particles, rigid bodies, spherical (body-body and to ground), fixed point, rod
-   (body-body and to ground), revolute, linear and quartic springs, gravity. The initial state need not
-   satisfy the constraints here: the Jacobian is checked at an arbitrary point. */
+/* Every registered element type (src/elements/element.h), on every pair of bodies it accepts among particles,
+   rigid bodies and the ground, with rigid bodies' own constraints and gravity: a new element type is in these tests
+   once it is registered. Points, parameters and axes are generic values; the initial state need not satisfy the
+   constraints here: the Jacobian is checked at an arbitrary point. */
 static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
 {
-  const PetscReal g[3]  = {0.3, -0.2, -9.81};
-  const PetscReal R1[9] = {1, 0, 0, 0, 0.8, -0.6, 0, 0.6, 0.8}, R2[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
-  const PetscReal J1[3] = {1.0, 2.0, 2.5}, J2[3] = {0.4, 0.5, 0.6};
-  PetscInt        p1, p2, r1, r2;
+  const PetscReal              g[3]  = {0.3, -0.2, -9.81};
+  const PetscReal              R1[9] = {1, 0, 0, 0, 0.8, -0.6, 0, 0.6, 0.8}, R2[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
+  const PetscReal              J1[3] = {1.0, 2.0, 2.5}, J2[3] = {0.4, 0.5, 0.6};
+  const MbsElementType *const *types;
+  PetscInt                     p1, p2, r1, r2, ntypes;
 
   CHECK(MbsModelCreate(comm, model));
   CHECK(MbsModelSetGravity(*model, g));
@@ -43,15 +46,39 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
   CHECK(MbsModelAddParticle(*model, "p2", 0.7, (PetscReal[]){1.1, 0.4, 0.2}, NULL, &p2));
   CHECK(MbsModelAddRigidBody(*model, "r2", 1.5, J2, (PetscReal[]){0.5, 0.5, 1.5}, R2, NULL, (PetscReal[]){-1, 0.5, 2},
                              &r2));
-  CHECK(MbsModelAddFixedPoint(*model, r1, (PetscReal[]){0, 0, -0.5}, (PetscReal[]){0, 0, 0.5}, NULL));
-  CHECK(MbsModelAddRevolute(*model, r1, (PetscReal[]){0.2, 0.1, 0.3}, (PetscReal[]){0, 0, 1}, r2,
-                            (PetscReal[]){-0.1, 0.2, 0}, (PetscReal[]){0, 1, 0}, NULL));
-  CHECK(MbsModelAddSpherical(*model, r2, (PetscReal[]){0.1, -0.3, 0.2}, p1, NULL, NULL));
-  CHECK(MbsModelAddSpherical(*model, MBS_GROUND, (PetscReal[]){1, 1, 1}, p2, NULL, NULL));
-  CHECK(MbsModelAddRod(*model, p1, NULL, p2, NULL, 0.9, NULL));
-  CHECK(MbsModelAddRod(*model, MBS_GROUND, (PetscReal[]){0, 1, 0}, r2, (PetscReal[]){0.3, 0, 0}, 1.2, NULL));
-  CHECK(MbsModelAddSpring(*model, MBS_SPRING_LINEAR, p1, NULL, r1, (PetscReal[]){0.1, 0.2, 0.3}, 40.0, 0.5, NULL));
-  CHECK(MbsModelAddSpring(*model, MBS_SPRING_QUARTIC, r2, (PetscReal[]){0, 0.1, -0.2}, p2, NULL, 25.0, 0.8, NULL));
+  CHECK(MbsElementTypeGetAll(&ntypes, &types));
+  for (PetscInt t = 0; t < ntypes; t++) {
+    const MbsElementType *type = types[t];
+    const PetscInt pairs[][2]  = {{p1, p2}, {r1, r2}, {r2, p1}, {MBS_GROUND, p2}, {r1, MBS_GROUND}, {MBS_GROUND, r2}};
+    const PetscInt npairs      = type->connection == MBS_ELEM_BODY_TO_WORLD ? 2 : 6;
+
+    for (PetscInt k = 0; k < npairs; k++) {
+      PetscInt    a = pairs[k][0], b = pairs[k][1];
+      MbsElemData d;
+
+      if (type->connection == MBS_ELEM_BODY_TO_WORLD) {
+        a = k ? r1 : p1;
+        b = MBS_GROUND;
+      }
+      if (type->needs_orientation && ((a == p1 || a == p2) || (b == p1 || b == p2))) continue;
+      CHECK(PetscMemzero(&d, sizeof(d)));
+      for (int i = 0; i < 3; i++) { /* points: zero on particles, off the centre on rigid bodies and the ground */
+        d.Xa[i] = (a == r1 || a == r2 || a == MBS_GROUND) ? 0.1 * (i + 1) - 0.05 * t : 0.0;
+        d.Xb[i] = (b == r1 || b == r2 || b == MBS_GROUND) ? 0.2 - 0.15 * i + 0.03 * k : 0.0;
+      }
+      for (PetscInt p = 0; p < type->nparams; p++) {
+        const MbsElemParam *prm = &type->params[p];
+        if (prm->kind == MBS_ELEM_PARAM_REAL)
+          *(PetscReal *)((char *)&d + prm->offset[0]) = 0.6 + 0.1 * p + 0.05 * k;
+        else {
+          PetscReal *u = (PetscReal *)((char *)&d + prm->offset[0]), *v = (PetscReal *)((char *)&d + prm->offset[1]);
+          u[0] = 0.1, u[1] = 0.2, u[2] = 1.0;
+          v[0] = 0.3, v[1] = 1.0, v[2] = -0.2;
+        }
+      }
+      CHECK(MbsModelAddElement(*model, type, a, b, &d, NULL));
+    }
+  }
   CHECK(MbsModelSetInitialTolerance(*model, PETSC_MAX_REAL));
   CHECK(MbsModelSetUp(*model));
 }

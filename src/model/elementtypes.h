@@ -8,6 +8,7 @@
 
 /* Element types (src/elements/element.h): registered by name per input section */
 PETSC_INTERN PetscErrorCode MbsElementTypeRegister(const MbsElementType *);
+PETSC_INTERN PetscErrorCode MbsElementTypeGetAll(PetscInt *n, const MbsElementType *const **types);
 PETSC_INTERN PetscErrorCode MbsElementTypeFind(const char section[], const char name[], const MbsElementType **);
 PETSC_INTERN PetscErrorCode MbsElementTypeNames(const char section[], const char separator[], const char last[],
                                                 char names[], size_t len);

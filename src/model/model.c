@@ -83,6 +83,16 @@ PetscErrorCode MbsElementTypeRegister(const MbsElementType *type)
   PetscFunctionReturn(0);
 }
 
+/* Every registered type, in registration order (borrowed). */
+PetscErrorCode MbsElementTypeGetAll(PetscInt *n, const MbsElementType *const **types)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelInitializePackage());
+  *n     = MbsNumElementTypes;
+  *types = MbsElementTypes;
+  PetscFunctionReturn(0);
+}
+
 /* The type of that name in that section, or NULL. */
 PetscErrorCode MbsElementTypeFind(const char section[], const char name[], const MbsElementType **type)
 {
