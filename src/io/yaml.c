@@ -18,7 +18,7 @@
 
 #include "io/gmsh.h"
 #include "io/readfile.h"
-#include "model/generators.h"
+#include "model/memory.h"
 #include "model/elementtypes.h"
 
 #define MBS_YAML_PATH_LEN     256

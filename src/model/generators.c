@@ -10,338 +10,19 @@
 #include <unistd.h>
 
 #include "model/modelimpl.h"
-#include "model/generators.h"
+#include "model/memory.h"
 #include "elements/vec3.h"
 
 #define MBS_GEN_NAME_LEN 256
 
-/*
-  Memory estimate of a model and of one step's solve with the default scheme (em) and solver (LU),
-  in bytes (docs/input.md, "Model size and memory"; measured against docs/robustness.md):
-
-    M = C_base + C_obj (bodies + elements) ranks + C_unk n + C_nnz nnz (+ C_2d log2(n) nnz for nets and meshes)
-
-  n = 2 nq + 2 ncon are the unknowns (q, p, lambda, gamma), nnz = 16 sum_bodies k_b + 6.2 sum_elements
-  k_e (r_e + 1) the Jacobian's nonzeros (k: coordinates of a body or of an element's bodies, r: its
-  constraint rows), fitted to the Jacobians PETSc assembles for particle chains, rigid chains and nets
-  (within 15 %). The per-unknown and per-nonzero costs (vectors, the matrix, the LU factor and its
-  workspace) were fitted to the peak RSS of particle and rigid chains; the LU fill of a 2-D graph (nested
-  dissection) grows like log2 n, fitted to a net. Every rank holds the whole model (C_obj). The vi-*
-  schemes add a velocity per coordinate: about 1.3 times the estimate.
-*/
-#define MBS_MEM_BASE    (48.0 * 1048576.0) /* PETSc, MPI and the program before any model */
-#define MBS_MEM_OBJECT  300.0 /* a body or element: structs, name, label, layout, the partitioner's graph */
-#define MBS_MEM_UNKNOWN 680.0 /* per unknown: vectors (stepper, SNES, line search) and the factor's work arrays */
-#define MBS_MEM_NONZERO 73.0  /* per Jacobian nonzero: the matrix, its copy in the factor package, the factor */
-#define MBS_MEM_FILL_2D 10.0  /* per Jacobian nonzero and log2 n: LU fill of a 2-D graph */
-
-void MbsModelSizeAddBodies(MbsModelSize *s, PetscReal count, PetscInt blocks)
+static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscReal u[3], const char what[])
 {
-  const PetscReal k = 3.0 * (PetscReal)blocks;
-
-  s->nbodies += count;
-  s->nelems += count; /* gravity, added at set-up: a linear potential, no Jacobian entries */
-  s->nq += k * count;
-  s->nnz += 16.0 * k * count;
-}
-
-void MbsModelSizeAddElements(MbsModelSize *s, PetscReal count, PetscInt ncoord, PetscInt ncon)
-{
-  const PetscReal k = (PetscReal)ncoord, r = (PetscReal)ncon;
-
-  s->nelems += count;
-  s->ncon += r * count;
-  s->nnz += 6.2 * k * (r + 1.0) * count;
-}
-void MbsModelSizeChain(MbsModelSize *s, PetscReal count)
-{
-  MbsModelSizeAddBodies(s, count, 1);
-  MbsModelSizeAddElements(s, count, 6, 1);
-}
-
-void MbsModelSizeRigidChain(MbsModelSize *s, PetscReal count, MbsChainJointType joint)
-{
-  MbsModelSizeAddBodies(s, count, 4);
-  MbsModelSizeAddElements(s, count, 12, 6);
-  MbsModelSizeAddElements(s, count, 24, joint == MBS_CHAIN_JOINT_REVOLUTE ? 5 : 3);
-}
-
-void MbsModelSizeNet(MbsModelSize *s, PetscReal nx, PetscReal ny, PetscReal nfixed)
-{
-  MbsModelSizeAddBodies(s, nx * ny, 1);
-  MbsModelSizeAddElements(s, (nx - 1) * ny + nx * (ny - 1), 6, 1);
-  MbsModelSizeAddElements(s, nfixed, 3, 3);
-  s->two_dimensional = PETSC_TRUE;
-}
-
-void MbsModelSizeRodNetwork(MbsModelSize *s, PetscReal nnodes, PetscReal nedges, PetscReal nfixed)
-{
-  MbsModelSizeAddBodies(s, nnodes, 1);
-  MbsModelSizeAddElements(s, nedges, 6, 1);
-  MbsModelSizeAddElements(s, nfixed, 3, 3);
-  s->two_dimensional = PETSC_TRUE;
-}
-
-/* A size such as 4GiB, 512M, 2.5e9 or 0 (no limit): binary units k, M, G, T with or without "iB",
-   decimal ones as kB, MB, GB, TB. */
-static PetscBool ParseMemorySize(const char text[], PetscReal *bytes)
-{
-  static const struct {
-    const char *unit;
-    PetscReal   factor;
-  } units[] = {
-    {"", 1.0},
-    {"B", 1.0},
-    {"k", 1024.0},
-    {"K", 1024.0},
-    {"KiB", 1024.0},
-    {"kiB", 1024.0},
-    {"M", 1048576.0},
-    {"MiB", 1048576.0},
-    {"G", 1073741824.0},
-    {"GiB", 1073741824.0},
-    {"T", 1099511627776.0},
-    {"TiB", 1099511627776.0},
-    {"kB", 1e3},
-    {"KB", 1e3},
-    {"MB", 1e6},
-    {"GB", 1e9},
-    {"TB", 1e12},
-  };
-  char  *end;
-  double v = strtod(text, &end);
-
-  if (end == text || !(v >= 0) || !isfinite(v)) return PETSC_FALSE;
-  while (*end == ' ') end++;
-  for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-    if (!strcmp(end, units[i].unit)) {
-      *bytes = (PetscReal)v * units[i].factor;
-      return (PetscBool)(*bytes < 1e30);
-    }
-  return PETSC_FALSE;
-}
-
-/* The limit in bytes (0: none) and where it comes from. */
-static PetscErrorCode GetMemoryLimit(MbsModel model, PetscReal *limit, const char **source)
-{
-  char      text[64];
-  PetscBool set;
+  const PetscReal n = MbsVec3Norm(v);
 
   PetscFunctionBegin;
-  if (model->memory_limit_set) {
-    *limit  = (PetscReal)model->memory_limit;
-    *source = "MbsModelSetMemoryLimit()";
-    PetscFunctionReturn(0);
-  }
-  PetscCall(PetscOptionsGetString(((PetscObject)model)->options, ((PetscObject)model)->prefix, "-mbs_memory_limit",
-                                  text, sizeof(text), &set));
-  if (set) {
-    PetscCheck(ParseMemorySize(text, limit), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
-               "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '%s'", text);
-    *source = "-mbs_memory_limit";
-    PetscFunctionReturn(0);
-  }
-  if (!model->memory_physical) {
-    /* The estimate covers all ranks, so the limit is the memory of all their nodes: each node's first
-       rank adds its own (sysconf), and every rank gets the same sum, so all ranks decide alike. */
-    MPI_Comm    node;
-    PetscMPIInt node_rank;
-    PetscReal   mine = 0;
-    PetscCallMPI(
-      MPI_Comm_split_type(PetscObjectComm((PetscObject)model), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    PetscCallMPI(MPI_Comm_rank(node, &node_rank));
-    PetscCallMPI(MPI_Comm_free(&node));
-    if (!node_rank) {
-      const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-      mine = pages > 0 && page > 0 ? (PetscReal)pages * (PetscReal)page : 0;
-    }
-    PetscCall(
-      MPIU_Allreduce(&mine, &model->memory_physical, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)model)));
-  }
-  *limit  = model->memory_physical;
-  *source = "the physical memory of the ranks' machines; -mbs_memory_limit";
-  PetscFunctionReturn(0);
-}
-
-/* Bytes as "23 GiB", "1.2e3 GiB", "640 MiB". */
-static void FormatBytes(PetscReal bytes, char out[], size_t len)
-{
-  const PetscReal gib = 1073741824.0, mib = 1048576.0;
-
-  if (bytes >= 1000 * gib)
-    snprintf(out, len, "%.1e GiB", (double)(bytes / gib));
-  else if (bytes >= gib)
-    snprintf(out, len, "%.3g GiB", (double)(bytes / gib));
-  else
-    snprintf(out, len, "%.3g MiB", (double)(bytes / mib));
-}
-
-static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscMemzero(s, sizeof(*s)));
-  for (PetscInt b = 0; b < model->nbodies; b++) MbsModelSizeAddBodies(s, 1, (PetscInt)model->bodies[b].type);
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
-
-    if (el->kernel != &MbsElemKernelGravity) MbsModelSizeAddElements(s, 1, MbsElemNq(&el->data), el->kernel->ncon);
-  }
-  PetscFunctionReturn(0);
-}
-
-static PetscReal EstimateBytes(const MbsModelSize *s, PetscMPIInt nranks)
-{
-  const PetscReal n    = 2 * s->nq + 2 * s->ncon,
-                  fill = s->two_dimensional ? MBS_MEM_FILL_2D * PetscLog2Real(PetscMax(n, 2)) : 0;
-
-  return MBS_MEM_BASE + MBS_MEM_OBJECT * (s->nbodies + s->nelems) * nranks + MBS_MEM_UNKNOWN * n +
-         (MBS_MEM_NONZERO + fill) * s->nnz;
-}
-
-PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, PetscBool *fits, char why[], size_t len)
-{
-  MbsModelSize s;
-  PetscReal    n, nnz, bytes, limit;
-  const char  *source;
-  char         need[32], have[32];
-
-  PetscFunctionBegin;
-  *fits = PETSC_TRUE;
-  if (len) why[0] = 0;
-  PetscCall(ModelSize(model, &s));
-  s.nbodies += added->nbodies;
-  s.nelems += added->nelems;
-  s.nq += added->nq;
-  s.ncon += added->ncon;
-  s.nnz += added->nnz;
-  s.two_dimensional = (PetscBool)(s.two_dimensional || added->two_dimensional);
-  PetscCall(GetMemoryLimit(model, &limit, &source));
-  bytes = EstimateBytes(&s, model->size);
-  if (limit > 0 && !(bytes <= limit)) {
-    *fits = PETSC_FALSE;
-    FormatBytes(bytes, need, sizeof(need));
-    FormatBytes(limit, have, sizeof(have));
-    snprintf(why, len, "need about %s (estimate), the limit is %s (%s)", need, have, source);
-    PetscFunctionReturn(0);
-  }
-  n   = 3 * s.nq + 2 * s.ncon; /* the largest scheme's unknowns */
-  nnz = 1.5 * s.nnz;
-  if (n > (PetscReal)PETSC_MAX_INT || nnz > (PetscReal)PETSC_MAX_INT ||
-      s.nbodies + s.nelems > (PetscReal)PETSC_MAX_INT) {
-    *fits = PETSC_FALSE;
-    snprintf(why, len,
-             "give about %.3g unknowns and %.3g Jacobian nonzeros, more than PetscInt holds (%" PetscInt_FMT
-             "; PETSc configured with 64-bit indices would be needed)",
-             (double)n, (double)nnz, PETSC_MAX_INT);
-  }
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsModelSetMemoryLimit - Sets the memory a model and a step's solve may need, checked by the generators
-  (`MbsModelAddChain()`, `MbsModelAddRigidChain()`, `MbsModelAddNet()`, `MbsModelAddRodNetwork()`) and by
-  `MbsModelLoadYAML()` before they allocate
-
-  Logically Collective
-
-  Input Parameters:
-+ model - the model
-- bytes - the limit in bytes; 0 for none; `PETSC_DEFAULT` for the default
-
-  Options Database Key:
-. -mbs_memory_limit <size> - the limit when no setter call gave one, e.g. 4GiB, 512MiB, 8e9, or 0 (none)
-
-  Notes:
-  The default is the physical memory of the machines (nodes) the ranks run on (sysconf on each node, summed). The
-estimate, documented in docs/input.md, counts the model (held by every rank) and one step's solve of the largest scheme:
-the unknowns, the Jacobian's nonzeros and an LU fill estimate. A model over the limit is refused with both numbers,
-  before anything is allocated; so is one whose unknowns or Jacobian nonzeros do not fit `PetscInt`.
-
-  Level: intermediate
-
-.seealso: `MbsModelGetMemoryLimit()`, `MbsModelEstimateMemory()`, `MbsModelLoadYAML()`
-@*/
-PetscErrorCode MbsModelSetMemoryLimit(MbsModel model, PetscInt64 bytes)
-{
-  PetscFunctionBegin;
-  PetscCheck(model, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null MbsModel");
-  if (bytes == PETSC_DEFAULT) {
-    model->memory_limit_set = PETSC_FALSE;
-    model->memory_limit     = 0;
-    PetscFunctionReturn(0);
-  }
-  PetscCheck(bytes >= 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "The memory limit must be a number of bytes, 0 (none) or PETSC_DEFAULT, got %" PetscInt64_FMT, bytes);
-  model->memory_limit_set = PETSC_TRUE;
-  model->memory_limit     = bytes;
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsModelGetMemoryLimit - Gets the memory limit in force: the one set with `MbsModelSetMemoryLimit()`,
-  else -mbs_memory_limit, else the physical memory of the ranks' machines
-
-  Collective (reads the options database)
-
-  Input Parameter:
-. model - the model
-
-  Output Parameter:
-. bytes - the limit in bytes, 0 for none
-
-  Level: intermediate
-
-.seealso: `MbsModelSetMemoryLimit()`, `MbsModelEstimateMemory()`
-@*/
-PetscErrorCode MbsModelGetMemoryLimit(MbsModel model, PetscInt64 *bytes)
-{
-  PetscReal   limit;
-  const char *source;
-
-  PetscFunctionBegin;
-  PetscCall(GetMemoryLimit(model, &limit, &source));
-  *bytes = (PetscInt64)PetscMin(limit, 9.2e18);
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsModelEstimateMemory - Estimates the memory the model and one step's solve need, the estimate that
-  `MbsModelSetMemoryLimit()` checks
-
-  Not Collective
-
-  Input Parameter:
-. model - the model
-
-  Output Parameter:
-. bytes - the estimate in bytes
-
-  Level: intermediate
-
-.seealso: `MbsModelSetMemoryLimit()`, `MbsModelGetMemoryLimit()`
-@*/
-PetscErrorCode MbsModelEstimateMemory(MbsModel model, PetscReal *bytes)
-{
-  MbsModelSize s;
-
-  PetscFunctionBegin;
-  PetscCall(ModelSize(model, &s));
-  *bytes = EstimateBytes(&s, model->size);
-  PetscFunctionReturn(0);
-}
-
-/* The generators refuse a model over the limit before they allocate (the YAML reader checks first, to
-   point at the count in the file). */
-PetscErrorCode MbsModelCheckGeneratorSize(MbsModel model, const char what[], const char name[],
-                                          const MbsModelSize *added)
-{
-  PetscBool fits;
-  char      why[256];
-
-  PetscFunctionBegin;
-  PetscCall(MbsModelCheckSize(model, added, &fits, why, sizeof(why)));
-  PetscCheck(fits, PetscObjectComm((PetscObject)model), PETSC_ERR_MEM, "%s '%s': the model would not fit: %s", what,
-             name, why);
+  PetscCheck(n > 0 && PetscIsNormalReal(n), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "%s must be a non-zero finite vector", what);
+  for (int i = 0; i < 3; i++) u[i] = v[i] / n;
   PetscFunctionReturn(0);
 }
 
@@ -803,5 +484,59 @@ PetscErrorCode MbsModelAddRodNetwork(MbsModel model, const char name[], PetscInt
   }
   PetscCall(PetscFree2(mass, length));
   PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddChain - Adds a chain of particles joined by rods, hanging from a fixed point.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. name - chain name; particle i is named "<name>.<i>", i = 0 .. count-1
+. count - number of particles
+. mass - mass of each particle
+. length - length of each rod
+. start - the fixed point (world)
+- direction - direction of the straight initial chain (normalized here)
+
+  Output Parameter:
+. first_body - index of particle 0 (may be NULL)
+
+  Notes:
+  Particle i starts at start + (i+1) length direction; rod 0 joins the fixed point to particle 0.
+@*/
+PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, PetscReal length,
+                                const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body)
+{
+  PetscReal u[3];
+  PetscInt  prev = MBS_GROUND, body;
+  char      pname[256];
+
+  PetscFunctionBegin;
+  PetscCheck(count > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Chain '%s': count must be positive", name ? name : "");
+  PetscCheck(length > 0 && PetscIsNormalReal(length), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Chain '%s': length must be positive and finite", name ? name : "");
+  PetscCheck(MbsVec3IsFinite(start), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Chain '%s': start must be finite", name ? name : "");
+  PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
+  {
+    MbsModelSize added;
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeChain(&added, (PetscReal)count);
+    PetscCall(MbsModelCheckGeneratorSize(model, "Chain", name ? name : "", &added));
+  }
+  for (PetscInt i = 0; i < count; i++) {
+    const PetscReal x[3] = {start[0] + (i + 1) * length * u[0], start[1] + (i + 1) * length * u[1],
+                            start[2] + (i + 1) * length * u[2]};
+    PetscCall(PetscSNPrintf(pname, sizeof(pname), "%s.%" PetscInt_FMT, name ? name : "chain", i));
+    PetscCall(MbsModelAddParticle(model, pname, mass, x, NULL, &body));
+    if (i == 0 && first_body) *first_body = body;
+    PetscCall(MbsModelAddRod(model, prev, prev == MBS_GROUND ? start : NULL, body, NULL, length, NULL));
+    prev = body;
+  }
   PetscFunctionReturn(0);
 }

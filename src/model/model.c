@@ -2,7 +2,7 @@
 #include "elements/vec3.h"
 #include <metis.h>
 #include "model/operators.h"
-#include "model/generators.h"
+#include "model/memory.h"
 #include "model/redundancy.h"
 
 static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
@@ -10,17 +10,6 @@ static PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
   PetscFunctionBegin;
   PetscCheck(!model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE,
              "The model is set up; add bodies and elements before MbsModelSetUp()");
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode MbsNormalize(MbsModel model, const PetscReal v[3], PetscReal u[3], const char what[])
-{
-  const PetscReal n = MbsVec3Norm(v);
-
-  PetscFunctionBegin;
-  PetscCheck(n > 0 && PetscIsNormalReal(n), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "%s must be a non-zero finite vector", what);
-  for (int i = 0; i < 3; i++) u[i] = v[i] / n;
   PetscFunctionReturn(0);
 }
 
@@ -785,60 +774,6 @@ PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a,
   if (length != (PetscReal)PETSC_DETERMINE) d.length = length;
   PetscCall(MbsModelAddElement(
     model, type == MBS_SPRING_QUARTIC ? &MbsElementTypeSpringQuartic : &MbsElementTypeSpringLinear, a, b, &d, elem));
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsModelAddChain - Adds a chain of particles joined by rods, hanging from a fixed point.
-
-  Logically Collective
-
-  Input Parameters:
-+ model - the model
-. name - chain name; particle i is named "<name>.<i>", i = 0 .. count-1
-. count - number of particles
-. mass - mass of each particle
-. length - length of each rod
-. start - the fixed point (world)
-- direction - direction of the straight initial chain (normalized here)
-
-  Output Parameter:
-. first_body - index of particle 0 (may be NULL)
-
-  Notes:
-  Particle i starts at start + (i+1) length direction; rod 0 joins the fixed point to particle 0.
-@*/
-PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt count, PetscReal mass, PetscReal length,
-                                const PetscReal start[3], const PetscReal direction[3], PetscInt *first_body)
-{
-  PetscReal u[3];
-  PetscInt  prev = MBS_GROUND, body;
-  char      pname[256];
-
-  PetscFunctionBegin;
-  PetscCheck(count > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "Chain '%s': count must be positive", name ? name : "");
-  PetscCheck(length > 0 && PetscIsNormalReal(length), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "Chain '%s': length must be positive and finite", name ? name : "");
-  PetscCheck(MbsVec3IsFinite(start), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "Chain '%s': start must be finite", name ? name : "");
-  PetscCall(MbsNormalize(model, direction, u, "Chain direction"));
-  {
-    MbsModelSize added;
-
-    PetscCall(PetscMemzero(&added, sizeof(added)));
-    MbsModelSizeChain(&added, (PetscReal)count);
-    PetscCall(MbsModelCheckGeneratorSize(model, "Chain", name ? name : "", &added));
-  }
-  for (PetscInt i = 0; i < count; i++) {
-    const PetscReal x[3] = {start[0] + (i + 1) * length * u[0], start[1] + (i + 1) * length * u[1],
-                            start[2] + (i + 1) * length * u[2]};
-    PetscCall(PetscSNPrintf(pname, sizeof(pname), "%s.%" PetscInt_FMT, name ? name : "chain", i));
-    PetscCall(MbsModelAddParticle(model, pname, mass, x, NULL, &body));
-    if (i == 0 && first_body) *first_body = body;
-    PetscCall(MbsModelAddRod(model, prev, prev == MBS_GROUND ? start : NULL, body, NULL, length, NULL));
-    prev = body;
-  }
   PetscFunctionReturn(0);
 }
 

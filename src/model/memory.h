@@ -1,6 +1,6 @@
 /* Size of a model before it is built: the memory estimate the generators and the YAML reader check. */
-#ifndef MBS_GENERATORS_H
-#define MBS_GENERATORS_H
+#ifndef MBS_MEMORY_H
+#define MBS_MEMORY_H
 
 #include <gglmbs/model.h>
 
