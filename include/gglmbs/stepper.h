@@ -126,6 +126,28 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetExternalForce(MbsStepper, MbsExternalFo
 PETSC_EXTERN PetscErrorCode MbsStepperGetPointPosition(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal x[3]);
 PETSC_EXTERN PetscErrorCode MbsStepperGetPointVelocity(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal v[3]);
 
+/* Outputs: writers attached to a stepper like monitors, registered by name (docs/architecture.md). write() is
+   called with the initial state and after every accepted step (MbsStepperMonitor()), with `every` the frequency
+   the output was added with and `last` true at the final step of MbsStepperSolve() (or the step it stops at);
+   begin() when MbsStepperSolve() starts (a continued run, step > 0, appends), finish() when it reached the final
+   time, end() when it returns, normally or not. Any of them may be NULL. */
+typedef struct {
+  PetscErrorCode (*begin)(MbsStepper, PetscInt every, void *ctx);
+  PetscErrorCode (*write)(MbsStepper, PetscInt every, PetscBool last, void *ctx);
+  PetscErrorCode (*finish)(MbsStepper, void *ctx);
+  PetscErrorCode (*end)(MbsStepper, void *ctx);
+  PetscErrorCode (*destroy)(void **ctx);
+} MbsOutputOps;
+typedef PetscErrorCode (*MbsOutputCreateFn)(MbsStepper, MbsOutputOps *ops, void **ctx);
+
+#define MBSOUTPUTCSV        "csv"        /* diagnostics.csv: energies, momenta, constraint residuals per step */
+#define MBSOUTPUTXDMF       "xdmf"       /* trajectory.xdmf + trajectory.h5 for ParaView */
+#define MBSOUTPUTCHECKPOINT "checkpoint" /* checkpoint.bin for restarts */
+
+PETSC_EXTERN PetscErrorCode MbsOutputRegister(const char name[], MbsOutputCreateFn create);
+PETSC_EXTERN PetscErrorCode MbsStepperAddOutput(MbsStepper, const char name[], PetscInt every);
+PETSC_EXTERN PetscErrorCode MbsStepperGetOutputDirectory(MbsStepper, const char *directory[]);
+
 /* Trajectories for visualization (XDMF + HDF5) */
 PETSC_EXTERN PetscErrorCode MbsStepperSetTrajectory(MbsStepper, const char format[], PetscInt every);
 

@@ -22,7 +22,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "stepper/stepperimpl.h"
-#include "io/output.h"
 
 #define MBS_CKPT_VERSION                                                                                            \
   3 /* 3: the model hash over whole element data blocks; 2: the energy check's reference; versions 1 and 2 are read \
@@ -550,5 +549,64 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   st->monitored_step = -1;
   PetscCall(
     PetscInfo(NULL, "Restarted from %s at step %" PetscInt_FMT ", t = %g\n", filename, st->step, (double)st->t));
+  PetscFunctionReturn(0);
+}
+
+/* The output "checkpoint": every `every` steps of MbsStepperSolve() (not at the step it starts from nor at its
+   last, which its finish writes) and when it finishes; 0: only when asked (MbsStepperWriteCheckpoint(), a signal,
+   a failed step). */
+typedef struct {
+  PetscInt start_step; /* the step MbsStepperSolve() started from */
+  PetscInt every;
+} MbsOutputCheckpoint;
+
+static PetscErrorCode MbsOutputBegin_Checkpoint(MbsStepper st, PetscInt every, void *ctx)
+{
+  MbsOutputCheckpoint *ck = (MbsOutputCheckpoint *)ctx;
+
+  PetscFunctionBegin;
+  ck->start_step = st->step;
+  ck->every      = every;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputWrite_Checkpoint(MbsStepper st, PetscInt every, PetscBool last, void *ctx)
+{
+  MbsOutputCheckpoint *ck = (MbsOutputCheckpoint *)ctx;
+
+  PetscFunctionBegin;
+  ck->every = every;
+  if (st->solving && every > 0 && st->step > ck->start_step && st->step % every == 0 && !last)
+    PetscCall(MbsStepperWriteCheckpoint(st, NULL));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputFinish_Checkpoint(MbsStepper st, void *ctx)
+{
+  MbsOutputCheckpoint *ck = (MbsOutputCheckpoint *)ctx;
+
+  PetscFunctionBegin;
+  if (ck->every > 0) PetscCall(MbsStepperWriteCheckpoint(st, NULL));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputDestroy_Checkpoint(void **ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(*ctx));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper st, MbsOutputOps *ops, void **ctx)
+{
+  MbsOutputCheckpoint *ck;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&ck));
+  ops->begin   = MbsOutputBegin_Checkpoint;
+  ops->write   = MbsOutputWrite_Checkpoint;
+  ops->finish  = MbsOutputFinish_Checkpoint;
+  ops->destroy = MbsOutputDestroy_Checkpoint;
+  *ctx         = ck;
   PetscFunctionReturn(0);
 }

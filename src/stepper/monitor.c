@@ -76,7 +76,7 @@ PetscErrorCode MbsStepperMonitorCancel(MbsStepper st)
 }
 
 /*@C
-  MbsStepperMonitor - Runs the trajectory output and the monitors on the current state (called by
+  MbsStepperMonitor - Runs the outputs and the monitors on the current state (called by
   MbsStepperStep() and MbsStepperSolve(); a host only needs it to monitor a state it set itself).
 
   Collective
@@ -85,14 +85,9 @@ PetscErrorCode MbsStepperMonitorCancel(MbsStepper st)
 @*/
 PetscErrorCode MbsStepperMonitor(MbsStepper st)
 {
-  PetscBool none;
-
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
-  PetscCall(PetscStrcmp(st->traj_format, "none", &none));
-  if (st->traj_format[0] && !none && !st->traj)
-    PetscCall(MbsTrajectoryCreate(st, st->traj_format, st->traj_every, &st->traj));
-  if (st->traj) PetscCall(MbsTrajectoryWrite(st->traj, st, PETSC_FALSE));
+  PetscCall(MbsStepperOutputsWrite_Private(st));
   for (PetscInt i = 0; i < st->nmonitors; i++) PetscCall(st->monitor[i](st, st->step, st->t, st->monitor_ctx[i]));
   st->monitored_step = st->step;
   PetscFunctionReturn(0);

@@ -1,6 +1,7 @@
 /* The package: class ids, log events, the scheme registry and the schemes' declared parameters. */
 #include "stepper/stepperimpl.h"
 
+PetscFunctionList MbsOutputFunctions    = NULL;
 PetscFunctionList MbsSchemeFunctions    = NULL;
 static PetscBool  MbsPackageInitialized = PETSC_FALSE;
 PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
@@ -17,6 +18,7 @@ static PetscErrorCode MbsFinalizePackage(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscFunctionListDestroy(&MbsSchemeFunctions));
+  PetscCall(PetscFunctionListDestroy(&MbsOutputFunctions));
   MbsNumSchemeParameters = 0;
   MbsPackageInitialized  = PETSC_FALSE;
   PetscFunctionReturn(0);
@@ -45,6 +47,9 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIS, MbsSchemeCreate_VIS));
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIA, MbsSchemeCreate_VIA));
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIB, MbsSchemeCreate_VIB));
+  PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
+  PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
+  PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));
   /* Defaults are those of the paper's own computations (seed 004, lost Table 1). */
   PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0,
                                        "VI-A: q_theta = (1-theta) q_n + theta q_{n+1}"));

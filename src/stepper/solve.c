@@ -1,17 +1,6 @@
 /* The driver: MbsStepperSolve() runs the steps to the final time with the outputs and signals. */
 #include <signal.h>
 #include "stepper/stepperimpl.h"
-#include "io/output.h"
-
-static PetscErrorCode MbsStepperWriteDiagnostics(MbsStepper st, MbsDiagnosticsFile file)
-{
-  MbsDiagnostics d;
-
-  PetscFunctionBegin;
-  PetscCall(MbsStepperComputeDiagnostics(st, &d));
-  PetscCall(MbsDiagnosticsFileWrite(file, st->step, st->t, &d, st->step ? st->last_its : 0));
-  PetscFunctionReturn(0);
-}
 
 /*@C
   MbsStepperSolve - Integrates from the current time to the final time, writing diagnostics.csv into
@@ -35,11 +24,10 @@ static PetscErrorCode MbsStepperWriteDiagnostics(MbsStepper st, MbsDiagnosticsFi
 @*/
 PetscErrorCode MbsStepperSolve(MbsStepper st)
 {
-  MbsDiagnosticsFile file = NULL;
-  PetscInt           nsteps;
-  PetscErrorCode     ierr = 0;
-  PetscBool          catch_signals;
-  int                signum = 0;
+  PetscInt       nsteps;
+  PetscErrorCode ierr = 0;
+  PetscBool      catch_signals;
+  int            signum = 0;
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
@@ -55,15 +43,13 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     PetscCallMPI(MPI_Allreduce(&installed, &catch_signals, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
     PetscCall(MbsInterruptSetAgreed_Private(0));
   }
-  /* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the
-     diagnostics it continues, rows after its step dropped; a run from step 0 starts the file afresh. */
-  PetscCall(
-    MbsDiagnosticsFileOpen(PetscObjectComm((PetscObject)st), st->output_dir, st->step > 0 ? st->step : -1, &file));
-  /* a continued run adds no row off the output grid (a checkpoint taken at an interrupt may lie there) */
-  if (!MbsDiagnosticsFileHasStep(file, st->step) && st->step % st->output_every == 0)
-    PetscCall(MbsStepperWriteDiagnostics(st, file));
-  if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st));
-  while (st->step < nsteps) {
+  st->solving      = PETSC_TRUE;
+  st->solve_nsteps = nsteps;
+  /* The outputs open their files (a continued run appends to what it continues) and, with the monitors, see
+     the state the run starts from; then every accepted step. */
+  ierr = MbsStepperOutputsBegin_Private(st);
+  if (!ierr && st->monitored_step != st->step) ierr = MbsStepperMonitor(st);
+  while (!ierr && st->step < nsteps) {
     if (catch_signals) { /* every rank stops after the same step */
       int sig;
       PetscCall(MbsInterruptPending(NULL, &sig));
@@ -71,25 +57,18 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
       if (signum) break;
     }
     ierr = MbsStepperStep(st);
-    if (ierr || st->reason == MBS_STEP_DIVERGED_NONLINEAR_SOLVE) break; /* not accepted */
-    if (st->step % st->output_every == 0 || st->step == nsteps || st->reason < 0) {
-      ierr = MbsStepperWriteDiagnostics(st, file);
-      if (ierr) break;
-    }
-    if (st->reason < 0) break; /* a diverged energy, with MbsStepperSetErrorIfStepFails() off */
-    if (st->checkpoint_every > 0 && st->step % st->checkpoint_every == 0 && st->step < nsteps) {
-      ierr = MbsStepperWriteCheckpoint(st, NULL);
-      if (ierr) break;
-    }
+    if (st->reason < 0) break; /* a failed step, with MbsStepperSetErrorIfStepFails() off */
   }
+  st->solving = PETSC_FALSE;
   if (signum) {
+    char path[PETSC_MAX_PATH_LEN];
+
     st->reason = MBS_STEP_INTERRUPTED;
     PetscCall(MbsInterruptSetAgreed_Private(signum));
-    /* The diagnostics and the trajectory keep their rows and frames on the -mbs_output_every grid (each
-       is flushed as it is written), so that the restarted run continues them as if never interrupted. */
-    char path[PETSC_MAX_PATH_LEN];
+    /* The diagnostics and the trajectory keep their rows and frames on their output grid (each is flushed as it
+       is written), so that the restarted run continues them as if never interrupted. */
     ierr = MbsStepperWriteCheckpoint(st, NULL);
-    PetscCall(MbsDiagnosticsFileClose(&file));
+    PetscCall(MbsStepperOutputsEnd_Private(st));
     PetscCall(ierr);
     PetscCall(MbsStepperCheckpointPath(st, NULL, path, sizeof(path)));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_SIG,
@@ -100,11 +79,13 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
                                 : "a signal",
             st->step, nsteps, (double)st->t, path, path);
   }
-  PetscCall(MbsDiagnosticsFileClose(&file));
-  PetscCall(ierr);
+  if (!ierr && st->reason >= 0) ierr = MbsStepperOutputsFinish_Private(st); /* the final frame, checkpoint */
+  {
+    PetscErrorCode ierr_end = MbsStepperOutputsEnd_Private(st);
+    PetscCall(ierr);
+    PetscCall(ierr_end);
+  }
   if (st->reason < 0) PetscFunctionReturn(0); /* a failed step: the caller asks MbsStepperGetConvergedReason() */
-  if (st->traj) PetscCall(MbsTrajectoryWrite(st->traj, st, PETSC_TRUE));
-  if (st->checkpoint_every > 0) PetscCall(MbsStepperWriteCheckpoint(st, NULL));
   if (st->write_state[0]) PetscCall(MbsStepperWriteState(st, st->write_state));
   PetscFunctionReturn(0);
 }

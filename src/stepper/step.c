@@ -376,8 +376,9 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->t = st->step * st->h;
   if (st->energy_divergence > 0) PetscCall(MbsStepperCheckEnergy_Private(st, &diverged, &E));
   st->reason = diverged ? MBS_STEP_DIVERGED_ENERGY : MBS_STEP_CONVERGED;
-  if (diverged && !st->errorifstepfailed) {
+  if (diverged && !st->errorifstepfailed) { /* accepted: the monitors and outputs see it */
     PetscCall(PetscInfo(st, "Step %" PetscInt_FMT ": the energy diverged (E = %g)\n", st->step, (double)E));
+    PetscCall(MbsStepperMonitor(st));
     PetscFunctionReturn(0);
   }
   if (diverged) {

@@ -82,6 +82,9 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
     PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERUMFPACK : MATSOLVERMUMPS));
   }
   PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
+  /* MbsStepperSolve() writes the diagnostics (and checkpoints, when they are asked for) */
+  PetscCall(MbsStepperAddOutput(st, MBSOUTPUTCSV, st->output_every));
+  PetscCall(MbsStepperAddOutput(st, MBSOUTPUTCHECKPOINT, 0));
   *stepper = st;
   PetscFunctionReturn(0);
 }
@@ -127,7 +130,7 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   }
   st = *stepper;
   PetscCall(MbsStepperMonitorCancel(st));
-  PetscCall(MbsTrajectoryDestroy(&st->traj));
+  PetscCall(MbsStepperOutputsDestroy_Private(st));
   PetscCall(MbsStepperReset(st));
   if (st->ops->destroy) PetscCall(st->ops->destroy(st));
   PetscCall(VecDestroy(&st->q));
@@ -387,6 +390,7 @@ PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscI
              "The output frequency (-mbs_output_every, output.every) must be positive, got %" PetscInt_FMT, every);
   if (directory) PetscCall(PetscStrncpy(st->output_dir, directory, sizeof(st->output_dir)));
   st->output_every = every;
+  PetscCall(MbsStepperAddOutput(st, MBSOUTPUTCSV, every));
   PetscFunctionReturn(0);
 }
 
@@ -1034,18 +1038,33 @@ PetscErrorCode MbsStepperGetPointVelocity(MbsStepper st, PetscInt body, const Pe
 @*/
 PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], PetscInt every)
 {
-  PetscBool xdmf, none;
+  PetscBool         none, writing = PETSC_FALSE, has;
+  MbsOutputCreateFn create;
 
   PetscFunctionBegin;
-  PetscCall(PetscStrcmp(format, "xdmf", &xdmf));
   PetscCall(PetscStrcmp(format, "none", &none));
-  PetscCheck(xdmf || none, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-             "Unknown trajectory format '%s': expected xdmf or none", format);
+  PetscCall(PetscFunctionListFind(MbsOutputFunctions, format, &create));
+  if (!none && !create) {
+    const char **list;
+    int          n;
+    char         names[256] = "";
+    PetscCall(PetscFunctionListGet(MbsOutputFunctions, &list, &n));
+    for (int i = 0; i < n; i++) {
+      PetscCall(PetscStrlcat(names, list[i], sizeof(names)));
+      PetscCall(PetscStrlcat(names, i < n - 1 ? ", " : "", sizeof(names)));
+    }
+    PetscCall(PetscFree(list));
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
+            "Unknown trajectory format '%s': expected one of %s, or none", format, names);
+  }
   PetscCheck(every > 0, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The trajectory frequency (-mbs_trajectory_every) must be positive, got %" PetscInt_FMT, every);
-  PetscCheck(!st->traj, PetscObjectComm((PetscObject)st), PETSC_ERR_ORDER, "The trajectory is already being written");
+  if (st->traj_format[0]) PetscCall(MbsStepperHasOutput_Private(st, st->traj_format, &has, &writing));
+  PetscCheck(!writing, PetscObjectComm((PetscObject)st), PETSC_ERR_ORDER, "The trajectory is already being written");
+  if (st->traj_format[0]) PetscCall(MbsStepperRemoveOutput_Private(st, st->traj_format));
   PetscCall(PetscStrncpy(st->traj_format, format, sizeof(st->traj_format)));
   st->traj_every = every;
+  if (!none) PetscCall(MbsStepperAddOutput(st, format, every));
   PetscFunctionReturn(0);
 }
 
@@ -1069,5 +1088,6 @@ PetscErrorCode MbsStepperSetCheckpoint(MbsStepper st, const char filename[], Pet
              "The checkpoint frequency (-mbs_checkpoint_every) must be non-negative, got %" PetscInt_FMT, every);
   if (filename) PetscCall(PetscStrncpy(st->checkpoint, filename, sizeof(st->checkpoint)));
   st->checkpoint_every = every;
+  PetscCall(MbsStepperAddOutput(st, MBSOUTPUTCHECKPOINT, every));
   PetscFunctionReturn(0);
 }

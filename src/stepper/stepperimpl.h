@@ -4,7 +4,6 @@
 
 #include <gglmbs/stepper.h>
 #include "model/operators.h"
-#include "io/trajectory.h"
 
 /*
   A scheme declares its fields in setup (MbsStepperSetFields; fields named "q" and "p" hold q_{n+1},
@@ -38,6 +37,15 @@ typedef struct {
 #define MBS_STEPPER_MAX_PARAMS 4
 #define MBS_MAX_MONITORS       8
 #define MBS_ENERGY_DIVERGENCE  10.0 /* default of MbsStepperSetEnergyDivergence() */
+
+typedef struct {
+  char              name[64];
+  PetscInt          every;
+  MbsOutputCreateFn create;
+  MbsOutputOps      ops;
+  void             *ctx;
+  PetscBool         created;
+} MbsOutputLink;
 
 struct _p_MbsStepper {
   PETSCHEADER(MbsSchemeOps);
@@ -101,10 +109,15 @@ struct _p_MbsStepper {
   void              *force_ctx;
   Vec                Fext; /* coordinate layout, evaluated once per (sub-)step */
 
-  /* trajectory output */
-  char          traj_format[16]; /* "" or "none": off */
-  PetscInt      traj_every;
-  MbsTrajectory traj;
+  /* trajectory output setting (MbsStepperSetTrajectory()): the format is an output added by name */
+  char     traj_format[16]; /* "" or "none": off */
+  PetscInt traj_every;
+
+  /* outputs (MbsStepperAddOutput()), created at first use */
+  PetscInt       noutputs, maxoutputs;
+  MbsOutputLink *outputs;
+  PetscBool      solving;      /* inside MbsStepperSolve() */
+  PetscInt       solve_nsteps; /* its final step */
 
   /* checkpoint and restart; the kept Jacobian is defined by the unknowns, step-start state and step
      size it was assembled at, so a restart can rebuild exactly the same factors */
@@ -159,6 +172,21 @@ PETSC_INTERN PetscErrorCode MbsStepperEnergyStart_Private(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsStepperCheckEnergy_Private(MbsStepper, PetscBool *diverged, PetscReal *E);
 PETSC_INTERN PetscErrorCode MbsStepperWriteFailureState_Private(MbsStepper, PetscBool restartable, char where[],
                                                                 size_t len);
+/* output.c: the outputs at the points of MbsStepperSolve() and MbsStepperMonitor() */
+PETSC_INTERN PetscFunctionList MbsOutputFunctions;
+PETSC_INTERN PetscErrorCode    MbsStepperOutputsBegin_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode    MbsStepperOutputsWrite_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode    MbsStepperOutputsFinish_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode    MbsStepperOutputsEnd_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode    MbsStepperOutputsDestroy_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode    MbsStepperRemoveOutput_Private(MbsStepper, const char name[]);
+PETSC_INTERN PetscErrorCode    MbsStepperHasOutput_Private(MbsStepper, const char name[], PetscBool *has,
+                                                           PetscBool *created);
+PETSC_INTERN PetscErrorCode    MbsMakeDirectory(MPI_Comm, const char directory[]);
+/* the built-in outputs (src/outputs/, and the checkpoint in checkpoint.c) */
+PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
+PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
+PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
 /* monitor.c: -mbs_monitor, -mbs_progress */
 PETSC_INTERN PetscErrorCode MbsStepperMonitorSetFromOptions_Private(MbsStepper, PetscOptionItems *);
 

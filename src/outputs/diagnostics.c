@@ -4,7 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "io/output.h"
+#include "stepper/stepperimpl.h"
+
+typedef struct _n_MbsDiagnosticsFile *MbsDiagnosticsFile;
 
 struct _n_MbsDiagnosticsFile {
   MPI_Comm comm;
@@ -60,32 +62,8 @@ static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp
   return *fp ? 0 : errno;
 }
 
-/* mkdir -p on rank 0; every rank learns whether it worked. */
-PetscErrorCode MbsMakeDirectory(MPI_Comm comm, const char directory[])
-{
-  PetscMPIInt rank;
-  int         err = 0;
-  char        path[PETSC_MAX_PATH_LEN];
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (rank == 0) {
-    PetscCall(PetscStrncpy(path, directory, sizeof(path)));
-    for (char *s = path + 1; *s && !err; s++) {
-      if (*s != '/') continue;
-      *s = 0;
-      if (mkdir(path, 0777) && errno != EEXIST) err = errno;
-      *s = '/';
-    }
-    if (!err && mkdir(path, 0777) && errno != EEXIST) err = errno;
-  }
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "Cannot create output directory '%s': %s", directory, strerror(err));
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], PetscInt keep_upto,
-                                      MbsDiagnosticsFile *file)
+static PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], PetscInt keep_upto,
+                                             MbsDiagnosticsFile *file)
 {
   MbsDiagnosticsFile f;
   PetscMPIInt        rank;
@@ -120,8 +98,8 @@ PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], Pet
 /* A row is written whole or not at all: it goes out in one write() past the stdio buffer (empty after
    the header), and a write that fails (disk full, I/O error) is cut back to the end of the last whole
    row, so the file stays a valid CSV that a restart can continue. */
-PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, PetscReal t, const MbsDiagnostics *d,
-                                       PetscInt newton_its)
+static PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, PetscReal t, const MbsDiagnostics *d,
+                                              PetscInt newton_its)
 {
   int  err    = 0;
   char Gv[32] = ""; /* the scheme's own velocity-level residual, empty for schemes without one */
@@ -157,16 +135,93 @@ PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt step, Pets
   PetscFunctionReturn(0);
 }
 
-PetscBool MbsDiagnosticsFileHasStep(MbsDiagnosticsFile f, PetscInt step)
+static PetscBool MbsDiagnosticsFileHasStep(MbsDiagnosticsFile f, PetscInt step)
 {
   return (PetscBool)(f->last_kept == step);
 }
 
-PetscErrorCode MbsDiagnosticsFileClose(MbsDiagnosticsFile *file)
+static PetscErrorCode MbsDiagnosticsFileClose(MbsDiagnosticsFile *file)
 {
   PetscFunctionBegin;
   if (!*file) PetscFunctionReturn(0);
   if ((*file)->fp) fclose((*file)->fp);
   PetscCall(PetscFree(*file));
+  PetscFunctionReturn(0);
+}
+
+/* The output "csv": diagnostics.csv, written by MbsStepperSolve() (docs/output.md) */
+typedef struct {
+  MbsDiagnosticsFile file;         /* open between begin and end */
+  PetscInt           last_written; /* the step of the last row */
+} MbsOutputCSV;
+
+static PetscErrorCode MbsOutputWriteRow_CSV(MbsStepper st, MbsOutputCSV *csv)
+{
+  MbsDiagnostics d;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperComputeDiagnostics(st, &d));
+  PetscCall(MbsDiagnosticsFileWrite(csv->file, st->step, st->t, &d, st->step ? st->last_its : 0));
+  csv->last_written = st->step;
+  PetscFunctionReturn(0);
+}
+
+/* A run that continues (from a checkpoint, or a second Solve to a later final time) appends to the diagnostics
+   it continues, rows after its step dropped, and adds no row off the output grid (a checkpoint taken at an
+   interrupt may lie there); a run from step 0 starts the file afresh. */
+static PetscErrorCode MbsOutputBegin_CSV(MbsStepper st, PetscInt every, void *ctx)
+{
+  MbsOutputCSV *csv = (MbsOutputCSV *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(
+    MbsDiagnosticsFileOpen(PetscObjectComm((PetscObject)st), st->output_dir, st->step > 0 ? st->step : -1, &csv->file));
+  if (!MbsDiagnosticsFileHasStep(csv->file, st->step) && st->step % every == 0)
+    PetscCall(MbsOutputWriteRow_CSV(st, csv));
+  csv->last_written = st->step;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputWrite_CSV(MbsStepper st, PetscInt every, PetscBool last, void *ctx)
+{
+  MbsOutputCSV *csv = (MbsOutputCSV *)ctx;
+
+  PetscFunctionBegin;
+  if (!csv->file || st->step <= csv->last_written) PetscFunctionReturn(0);
+  if (st->step % every == 0 || last) PetscCall(MbsOutputWriteRow_CSV(st, csv));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputEnd_CSV(MbsStepper st, void *ctx)
+{
+  MbsOutputCSV *csv = (MbsOutputCSV *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MbsDiagnosticsFileClose(&csv->file));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputDestroy_CSV(void **ctx)
+{
+  MbsOutputCSV *csv = (MbsOutputCSV *)*ctx;
+
+  PetscFunctionBegin;
+  if (csv) PetscCall(MbsDiagnosticsFileClose(&csv->file));
+  PetscCall(PetscFree(*ctx));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOutputCreate_CSV(MbsStepper st, MbsOutputOps *ops, void **ctx)
+{
+  MbsOutputCSV *csv;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&csv));
+  csv->last_written = -1;
+  ops->begin        = MbsOutputBegin_CSV;
+  ops->write        = MbsOutputWrite_CSV;
+  ops->end          = MbsOutputEnd_CSV;
+  ops->destroy      = MbsOutputDestroy_CSV;
+  *ctx              = csv;
   PetscFunctionReturn(0);
 }

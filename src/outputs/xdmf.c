@@ -19,9 +19,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 #include <petscviewerhdf5.h>
-#include "io/output.h"
-#include "io/trajectory.h"
 #include "stepper/stepperimpl.h"
+
+typedef struct _n_MbsTrajectory *MbsTrajectory;
+
+static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *);
 
 #define MBS_TRAJ_H5   "trajectory.h5"
 #define MBS_TRAJ_XDMF "trajectory.xdmf"
@@ -628,7 +630,7 @@ static PetscErrorCode MbsTrajFailed(MbsTrajectory tr, PetscErrorCode ierr, Petsc
 
 .seealso: `MbsStepperSetTrajectory()`, `MbsTrajectoryWrite()`, `MbsTrajectoryDestroy()`
 @*/
-PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt every, MbsTrajectory *traj)
+static PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], PetscInt every, MbsTrajectory *traj)
 {
   MbsTrajectory tr;
   MPI_Comm      comm;
@@ -825,7 +827,7 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
 
 .seealso: `MbsTrajectoryCreate()`
 @*/
-PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool force)
+static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool force)
 {
   char           group[64];
   PetscErrorCode ierr;
@@ -879,7 +881,7 @@ PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool for
 
 .seealso: `MbsTrajectoryCreate()`
 @*/
-PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
+static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
 {
   MbsTrajectory tr;
 
@@ -897,5 +899,47 @@ PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
   PetscCall(PetscFree2(tr->owned_k, tr->owned_cell));
   PetscCall(PetscFree2(tr->qloc, tr->qw));
   PetscCall(PetscFree(*traj));
+  PetscFunctionReturn(0);
+}
+
+/* The output "xdmf": the trajectory, written every `every` steps, at the last step of MbsStepperSolve() and when
+   it finishes; created at its first write (a restarted run, step > 0, appends to the files it continues). */
+static PetscErrorCode MbsOutputWrite_XDMF(MbsStepper st, PetscInt every, PetscBool last, void *ctx)
+{
+  MbsTrajectory *tr = (MbsTrajectory *)ctx;
+
+  PetscFunctionBegin;
+  if (!*tr) PetscCall(MbsTrajectoryCreate(st, "xdmf", every ? every : 1, tr));
+  PetscCall(MbsTrajectoryWrite(*tr, st, last));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputFinish_XDMF(MbsStepper st, void *ctx)
+{
+  MbsTrajectory *tr = (MbsTrajectory *)ctx;
+
+  PetscFunctionBegin;
+  if (*tr) PetscCall(MbsTrajectoryWrite(*tr, st, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsOutputDestroy_XDMF(void **ctx)
+{
+  PetscFunctionBegin;
+  if (*ctx) PetscCall(MbsTrajectoryDestroy((MbsTrajectory *)*ctx));
+  PetscCall(PetscFree(*ctx));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOutputCreate_XDMF(MbsStepper st, MbsOutputOps *ops, void **ctx)
+{
+  MbsTrajectory *tr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&tr));
+  ops->write   = MbsOutputWrite_XDMF;
+  ops->finish  = MbsOutputFinish_XDMF;
+  ops->destroy = MbsOutputDestroy_XDMF;
+  *ctx         = tr;
   PetscFunctionReturn(0);
 }
