@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "elements/kernels.h"
+#include <gglmbs/elements/kernels.h>
 
 /* Central differences with step 1e-6 are accurate to ~1e-9 relative on these O(1) data, so 1e-7 passes
    with margin while a wrong sign or a lost factor 2 (an error of order 1) fails by seven digits. */

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 #include <gglmbs/gglmbs.h>
 #include "stepper/stepperimpl.h"
-#include "model/elementtypes.h"
+#include <gglmbs/elements.h>
 
 static void Fail(const char *fmt, ...)
 {

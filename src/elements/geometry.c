@@ -1,7 +1,7 @@
 #include <math.h>
 
-#include "elements/element.h"
-#include "elements/vec3.h"
+#include <gglmbs/elements/element.h>
+#include <gglmbs/elements/vec3.h>
 
 /* Appends the weights of body (nblocks, X) to w starting at block n, with sign +1 for a and -1 for b;
    returns the next free block. Ground has no blocks and contributes its world point to c. */

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "elements/kernels.h"
+#include <gglmbs/elements/kernels.h>
 
 /* Gravity V = -m b . x with x block 0 of body a (particle position or rigid centre of mass phi).
    V is linear, so its exact discrete gradient is DV itself and every second derivative vanishes.

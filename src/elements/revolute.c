@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "elements/element.h"
-#include "elements/vec3.h"
+#include <gglmbs/elements/element.h>
+#include <gglmbs/elements/vec3.h>
 
 /* Revolute joint: the three spherical rows x_a(Xa) - x_b(Xb), then n_a . b_k (k = 0, 1) with the
    axis n_a = axis_a[i] d_i^a and b_k = perp_b[k][i] d_i^b for a rigid body, or the constant world vectors

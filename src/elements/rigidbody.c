@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "elements/kernels.h"
+#include <gglmbs/elements/kernels.h>
 
 /* Internal constraints of the director rigid body (seed 004 eq. 103), q = (phi, d1, d2, d3):
    rows 1/2 (d1.d1 - 1), 1/2 (d2.d2 - 1), 1/2 (d3.d3 - 1), d1.d2, d1.d3, d2.d3. */

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "elements/element.h"
+#include <gglmbs/elements/element.h>
 
 /* Rod (distance) constraint g = 1/2 (d.d / L^2 - 1), d = x_a(Xa) - x_b(Xb) = c + P q, so
    G = d^T P / L^2 and H = P^T P / L^2 (constant). */

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "elements/element.h"
+#include <gglmbs/elements/element.h>
 
 /* Spherical joint: g = x_a(Xa) - x_b(Xb), linear in q, so H = 0. */
 static void SphericalConstraint(const MbsElemData *e, const double *q, double *g, double *G)

@@ -12,7 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
-#include "elements/element.h"
+#include <gglmbs/elements/element.h>
 
 /* secant (may be NULL): the secant s = (f(pi1) - f(pi0)) / (pi1 - pi0), continued by s = f'(pi0) at pi1 = pi0, and
    its slope ds/dpi1 in closed form, accurate to a few ulp for every pi0, pi1 (no difference of f values, no

@@ -19,7 +19,7 @@
 #include "io/gmsh.h"
 #include "io/readfile.h"
 #include "model/memory.h"
-#include "model/elementtypes.h"
+#include <gglmbs/elements.h>
 
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96

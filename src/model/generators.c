@@ -11,7 +11,7 @@
 
 #include "model/modelimpl.h"
 #include "model/memory.h"
-#include "elements/vec3.h"
+#include <gglmbs/elements/vec3.h>
 
 #define MBS_GEN_NAME_LEN 256
 

@@ -1,5 +1,5 @@
 #include "model/modelimpl.h"
-#include "elements/vec3.h"
+#include <gglmbs/elements/vec3.h>
 #include <metis.h>
 #include "model/operators.h"
 #include "model/memory.h"
@@ -52,7 +52,19 @@ PetscErrorCode MbsModelInitializePackage(void)
   PetscFunctionReturn(0);
 }
 
-/* Adds an element type (src/elements/element.h); a type of the same section and name replaces the old one. */
+/*@C
+  MbsElementTypeRegister - Adds an element type (gglmbs/elements/element.h): the input reader, MbsModelAddElement(),
+  checkpoints and the trajectory then know it. A type of the same section and name replaces the old one.
+
+  Not Collective
+
+  Input Parameter:
+. type - the type, kept by reference (a static constant, usually)
+
+  Level: advanced
+
+.seealso: `MbsModelAddElement()`, `MbsElementTypeFind()`, docs/architecture.md
+@*/
 PetscErrorCode MbsElementTypeRegister(const MbsElementType *type)
 {
   PetscFunctionBegin;
@@ -72,7 +84,15 @@ PetscErrorCode MbsElementTypeRegister(const MbsElementType *type)
   PetscFunctionReturn(0);
 }
 
-/* Every registered type, in registration order (borrowed). */
+/*@C
+  MbsElementTypeGetAll - Every registered element type, in registration order (borrowed).
+
+  Not Collective
+
+  Level: advanced
+
+.seealso: `MbsElementTypeRegister()`
+@*/
 PetscErrorCode MbsElementTypeGetAll(PetscInt *n, const MbsElementType *const **types)
 {
   PetscFunctionBegin;
@@ -82,7 +102,15 @@ PetscErrorCode MbsElementTypeGetAll(PetscInt *n, const MbsElementType *const **t
   PetscFunctionReturn(0);
 }
 
-/* The type of that name in that section, or NULL. */
+/*@C
+  MbsElementTypeFind - The element type of that name in that input section ("joints", "springs"), or NULL.
+
+  Not Collective
+
+  Level: advanced
+
+.seealso: `MbsElementTypeRegister()`
+@*/
 PetscErrorCode MbsElementTypeFind(const char section[], const char name[], const MbsElementType **type)
 {
   PetscFunctionBegin;
@@ -94,7 +122,16 @@ PetscErrorCode MbsElementTypeFind(const char section[], const char name[], const
   PetscFunctionReturn(0);
 }
 
-/* "fixed_point, spherical, rod or revolute" (separator ", ", last " or "), for messages */
+/*@C
+  MbsElementTypeNames - The names of a section's element types, for messages: "fixed_point, spherical, rod or
+  revolute" with separator ", " and last " or ".
+
+  Not Collective
+
+  Level: developer
+
+.seealso: `MbsElementTypeFind()`
+@*/
 PetscErrorCode MbsElementTypeNames(const char section[], const char separator[], const char last[], char names[],
                                    size_t len)
 {
@@ -611,7 +648,25 @@ PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscIn
   PetscFunctionReturn(0);
 }
 
-/* An element of a registered type; data holds its points and parameters (see modelimpl.h). */
+/*@C
+  MbsModelAddElement - Adds an element of a registered type.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. type - a registered type (MbsElementTypeRegister())
+. a, b - the bodies it connects (either may be MBS_GROUND, not both)
+- data - its points Xa, Xb and parameters; reals left at MBS_ELEM_UNSET take their defaults, and the type
+         completes the block from the initial configuration
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: advanced
+
+.seealso: `MbsElementTypeRegister()`, `MbsModelAddRod()`
+@*/
 PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, PetscInt a, PetscInt b,
                                   const MbsElemData *data, PetscInt *elem)
 {

@@ -4,7 +4,7 @@
 
 #include <petsc/private/petscimpl.h>
 #include <gglmbs/model.h>
-#include "model/elementtypes.h"
+#include <gglmbs/elements.h>
 
 typedef struct {
   MbsBodyType type;

@@ -80,7 +80,7 @@ if grep -q 'warning:' "$scratch/cmake_build.log"; then fail "the CMake build of 
 mkdir -p "$scratch/build-pc"
 run pc_build "$make" -C "$scratch/build-pc" -f "$source/examples/Makefile" VPATH="$source/examples" CC="$cc"
 if grep -q 'warning:' "$scratch/pc_build.log"; then fail "the pkg-config build of the example warns: $(grep 'warning:' "$scratch/pc_build.log")"; fi
-for exe in "$scratch/build-cmake/coupling" "$scratch/build-pc/coupling"; do
+for exe in "$scratch/build-cmake/coupling" "$scratch/build-pc/coupling" "$scratch/build-cmake/custom_element" "$scratch/build-pc/custom_element"; do
   ldd "$exe" | grep "libgglmbs.*=> $prefix/" > /dev/null || fail "$exe does not load the installed libgglmbs: $(ldd "$exe" | grep gglmbs)"
 done
 
@@ -112,5 +112,30 @@ check_output "$scratch/coupling_pc.log"
 check_output "$scratch/coupling_np2.log"
 grep -q '^ranks = 2$' "$scratch/coupling_np2.log" || fail "the 2-rank run did not run on 2 ranks"
 diff "$scratch/coupling_cmake.log" "$scratch/coupling_pc.log" >&2 || fail "the CMake and pkg-config builds print different results"
+
+# -- an element type registered by a program built against the installed headers (gglmbs/elements.h): read by the
+# generic input reader, its energy in the model's, its Jacobians under every scheme against finite differences
+# (SNESComputeJacobianDefault), energy conservation with EM
+run custom_element_cmake "$scratch/build-cmake/custom_element"
+run custom_element_pc "$scratch/build-pc/custom_element"
+for out in "$scratch/custom_element_cmake.log" "$scratch/custom_element_pc.log"; do
+  awk -F' = ' -v out="$out" '
+    { value[$1] = $2 }
+    function need(key) { if (!(key in value)) { printf "%s: no line \"%s = ...\"\n", out, key; bad = 1; return 0 } return 1 }
+    function check(ok, what) { if (!ok) { printf "%s: %s\n", out, what; bad = 1 } }
+    END {
+      if (need("initial_energy") && need("initial_energy_expected")) {
+        d = value["initial_energy"] - value["initial_energy_expected"]; if (d < 0) d = -d
+        check(d <= 1e-12 * value["initial_energy_expected"], "initial energy " value["initial_energy"] " is not " value["initial_energy_expected"] ": the registered element is not in the model")
+      }
+      n = split("em em-g vi-s vi-a vi-b", schemes, " ")
+      for (i = 1; i <= n; i++) {
+        key = "jacobian_error_" schemes[i]
+        if (need(key)) check(value[key] <= 1e-6, schemes[i] ": the Jacobian differs from finite differences by " value[key] " (relative)")
+      }
+      if (need("energy_drift_em")) check(value["energy_drift_em"] <= 1e-12, "EM energy drift " value["energy_drift_em"] " exceeds 1e-12")
+      exit bad
+    }' "$out" >&2 || fail "$out: wrong results"
+done
 
 passed=1

@@ -13,7 +13,7 @@
 #define MBS_ELEMENT_H
 
 #include <stddef.h>
-#include "elements/kernels.h"
+#include <gglmbs/elements/kernels.h>
 
 /* How the input names the bodies and points an element connects */
 typedef enum {
