@@ -73,6 +73,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperGetOptionsPrefix(MbsStepper, const char *[
 PETSC_EXTERN PetscErrorCode MbsStepperViewFromOptions(MbsStepper, PetscObject, const char[]);
 PETSC_EXTERN PetscErrorCode MbsStepperGetConvergedReason(MbsStepper, MbsStepReason *);
 PETSC_EXTERN PetscErrorCode MbsStepperSetErrorIfStepFails(MbsStepper, PetscBool);
+PETSC_EXTERN PetscErrorCode MbsStepperSetReportViewer(MbsStepper, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsStepperDestroy(MbsStepper *);
 PETSC_EXTERN PetscErrorCode MbsStepperSetType(MbsStepper, const char type[]);
 PETSC_EXTERN PetscErrorCode MbsStepperGetType(MbsStepper, const char *type[]);

@@ -72,6 +72,8 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
     PetscCall(PetscOptionsHasName(NULL, NULL, "-mbs_progress", &set));
     if (tty && !set) PetscCall(PetscOptionsSetValue(NULL, "-mbs_progress", "1"));
   }
+  /* retried steps and partial restarts are reported on stdout unless -mbs_report says where */
+  PetscCall(MbsStepperSetReportViewer(st, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(MbsStepperSetFromOptions(st));
   PetscCall(MbsStepperSetUp(st));
   if (view) {

@@ -531,8 +531,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(MbsModelCoordinatesToLocal(model, qlast, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(model, plast, st->p0));
   } else {
-    PetscCall(PetscPrintf(
-      PetscObjectComm((PetscObject)st),
+    PetscCall(MbsStepperReport_Private(
+      st,
       "gglmbs: checkpoint '%s' was written on %" PetscInt64_FMT
       " ranks (or another partition): restored the state only; the run continues equal to round-off, not bit for bit\n",
       filename, hd.ints[MBS_CKPT_NRANKS]));

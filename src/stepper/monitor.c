@@ -4,9 +4,20 @@
 
 /* Contexts of the built-in monitors (-mbs_monitor, -mbs_progress) */
 typedef struct {
-  PetscBool have0;
-  PetscReal E0;
+  PetscViewer viewer; /* a reference; NULL: standard output */
+  PetscBool   have0;
+  PetscReal   E0;
 } MbsMonitorDefaultCtx;
+
+static PetscErrorCode MbsMonitorDefaultCtxDestroy(void **ctx)
+{
+  MbsMonitorDefaultCtx *c = (MbsMonitorDefaultCtx *)*ctx;
+
+  PetscFunctionBegin;
+  if (c) PetscCall(PetscViewerDestroy(&c->viewer));
+  PetscCall(PetscFree(*ctx));
+  PetscFunctionReturn(0);
+}
 
 static PetscErrorCode MbsMonitorCtxDestroy(void **ctx)
 {
@@ -120,10 +131,10 @@ PetscErrorCode MbsStepperMonitorDefault(MbsStepper st, PetscInt step, PetscReal 
   }
   dE = c ? (d.E - c->E0) / (c->E0 != 0 ? PetscAbsReal(c->E0) : 1.0) : 0.0;
   if (d.has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), " Gv %.2e", (double)d.Gv_max));
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)st),
-                        "%5" PetscInt_FMT " t %.6e E %.15e dE %+.2e g %.2e gv %.2e%s its %" PetscInt_FMT "\n", step,
-                        (double)t, (double)d.E, (double)dE, (double)d.g_max, (double)d.gv_max, Gv,
-                        step ? st->last_its : 0));
+  PetscCall(PetscViewerASCIIPrintf(
+    c && c->viewer ? c->viewer : PETSC_VIEWER_STDOUT_(PetscObjectComm((PetscObject)st)),
+    "%5" PetscInt_FMT " t %.6e E %.15e dE %+.2e g %.2e gv %.2e%s its %" PetscInt_FMT "\n", step, (double)t, (double)d.E,
+    (double)dE, (double)d.g_max, (double)d.gv_max, Gv, step ? st->last_its : 0));
   PetscFunctionReturn(0);
 }
 
@@ -164,32 +175,36 @@ PetscErrorCode MbsStepperMonitorProgress(MbsStepper st, PetscInt step, PetscReal
   c->printed = PETSC_TRUE;
   rate       = (step - c->step0) / PetscMax(now - c->start, 1e-9);
   eta        = rate > 0 ? (nsteps - step) / rate : 0.0;
-  PetscCall(PetscFPrintf(PetscObjectComm((PetscObject)st), PETSC_STDERR,
-                         "gglmbs: %5.1f%%  t = %.6g of %.6g  step %" PetscInt_FMT " of %" PetscInt_FMT
-                         "  %.1f steps/s  ETA %.0f s\n",
-                         nsteps ? 100.0 * step / nsteps : 100.0, (double)t, (double)st->t_end, step, nsteps,
-                         (double)rate, (double)PetscMax(eta, 0.0)));
+  PetscCall(PetscViewerASCIIPrintf(PETSC_VIEWER_STDERR_(PetscObjectComm((PetscObject)st)),
+                                   "gglmbs: %5.1f%%  t = %.6g of %.6g  step %" PetscInt_FMT " of %" PetscInt_FMT
+                                   "  %.1f steps/s  ETA %.0f s\n",
+                                   nsteps ? 100.0 * step / nsteps : 100.0, (double)t, (double)st->t_end, step, nsteps,
+                                   (double)rate, (double)PetscMax(eta, 0.0)));
   PetscFunctionReturn(0);
 }
 
 /* -mbs_monitor and -mbs_progress, inside MbsStepperSetFromOptions()'s options block */
 PetscErrorCode MbsStepperMonitorSetFromOptions_Private(MbsStepper st, PetscOptionItems *PetscOptionsObject)
 {
-  PetscBool mon = PETSC_FALSE, prog = PETSC_FALSE;
-  PetscBool has_mon = PETSC_FALSE, has_prog = PETSC_FALSE; /* SetFromOptions called again adds them once */
+  PetscBool         mon = PETSC_FALSE, prog = PETSC_FALSE;
+  PetscBool         has_mon = PETSC_FALSE, has_prog = PETSC_FALSE; /* SetFromOptions called again adds them once */
+  PetscViewer       viewer;
+  PetscViewerFormat format;
 
   PetscFunctionBegin;
   for (PetscInt i = 0; i < st->nmonitors; i++) {
     if (st->monitor[i] == MbsStepperMonitorDefault) has_mon = PETSC_TRUE;
     if (st->monitor[i] == MbsStepperMonitorProgress) has_prog = PETSC_TRUE;
   }
-  PetscCall(
-    PetscOptionsBool("-mbs_monitor", "Print diagnostics every step", "MbsStepperMonitorDefault", mon, &mon, NULL));
+  PetscCall(PetscOptionsViewer("-mbs_monitor", "Print diagnostics every step (to a viewer, default stdout)",
+                               "MbsStepperMonitorDefault", &viewer, &format, &mon));
   if (mon && !has_mon) {
     MbsMonitorDefaultCtx *c;
     PetscCall(PetscNew(&c));
-    PetscCall(MbsStepperMonitorSet(st, MbsStepperMonitorDefault, c, MbsMonitorCtxDestroy));
-  }
+    c->viewer = viewer; /* the reference PetscOptionsViewer() gave */
+    PetscCall(MbsStepperMonitorSet(st, MbsStepperMonitorDefault, c, MbsMonitorDefaultCtxDestroy));
+  } else if (mon)
+    PetscCall(PetscViewerDestroy(&viewer));
   PetscCall(PetscOptionsBool("-mbs_progress", "Print progress (percent, time, steps/s, ETA) to stderr",
                              "MbsStepperMonitorProgress", prog, &prog, NULL));
   if (prog && !has_prog) {

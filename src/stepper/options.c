@@ -141,6 +141,17 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
                                "MbsStepperSetAllowRedundantConstraints", allow, &allow, &set));
     if (set) PetscCall(MbsStepperSetAllowRedundantConstraints(st, allow));
   }
+  {
+    PetscViewer       viewer;
+    PetscViewerFormat format;
+    PetscBool         set;
+    PetscCall(PetscOptionsViewer("-mbs_report", "Report retried steps and partial restarts (to a viewer)",
+                                 "MbsStepperSetReportViewer", &viewer, &format, &set));
+    if (set) {
+      PetscCall(MbsStepperSetReportViewer(st, viewer));
+      PetscCall(PetscViewerDestroy(&viewer));
+    }
+  }
   PetscCall(PetscOptionsBool("-mbs_error_if_step_fails", "A failed or diverged step is an error (else only its reason)",
                              "MbsStepperSetErrorIfStepFails", st->errorifstepfailed, &st->errorifstepfailed, NULL));
   if (st->ops->setfromoptions) PetscCall(st->ops->setfromoptions(st, PetscOptionsObject));

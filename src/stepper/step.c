@@ -273,12 +273,13 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     PetscFunctionReturn(0);
   }
   st->retries++;
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)st),
-                        "gglmbs: step %" PetscInt_FMT
-                        " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT
-                        " Newton iterations, SNES reason %s; retrying as 2 sub-steps of h = %g\n",
-                        st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its,
-                        SNESConvergedReasons[reason], (double)(0.5 * st->hstep)));
+  PetscCall(
+    MbsStepperReport_Private(st,
+                             "gglmbs: step %" PetscInt_FMT
+                             " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT
+                             " Newton iterations, SNES reason %s; retrying as 2 sub-steps of h = %g\n",
+                             st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its,
+                             SNESConvergedReasons[reason], (double)(0.5 * st->hstep)));
   st->hstep *= 0.5;
   PetscCall(MbsStepperAdvance(st, t0, level + 1, failed, fail));
   if (!*failed) PetscCall(MbsStepperAdvance(st, t0 + st->hstep, level + 1, failed, fail));

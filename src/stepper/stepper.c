@@ -1,3 +1,5 @@
+#include <stdarg.h>
+#include <stdio.h>
 /* The stepper object: creation, settings, set-up, queries and viewing. */
 #include "stepper/stepperimpl.h"
 
@@ -136,6 +138,7 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   PetscCall(VecDestroy(&st->q));
   PetscCall(VecDestroy(&st->p));
   PetscCall(SNESDestroy(&st->snes));
+  PetscCall(PetscViewerDestroy(&st->report));
   PetscCall(MbsModelDestroy(&st->model));
   PetscCall(PetscHeaderDestroy(stepper));
   PetscFunctionReturn(0);
@@ -218,6 +221,49 @@ PetscErrorCode MbsStepperViewFromOptions(MbsStepper st, PetscObject obj, const c
   PetscFunctionBegin;
   PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
   PetscCall(PetscObjectViewFromOptions((PetscObject)st, obj, name));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetReportViewer - Where the stepper reports what a user should know of as it happens: a step that
+  -mbs_adapt retries in halves, a restart from a checkpoint of another partition that restores the state only.
+  They always go to PetscInfo(); the gglmbs program reports them on standard output.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- viewer - an ASCII viewer (a reference is taken), or NULL for none
+
+  Options Database Key:
+. -mbs_report [viewer] - report to a viewer (default standard output)
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetAdapt()`, `MbsStepperLoadCheckpoint()`
+@*/
+PetscErrorCode MbsStepperSetReportViewer(MbsStepper st, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  if (viewer) PetscCall(PetscObjectReference((PetscObject)viewer));
+  PetscCall(PetscViewerDestroy(&st->report));
+  st->report = viewer;
+  PetscFunctionReturn(0);
+}
+
+/* A line on the report viewer, if there is one, and in PetscInfo() */
+PetscErrorCode MbsStepperReport_Private(MbsStepper st, const char format[], ...)
+{
+  char    line[1024];
+  va_list ap;
+
+  PetscFunctionBegin;
+  va_start(ap, format);
+  vsnprintf(line, sizeof(line), format, ap);
+  va_end(ap);
+  PetscCall(PetscInfo(st, "%s", line));
+  if (st->report) PetscCall(PetscViewerASCIIPrintf(st->report, "%s", line));
   PetscFunctionReturn(0);
 }
 

@@ -53,6 +53,7 @@ struct _p_MbsStepper {
   char          type[64];
   MbsStepReason reason;            /* of the last step (MbsStepperGetConvergedReason()) */
   PetscBool     errorifstepfailed; /* MbsStepperSetErrorIfStepFails() */
+  PetscViewer   report; /* events a user should know of (MbsStepperSetReportViewer()); NULL: PetscInfo only */
   void         *data;
   PetscBool     setup;
 
@@ -162,6 +163,7 @@ PETSC_INTERN PetscFunctionList MbsSchemeFunctions;
 PETSC_INTERN MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
 PETSC_INTERN PetscInt           MbsNumSchemeParameters;
 
+PETSC_INTERN PetscErrorCode MbsStepperReport_Private(MbsStepper, const char format[], ...) PETSC_ATTRIBUTE_FORMAT(2, 3);
 /* step.c: the SNES callbacks */
 PETSC_INTERN PetscErrorCode MbsStepperConverged_Private(SNES, PetscInt, PetscReal, PetscReal, PetscReal,
                                                         SNESConvergedReason *, void *);
