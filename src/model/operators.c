@@ -263,15 +263,16 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
 
   PetscFunctionBegin;
   PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  PetscCheck(nfields <= MBS_MAX_FIELDS, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "At most %d fields", MBS_MAX_FIELDS);
+  PetscCheck(nfields > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE, "A system needs fields");
   PetscCall(PetscNew(&sys));
   sys->model     = model;
   sys->nfields   = nfields;
   sys->recording = PETSC_TRUE;
+  PetscCall(PetscCalloc5(nfields, &sys->kind, nfields, &sys->name, nfields, &sys->loff, nfields, &sys->foff, nfields,
+                         &sys->is));
   for (PetscInt f = 0; f < nfields; f++) {
     sys->kind[f] = kinds[f];
-    PetscCall(PetscStrncpy(sys->name[f], names[f], sizeof(sys->name[f])));
+    PetscCall(PetscStrallocpy(names[f], &sys->name[f]));
     sys->loff[f] = sys->nghosted;
     sys->foff[f] = sys->nlocal;
     sys->nghosted += kinds[f] == MBS_FIELD_COORDINATE ? model->nq_ghosted : model->ncon_local;
@@ -322,7 +323,11 @@ PetscErrorCode MbsSystemDestroy(MbsSystem *system)
 
   PetscFunctionBegin;
   if (!sys) PetscFunctionReturn(0);
-  for (PetscInt f = 0; f < sys->nfields; f++) PetscCall(ISDestroy(&sys->is[f]));
+  for (PetscInt f = 0; f < sys->nfields; f++) {
+    PetscCall(ISDestroy(&sys->is[f]));
+    PetscCall(PetscFree(sys->name[f]));
+  }
+  PetscCall(PetscFree5(sys->kind, sys->name, sys->loff, sys->foff, sys->is));
   PetscCall(VecDestroy(&sys->X));
   PetscCall(VecDestroy(&sys->Xloc));
   PetscCall(VecDestroy(&sys->Floc));

@@ -23,8 +23,6 @@
 #include <petscmat.h>
 #include "model/modelimpl.h"
 
-#define MBS_MAX_FIELDS 5
-
 typedef enum {
   MBS_FIELD_COORDINATE, /* one entry per coordinate (q, p, v) */
   MBS_FIELD_CONSTRAINT  /* one entry per constraint row (lambda, gamma) */
@@ -35,19 +33,19 @@ typedef enum { MBS_SCALE_NONE = 0, MBS_SCALE_MINV_ROW = 1, MBS_SCALE_MINV_COL = 
 
 typedef struct _n_MbsSystem *MbsSystem;
 struct _n_MbsSystem {
-  MbsModel     model;
-  PetscInt     nfields;
-  MbsFieldKind kind[MBS_MAX_FIELDS];
-  char         name[MBS_MAX_FIELDS][16];
-  PetscInt     nlocal, nglobal;      /* unknowns */
-  PetscInt     nghosted;             /* entries of the ghosted local vector */
-  PetscInt     loff[MBS_MAX_FIELDS]; /* field offsets in the ghosted local vector */
-  PetscInt     foff[MBS_MAX_FIELDS]; /* field offsets in this rank's block of X */
+  MbsModel      model;
+  PetscInt      nfields;
+  MbsFieldKind *kind;
+  char        **name;
+  PetscInt      nlocal, nglobal; /* unknowns */
+  PetscInt      nghosted;        /* entries of the ghosted local vector */
+  PetscInt     *loff;            /* field offsets in the ghosted local vector */
+  PetscInt     *foff;            /* field offsets in this rank's block of X */
   PetscInt
     *lq_global; /* global index in X of each ghosted coordinate, relative to field offset (see MbsSystemCoordIndex) */
   PetscInt  *lq_rank;     /* owner of each ghosted coordinate */
   PetscInt  *rank_xstart; /* size+1 */
-  IS         is[MBS_MAX_FIELDS];
+  IS        *is;
   Vec        X, Xloc, Floc;
   VecScatter scatter;
   /* COO Jacobian assembly */

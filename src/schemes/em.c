@@ -100,12 +100,19 @@ static PetscErrorCode MbsSchemeConstraintForceWeight_EM(MbsStepper st, PetscReal
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
+static PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
 {
   PetscFunctionBegin;
   st->ops->setup                   = MbsSchemeSetUp_EM;
   st->ops->residual                = MbsSchemeResidual_EM;
   st->ops->jacobian                = MbsSchemeJacobian_EM;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeRegister_EM(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEM, MbsSchemeCreate_EM));
   PetscFunctionReturn(0);
 }

@@ -72,12 +72,19 @@ static PetscErrorCode MbsSchemeConstraintForceWeight_EMG(MbsStepper st, PetscRea
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsSchemeCreate_EMG(MbsStepper st)
+static PetscErrorCode MbsSchemeCreate_EMG(MbsStepper st)
 {
   PetscFunctionBegin;
   st->ops->setup                   = MbsSchemeSetUp_EMG;
   st->ops->residual                = MbsSchemeResidual_EMG;
   st->ops->jacobian                = MbsSchemeJacobian_EMG;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EMG;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeRegister_EMG(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEMG, MbsSchemeCreate_EMG));
   PetscFunctionReturn(0);
 }

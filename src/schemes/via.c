@@ -98,7 +98,7 @@ static PetscErrorCode MbsSchemeConstraintForceWeight_VIA(MbsStepper st, PetscRea
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
+static PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
 {
   PetscFunctionBegin;
   PetscCall(MbsVICreateParametrized(st));
@@ -107,5 +107,15 @@ PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
   st->ops->jacobian                = MbsSchemeJacobian_VIA;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIA;
   st->ops->view                    = MbsSchemeView_VIA;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeRegister_VIA(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIA, MbsSchemeCreate_VIA));
+  /* the default is the one of the paper's own computations */
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0,
+                                       "VI-A: q_theta = (1-theta) q_n + theta q_{n+1}"));
   PetscFunctionReturn(0);
 }

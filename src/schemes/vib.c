@@ -118,7 +118,7 @@ static PetscErrorCode MbsSchemeConstraintForceWeight_VIB(MbsStepper st, PetscRea
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
+static PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
 {
   PetscFunctionBegin;
   PetscCall(MbsVICreateParametrized(st));
@@ -127,5 +127,17 @@ PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
   st->ops->jacobian                = MbsSchemeJacobian_VIB;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIB;
   st->ops->view                    = MbsSchemeView_VIB;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeRegister_VIB(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIB, MbsSchemeCreate_VIB));
+  /* the defaults are those of the paper's own computations */
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "theta", 1.0, 0.0, PETSC_FALSE, 1.0,
+                                       "VI-B: Theta, q_Theta = (1-Theta) q_n + Theta q_{n+1}"));
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "vartheta", 0.5, 0.0, PETSC_FALSE, 1.0,
+                                       "VI-B: vartheta, weight of G(q_{n+1}) in the multiplier forces"));
   PetscFunctionReturn(0);
 }

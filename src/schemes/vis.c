@@ -92,12 +92,19 @@ static PetscErrorCode MbsSchemeConstraintForceWeight_VIS(MbsStepper st, PetscRea
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsSchemeCreate_VIS(MbsStepper st)
+static PetscErrorCode MbsSchemeCreate_VIS(MbsStepper st)
 {
   PetscFunctionBegin;
   st->ops->setup                   = MbsVISetUp;
   st->ops->residual                = MbsSchemeResidual_VIS;
   st->ops->jacobian                = MbsSchemeJacobian_VIS;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIS;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsSchemeRegister_VIS(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIS, MbsSchemeCreate_VIS));
   PetscFunctionReturn(0);
 }

@@ -55,7 +55,7 @@ enum {
   MBS_CKPT_T_END,
   MBS_CKPT_JAC_H,
   MBS_CKPT_PARAM0,
-  MBS_CKPT_NREALS_V1  = MBS_CKPT_PARAM0 + MBS_STEPPER_MAX_PARAMS,
+  MBS_CKPT_NREALS_V1  = MBS_CKPT_PARAM0 + 4, /* four slots for scheme parameters (versions 1 and 2) */
   MBS_CKPT_ENERGY_REF = MBS_CKPT_NREALS_V1,
   MBS_CKPT_ENERGY_SCALE,
   MBS_CKPT_NREALS
@@ -208,7 +208,8 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   reals[MBS_CKPT_H]          = st->h;
   reals[MBS_CKPT_T_END]      = st->t_end;
   reals[MBS_CKPT_JAC_H]      = st->jac_h;
-  for (PetscInt i = 0; i < st->nparams; i++) reals[MBS_CKPT_PARAM0 + i] = st->param[i];
+  for (PetscInt i = 0; i < PetscMin(st->nparams, MBS_CKPT_NREALS_V1 - MBS_CKPT_PARAM0); i++)
+    reals[MBS_CKPT_PARAM0 + i] = st->param[i]; /* versions 1 and 2 kept them here; version 3 after the name */
   reals[MBS_CKPT_ENERGY_REF]   = st->energy_ref;
   reals[MBS_CKPT_ENERGY_SCALE] = st->energy_scale;
   PetscCall(PetscMemzero(scheme, sizeof(scheme)));
@@ -225,6 +226,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(PetscViewerBinaryWrite(viewer, ints, MBS_CKPT_NINTS, PETSC_INT64));
   PetscCall(PetscViewerBinaryWrite(viewer, reals, MBS_CKPT_NREALS, PETSC_REAL));
   PetscCall(PetscViewerBinaryWrite(viewer, scheme, sizeof(scheme), PETSC_CHAR));
+  if (st->nparams) PetscCall(PetscViewerBinaryWrite(viewer, st->param, st->nparams, PETSC_REAL));
   {
     Vec state[2] = {st->q, st->p};
     PetscCall(MbsWriteNatural(viewer, model, 2, state));
@@ -351,7 +353,10 @@ typedef struct {
   char       magic[16], end[16], scheme[64];
   PetscInt64 ints[MBS_CKPT_NINTS];
   PetscReal  reals[MBS_CKPT_NREALS];
+  PetscReal *params; /* the scheme's parameters (version 3: their own array; before: in reals), freed by the reader */
 } MbsCheckpointHeader;
+
+#define MBS_CKPT_MAX_PARAMS 4096 /* more parameters than this is a damaged header */
 
 static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointHeader *hd, const char **what)
 {
@@ -368,6 +373,19 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
     viewer, hd->reals, hd->ints[MBS_CKPT_VERSION_I] == 1 ? MBS_CKPT_NREALS_V1 : MBS_CKPT_NREALS, NULL, PETSC_REAL));
   PetscCall(PetscViewerBinaryRead(viewer, hd->scheme, sizeof(hd->scheme), NULL, PETSC_CHAR));
   hd->scheme[63] = 0;
+  {
+    const PetscInt64 n = hd->ints[MBS_CKPT_NPARAMS];
+    PetscCheck(n >= 0 && n <= MBS_CKPT_MAX_PARAMS, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
+               "%" PetscInt64_FMT " scheme parameters", n);
+    PetscCall(PetscMalloc1(n, &hd->params));
+    if (hd->ints[MBS_CKPT_VERSION_I] >= 3)
+      PetscCall(PetscViewerBinaryRead(viewer, hd->params, n, NULL, PETSC_REAL));
+    else {
+      PetscCheck(n <= MBS_CKPT_NREALS_V1 - MBS_CKPT_PARAM0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
+                 "%" PetscInt64_FMT " scheme parameters", n);
+      for (PetscInt64 i = 0; i < n; i++) hd->params[i] = hd->reals[MBS_CKPT_PARAM0 + i];
+    }
+  }
   PetscFunctionReturn(0);
 }
 
@@ -449,11 +467,13 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   if (!ierr) ierr = MbsCheckpointReadHeader(viewer, &hd, &what);
   PetscCall(PetscPopErrorHandler());
   if (ierr) PetscCall(PetscViewerDestroy(&viewer));
+  if (ierr) PetscCall(PetscFree(hd.params));
   PetscCheck(!ierr, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_READ,
              "Checkpoint '%s' is truncated or unreadable: reading %s failed", filename, what);
   if (strcmp(hd.magic, MBS_CKPT_MAGIC) || hd.ints[MBS_CKPT_VERSION_I] < 1 ||
       hd.ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION) {
     PetscCall(PetscViewerDestroy(&viewer));
+    PetscCall(PetscFree(hd.params));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)",
             filename, MBS_CKPT_VERSION);
   }
@@ -483,9 +503,10 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
       PetscCall(PetscSNPrintf(msg, sizeof(msg), "its scheme has other parameters or unknowns"));
     else
       for (PetscInt i = 0; i < st->nparams && !msg[0]; i++)
-        if (hd.reals[MBS_CKPT_PARAM0 + i] != st->param[i])
+        if (hd.params[i] != st->param[i])
           PetscCall(PetscSNPrintf(msg, sizeof(msg), "it was written with %s %s = %.17g; this run uses %.17g", st->type,
-                                  st->param_name[i], (double)hd.reals[MBS_CKPT_PARAM0 + i], (double)st->param[i]));
+                                  st->param_name[i], (double)hd.params[i], (double)st->param[i]));
+    PetscCall(PetscFree(hd.params));
     if (msg[0]) {
       PetscCall(PetscViewerDestroy(&viewer));
       SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT, "Cannot restart from checkpoint '%s': %s",

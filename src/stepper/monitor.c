@@ -60,12 +60,14 @@ PetscErrorCode MbsStepperMonitorSet(MbsStepper st, PetscErrorCode (*monitor)(Mbs
   PetscFunctionBegin;
   for (PetscInt i = 0; i < st->nmonitors;
        i++) /* the same monitor twice (e.g. SetFromOptions called again) is added once */
-    if (st->monitor[i] == monitor && st->monitor_ctx[i] == ctx) PetscFunctionReturn(0);
-  PetscCheck(st->nmonitors < MBS_MAX_MONITORS, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
-             "At most %d monitors", MBS_MAX_MONITORS);
-  st->monitor[st->nmonitors]         = monitor;
-  st->monitor_ctx[st->nmonitors]     = ctx;
-  st->monitor_destroy[st->nmonitors] = destroy;
+    if (st->monitors[i].monitor == monitor && st->monitors[i].ctx == ctx) PetscFunctionReturn(0);
+  if (st->nmonitors == st->maxmonitors) {
+    st->maxmonitors = PetscMax(4, 2 * st->maxmonitors);
+    PetscCall(PetscRealloc(sizeof(MbsMonitor) * st->maxmonitors, &st->monitors));
+  }
+  st->monitors[st->nmonitors].monitor = monitor;
+  st->monitors[st->nmonitors].ctx     = ctx;
+  st->monitors[st->nmonitors].destroy = destroy;
   st->nmonitors++;
   PetscFunctionReturn(0);
 }
@@ -81,7 +83,7 @@ PetscErrorCode MbsStepperMonitorCancel(MbsStepper st)
 {
   PetscFunctionBegin;
   for (PetscInt i = 0; i < st->nmonitors; i++)
-    if (st->monitor_destroy[i]) PetscCall(st->monitor_destroy[i](&st->monitor_ctx[i]));
+    if (st->monitors[i].destroy) PetscCall(st->monitors[i].destroy(&st->monitors[i].ctx));
   st->nmonitors = 0;
   PetscFunctionReturn(0);
 }
@@ -99,7 +101,8 @@ PetscErrorCode MbsStepperMonitor(MbsStepper st)
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
   PetscCall(MbsStepperOutputsWrite_Private(st));
-  for (PetscInt i = 0; i < st->nmonitors; i++) PetscCall(st->monitor[i](st, st->step, st->t, st->monitor_ctx[i]));
+  for (PetscInt i = 0; i < st->nmonitors; i++)
+    PetscCall(st->monitors[i].monitor(st, st->step, st->t, st->monitors[i].ctx));
   st->monitored_step = st->step;
   PetscFunctionReturn(0);
 }
@@ -193,8 +196,8 @@ PetscErrorCode MbsStepperMonitorSetFromOptions_Private(MbsStepper st, PetscOptio
 
   PetscFunctionBegin;
   for (PetscInt i = 0; i < st->nmonitors; i++) {
-    if (st->monitor[i] == MbsStepperMonitorDefault) has_mon = PETSC_TRUE;
-    if (st->monitor[i] == MbsStepperMonitorProgress) has_prog = PETSC_TRUE;
+    if (st->monitors[i].monitor == MbsStepperMonitorDefault) has_mon = PETSC_TRUE;
+    if (st->monitors[i].monitor == MbsStepperMonitorProgress) has_prog = PETSC_TRUE;
   }
   PetscCall(PetscOptionsViewer("-mbs_monitor", "Print diagnostics every step (to a viewer, default stdout)",
                                "MbsStepperMonitorDefault", &viewer, &format, &mon));

@@ -11,16 +11,19 @@ static const char *const MbsStepReasons_Shifted[] = {"INTERRUPTED", "DIVERGED_EN
                                                      "ITERATING", "CONVERGED"};
 const char *const       *MbsStepReasons           = MbsStepReasons_Shifted + 3;
 
-MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
-PetscInt           MbsNumSchemeParameters = 0;
+MbsSchemeParameter **MbsSchemeParameters    = NULL;
+PetscInt             MbsNumSchemeParameters = 0;
+static PetscInt      MbsMaxSchemeParameters = 0;
 
 static PetscErrorCode MbsFinalizePackage(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscFunctionListDestroy(&MbsSchemeFunctions));
   PetscCall(PetscFunctionListDestroy(&MbsOutputFunctions));
-  MbsNumSchemeParameters = 0;
-  MbsPackageInitialized  = PETSC_FALSE;
+  for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) PetscCall(PetscFree(MbsSchemeParameters[i]));
+  PetscCall(PetscFree(MbsSchemeParameters));
+  MbsNumSchemeParameters = MbsMaxSchemeParameters = 0;
+  MbsPackageInitialized                           = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -42,21 +45,15 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(PetscLogEventRegister("MbsResidual", MBS_STEPPER_CLASSID, &MBS_Residual));
   PetscCall(PetscLogEventRegister("MbsJacobian", MBS_STEPPER_CLASSID, &MBS_Jacobian));
   PetscCall(PetscLogEventRegister("MbsDiagnostics", MBS_STEPPER_CLASSID, &MBS_Diagnostics));
-  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEM, MbsSchemeCreate_EM));
-  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEEMG, MbsSchemeCreate_EMG));
-  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIS, MbsSchemeCreate_VIS));
-  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIA, MbsSchemeCreate_VIA));
-  PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIB, MbsSchemeCreate_VIB));
+  /* each scheme registers itself and its parameters (src/schemes/) */
+  PetscCall(MbsSchemeRegister_EM());
+  PetscCall(MbsSchemeRegister_EMG());
+  PetscCall(MbsSchemeRegister_VIS());
+  PetscCall(MbsSchemeRegister_VIA());
+  PetscCall(MbsSchemeRegister_VIB());
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));
-  /* Defaults are those of the paper's own computations (seed 004, lost Table 1). */
-  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0,
-                                       "VI-A: q_theta = (1-theta) q_n + theta q_{n+1}"));
-  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "theta", 1.0, 0.0, PETSC_FALSE, 1.0,
-                                       "VI-B: Theta, q_Theta = (1-Theta) q_n + Theta q_{n+1}"));
-  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "vartheta", 0.5, 0.0, PETSC_FALSE, 1.0,
-                                       "VI-B: vartheta, weight of G(q_{n+1}) in the multiplier forces"));
   PetscCall(PetscRegisterFinalize(MbsFinalizePackage));
   PetscFunctionReturn(0);
 }
@@ -108,9 +105,12 @@ PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[]
   if (old)
     prm = (MbsSchemeParameter *)old;
   else {
-    PetscCheck(MbsNumSchemeParameters < MBS_MAX_SCHEME_PARAMETERS, PETSC_COMM_SELF, PETSC_ERR_SUP,
-               "At most %d scheme parameters", MBS_MAX_SCHEME_PARAMETERS);
-    prm = &MbsSchemeParameters[MbsNumSchemeParameters++];
+    if (MbsNumSchemeParameters == MbsMaxSchemeParameters) {
+      MbsMaxSchemeParameters = PetscMax(8, 2 * MbsMaxSchemeParameters);
+      PetscCall(PetscRealloc(sizeof(*MbsSchemeParameters) * MbsMaxSchemeParameters, &MbsSchemeParameters));
+    }
+    PetscCall(PetscNew(&prm));
+    MbsSchemeParameters[MbsNumSchemeParameters++] = prm;
   }
   PetscCheck(strlen(name) < sizeof(prm->name) && strlen(scheme) < sizeof(prm->scheme), PETSC_COMM_SELF,
              PETSC_ERR_ARG_SIZ, "Scheme or parameter name too long");
@@ -136,9 +136,9 @@ PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[], con
   *param = NULL;
   for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
     PetscBool s, n;
-    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, scheme, &s));
-    PetscCall(PetscStrcmp(MbsSchemeParameters[i].name, name, &n));
-    if (s && n) *param = &MbsSchemeParameters[i];
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i]->scheme, scheme, &s));
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i]->name, name, &n));
+    if (s && n) *param = MbsSchemeParameters[i];
   }
   PetscFunctionReturn(0);
 }
@@ -157,10 +157,10 @@ PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], siz
   names[0] = 0;
   for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
     PetscBool s;
-    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, scheme, &s));
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i]->scheme, scheme, &s));
     if (!s) continue;
     if (k++) PetscCall(PetscStrlcat(names, ", ", len));
-    PetscCall(PetscStrlcat(names, MbsSchemeParameters[i].name, len));
+    PetscCall(PetscStrlcat(names, MbsSchemeParameters[i]->name, len));
   }
   if (!k) PetscCall(PetscStrncpy(names, "none", len));
   PetscFunctionReturn(0);

@@ -114,6 +114,15 @@ static PetscErrorCode MbsStepperReset(MbsStepper st)
   PetscFunctionReturn(0);
 }
 
+static PetscErrorCode MbsStepperFreeParameters(MbsStepper st)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < st->nparams; i++) PetscCall(PetscFree(st->param_name[i]));
+  PetscCall(PetscFree2(st->param_name, st->param));
+  st->nparams = 0;
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsStepperDestroy - Destroys a stepper (not its model) and sets the handle to NULL.
 
@@ -132,6 +141,7 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   }
   st = *stepper;
   PetscCall(MbsStepperMonitorCancel(st));
+  PetscCall(PetscFree(st->monitors));
   PetscCall(MbsStepperOutputsDestroy_Private(st));
   PetscCall(MbsStepperReset(st));
   if (st->ops->destroy) PetscCall(st->ops->destroy(st));
@@ -139,6 +149,7 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   PetscCall(VecDestroy(&st->p));
   PetscCall(SNESDestroy(&st->snes));
   PetscCall(PetscViewerDestroy(&st->report));
+  PetscCall(MbsStepperFreeParameters(st));
   PetscCall(MbsModelDestroy(&st->model));
   PetscCall(PetscHeaderDestroy(stepper));
   PetscFunctionReturn(0);
@@ -345,14 +356,17 @@ PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
   PetscCall(PetscMemzero(st->ops, sizeof(*st->ops)));
   st->data = NULL;
   PetscCall(PetscStrncpy(st->type, type, sizeof(st->type)));
-  st->nparams = 0;
+  PetscCall(MbsStepperFreeParameters(st));
   for (PetscInt i = 0; i < MbsNumSchemeParameters; i++) {
-    PetscCall(PetscStrcmp(MbsSchemeParameters[i].scheme, type, &same));
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i]->scheme, type, &same));
+    st->nparams += same;
+  }
+  PetscCall(PetscMalloc2(st->nparams, &st->param_name, st->nparams, &st->param));
+  for (PetscInt i = 0, k = 0; i < MbsNumSchemeParameters; i++) {
+    PetscCall(PetscStrcmp(MbsSchemeParameters[i]->scheme, type, &same));
     if (!same) continue;
-    PetscCheck(st->nparams < MBS_STEPPER_MAX_PARAMS, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
-               "Scheme %s has more than %d parameters", type, MBS_STEPPER_MAX_PARAMS);
-    PetscCall(PetscStrncpy(st->param_name[st->nparams], MbsSchemeParameters[i].name, sizeof(st->param_name[0])));
-    st->param[st->nparams++] = MbsSchemeParameters[i].def;
+    PetscCall(PetscStrallocpy(MbsSchemeParameters[i]->name, &st->param_name[k]));
+    st->param[k++] = MbsSchemeParameters[i]->def;
   }
   PetscCall(create(st));
   PetscFunctionReturn(0);
@@ -726,13 +740,15 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
         PetscCall(PCFieldSplitSetIS(pc, st->sys->name[f], st->sys->is[f]));
     } else {
       for (int k = 0; k < 2; k++) {
-        IS       list[MBS_MAX_FIELDS], is;
+        IS      *list, is;
         PetscInt n = 0;
+        PetscCall(PetscMalloc1(st->sys->nfields, &list));
         for (PetscInt f = 0; f < st->sys->nfields; f++)
           if (st->sys->kind[f] == (k ? MBS_FIELD_CONSTRAINT : MBS_FIELD_COORDINATE)) list[n++] = st->sys->is[f];
         PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), n, list, &is));
         PetscCall(PCFieldSplitSetIS(pc, k ? "dual" : "primal", is));
         PetscCall(ISDestroy(&is));
+        PetscCall(PetscFree(list));
       }
     }
   }

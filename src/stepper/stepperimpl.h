@@ -33,10 +33,14 @@ typedef struct {
 #define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
 /* Round-off floor of the residual, relative to eps |X|: measured 20 on chain1000 (floor 1.3e-12) and
    on a 1e5-particle chain (1.3e-9); the margin keeps the floor test from missing it. */
-#define MBS_FLOOR_EPS_FACTOR   1e3
-#define MBS_STEPPER_MAX_PARAMS 4
-#define MBS_MAX_MONITORS       8
-#define MBS_ENERGY_DIVERGENCE  10.0 /* default of MbsStepperSetEnergyDivergence() */
+#define MBS_FLOOR_EPS_FACTOR  1e3
+#define MBS_ENERGY_DIVERGENCE 10.0 /* default of MbsStepperSetEnergyDivergence() */
+
+typedef struct {
+  PetscErrorCode (*monitor)(MbsStepper, PetscInt, PetscReal, void *);
+  void *ctx;
+  PetscErrorCode (*destroy)(void **);
+} MbsMonitor;
 
 typedef struct {
   char              name[64];
@@ -65,9 +69,9 @@ struct _p_MbsStepper {
   PetscScalar *work[MBS_STEPPER_NWORK];   /* ghosted local coordinate work arrays for schemes */
   PetscInt     field_q, field_p, field_v; /* field_v < 0: the scheme has no velocity unknown */
 
-  PetscInt  nparams; /* the scheme's real parameters (MbsSchemeRegisterParameter) */
-  char      param_name[MBS_STEPPER_MAX_PARAMS][32];
-  PetscReal param[MBS_STEPPER_MAX_PARAMS];
+  PetscInt   nparams; /* the scheme's real parameters (MbsSchemeRegisterParameter) */
+  char     **param_name;
+  PetscReal *param;
 
   MbsPredictor predictor;
   PetscBool    adapt;
@@ -99,11 +103,9 @@ struct _p_MbsStepper {
   char     write_state[PETSC_MAX_PATH_LEN];
 
   /* monitors (MbsStepperMonitorSet), called for the initial state and after every accepted step */
-  PetscInt nmonitors;
-  PetscErrorCode (*monitor[MBS_MAX_MONITORS])(MbsStepper, PetscInt, PetscReal, void *);
-  void *monitor_ctx[MBS_MAX_MONITORS];
-  PetscErrorCode (*monitor_destroy[MBS_MAX_MONITORS])(void **);
-  PetscInt monitored_step; /* the step the monitors last saw, -1 before the first call */
+  PetscInt    nmonitors, maxmonitors;
+  MbsMonitor *monitors;
+  PetscInt    monitored_step; /* the step the monitors last saw, -1 before the first call */
 
   /* external force of a host code: impulse h F on the momentum balance of each (sub-)step */
   MbsExternalForceFn force;
@@ -151,17 +153,16 @@ static inline PetscInt MbsStepperNumSteps(MbsStepper st)
 }
 PETSC_INTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
-PETSC_INTERN PetscErrorCode MbsSchemeCreate_EM(MbsStepper);
-PETSC_INTERN PetscErrorCode MbsSchemeCreate_EMG(MbsStepper);
-PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIS(MbsStepper);
-PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIA(MbsStepper);
-PETSC_INTERN PetscErrorCode MbsSchemeCreate_VIB(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_EM(void);  /* the scheme and its parameters */
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_EMG(void); /* the scheme and its parameters */
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIS(void); /* the scheme and its parameters */
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIA(void); /* the scheme and its parameters */
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void); /* the scheme and its parameters */
 
-PETSC_INTERN PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
-PETSC_INTERN PetscFunctionList MbsSchemeFunctions;
-#define MBS_MAX_SCHEME_PARAMETERS 32 /* of all registered schemes together */
-PETSC_INTERN MbsSchemeParameter MbsSchemeParameters[MBS_MAX_SCHEME_PARAMETERS];
-PETSC_INTERN PetscInt           MbsNumSchemeParameters;
+PETSC_INTERN PetscLogEvent        MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+PETSC_INTERN PetscFunctionList    MbsSchemeFunctions;
+PETSC_INTERN MbsSchemeParameter **MbsSchemeParameters; /* of all registered schemes together */
+PETSC_INTERN PetscInt             MbsNumSchemeParameters;
 
 PETSC_INTERN PetscErrorCode MbsStepperReport_Private(MbsStepper, const char format[], ...) PETSC_ATTRIBUTE_FORMAT(2, 3);
 /* step.c: the SNES callbacks */
