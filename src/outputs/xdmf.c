@@ -771,12 +771,9 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
     PetscReal w;
     PetscCall(MbsStepperGetConstraintForceWeight(st, &w));
     for (PetscInt i = 0; i < model->nq_ghosted; i++) tr->qw[i] = (1.0 - w) * st->q0[i] + w * tr->qloc[i];
-    for (PetscInt fld = 0; fld < st->sys->nfields; fld++) {
-      PetscBool is_lambda;
-      PetscCall(PetscStrcmp(st->sys->name[fld], "lambda", &is_lambda));
-      if (!is_lambda) continue;
+    if (st->field_lambda >= 0) {
       PetscCall(VecGetArrayRead(st->X, &x));
-      lam = x + st->sys->foff[fld];
+      lam = x + st->sys->foff[st->field_lambda];
     }
   }
   PetscCall(VecGetArray(tr->cell_owned, &f));

@@ -628,19 +628,23 @@ PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
   PetscFunctionReturn(0);
 }
 
-/* Called by a scheme's setup: lay out its unknowns. */
+/* Called by a scheme's setup: lay out its unknowns. The names say the roles: "q" and "p" (required) hold q_{n+1}
+   and p_{n+1}, "v" a velocity unknown, "lambda" the multipliers of the constraint forces. */
 PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind kinds[], const char *const names[])
 {
   PetscFunctionBegin;
   PetscCall(MbsSystemCreate(st->model, n, kinds, names, &st->sys));
+  st->field_lambda = -1;
   for (PetscInt f = 0; f < n; f++) {
-    PetscBool isq, isp;
-    PetscCall(PetscStrcmp(names[f], "q", &isq));
-    PetscCall(PetscStrcmp(names[f], "p", &isp));
-    if (isq) st->field_q = f;
-    if (isp) st->field_p = f;
-    PetscCall(PetscStrcmp(names[f], "v", &isq));
-    if (isq) st->field_v = f;
+    PetscBool is;
+    PetscCall(PetscStrcmp(names[f], "q", &is));
+    if (is) st->field_q = f;
+    PetscCall(PetscStrcmp(names[f], "p", &is));
+    if (is) st->field_p = f;
+    PetscCall(PetscStrcmp(names[f], "v", &is));
+    if (is) st->field_v = f;
+    PetscCall(PetscStrcmp(names[f], "lambda", &is));
+    if (is) st->field_lambda = f;
   }
   PetscCheck(st->field_q >= 0 && st->field_p >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s must have fields named q and p", st->type);
