@@ -854,6 +854,29 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
                                    " constraints, %" PetscInt_FMT " unknowns\n",
                                    nb, nq, nc, n));
   if (st->ops->view) PetscCall(st->ops->view(st, viewer));
+  {
+    const char *prefix;
+    PetscCall(PetscObjectGetOptionsPrefix((PetscObject)st, &prefix));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  options prefix: %s\n", prefix ? prefix : "(none)"));
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  predictor %s; -mbs_adapt %s (at most %" PetscInt_FMT " halvings)\n",
+                                   MbsPredictors[st->predictor], st->adapt ? "on" : "off", st->adapt_max));
+  PetscCall(PetscViewerASCIIPrintf(viewer,
+                                   "  Newton: %s (refresh below a contraction of %g); round-off floor below max(%g, %g "
+                                   "times the initial residual, %g eps |x|)\n",
+                                   st->reuse ? "modified, the factored Jacobian kept" : "Newton's method proper",
+                                   (double)st->reuse_rate, (double)st->stagnation_tol, (double)st->stagnation_rtol,
+                                   (double)MBS_FLOOR_EPS_FACTOR));
+  PetscCall(PetscViewerASCIIPrintf(
+    viewer, "  failed step: %s; energy divergence bound %g%s; redundant constraints %s\n",
+    st->errorifstepfailed ? "an error" : "a reason only", (double)st->energy_divergence,
+    st->energy_divergence > 0 ? " times its scale" : " (off)", st->allow_redundant ? "allowed" : "refused"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  output directory %s; outputs:", st->output_dir));
+  for (PetscInt i = 0; i < st->noutputs; i++)
+    PetscCall(
+      PetscViewerASCIIPrintf(viewer, " %s (every %" PetscInt_FMT ")", st->outputs[i].name, st->outputs[i].every));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "; %" PetscInt_FMT " monitors%s\n", st->nmonitors,
+                                   st->force ? "; external forces set" : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(SNESView(st->snes, viewer));
   PetscCall(PetscViewerASCIIPopTab(viewer));
