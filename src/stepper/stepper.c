@@ -861,11 +861,17 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
   }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  predictor %s; -mbs_adapt %s (at most %" PetscInt_FMT " halvings)\n",
                                    MbsPredictors[st->predictor], st->adapt ? "on" : "off", st->adapt_max));
+  if (st->reuse)
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "  modified Newton: the factored Jacobian is kept while each iteration cuts the "
+                                     "residual by %g\n",
+                                     (double)st->reuse_rate));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  Newton's method proper\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "  Newton: %s (refresh below a contraction of %g); round-off floor below max(%g, %g "
-                                   "times the initial residual, %g eps |x|)\n",
-                                   st->reuse ? "modified, the factored Jacobian kept" : "Newton's method proper",
-                                   (double)st->reuse_rate, (double)st->stagnation_tol, (double)st->stagnation_rtol,
+                                   "  converged at the round-off floor below max(%g, %g times the initial residual, %g "
+                                   "eps |x|)\n",
+                                   (double)st->stagnation_tol, (double)st->stagnation_rtol,
                                    (double)MBS_FLOOR_EPS_FACTOR));
   PetscCall(PetscViewerASCIIPrintf(
     viewer, "  failed step: %s; energy divergence bound %g%s; redundant constraints %s\n",
