@@ -1,0 +1,809 @@
+/* The YAML reader's generator sections: chains, rigid chains, nets and meshes (docs/input.md). */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/yamlimpl.h"
+
+static const char *const chain_keys[]       = {"name", "count", "mass", "length", "start", "direction", NULL};
+static const char *const rigid_chain_keys[] = {"name",  "count",     "mass",  "inertia", "length",
+                                               "start", "direction", "joint", "axis",    NULL};
+static const char *const net_keys[]       = {"name", "count", "mass", "spacing", "origin", "directions", "fixed", NULL};
+static const char *const net_fixed_keys[] = {"i", "j", NULL};
+static const char *const mesh_keys[]      = {"name",  "file",        "line_density", "node_mass", "fixed",
+                                             "scale", "orientation", "translation",  NULL};
+
+static const char *GroupKindName(MbsYAMLGroupKind kind)
+{
+  switch (kind) {
+    case MBS_YAML_CHAIN: return "chain";
+    case MBS_YAML_RIGID_CHAIN: return "rigid chain";
+    case MBS_YAML_NET: return "net";
+    default: return "mesh";
+  }
+}
+
+/* The name of a generator: not 'ground', not a body's, not another generator's. The group is filled in
+   but not registered (r->ngroups) until RegisterGroup(), when its members are known. */
+static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const char section[], PetscInt i,
+                               yaml_node_t *item, const char ipath[], MbsYAMLGroup **group, yaml_node_t **name,
+                               char npath[MBS_YAML_PATH_LEN])
+{
+  MbsYAMLGroup *g = &r->groups[r->ngroups];
+  MbsYAMLBody  *listed;
+  char          expected[128], got[MBS_YAML_GOT_LEN + 64];
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(g, sizeof(*g)));
+  g->kind    = kind;
+  g->section = section;
+  g->item    = i;
+  snprintf(expected, sizeof(expected), "a %s name", GroupKindName(kind));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "name", expected, npath, name));
+  PetscCall(MbsYAMLParseString(r, *name, npath, expected, &g->name));
+  g->len = strlen(g->name);
+  if (!strcmp(g->name, "ground")) {
+    snprintf(expected, sizeof(expected), "a %s name other than 'ground' (reserved for the fixed ground)",
+             GroupKindName(kind));
+    PetscCall(MbsYAMLFailNode(r, *name, npath, expected));
+  }
+  snprintf(expected, sizeof(expected), "a %s name not used by a body or another chain, rigid chain, net or mesh",
+           GroupKindName(kind));
+  listed = MbsYAMLFindListedBody(r, g->name);
+  if (listed) {
+    snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", g->name, listed->item);
+    PetscCall(MbsYAMLFail(r, (*name)->start_mark, npath, expected, got));
+  }
+  for (PetscInt k = 0; k < r->ngroups; k++) {
+    if (!strcmp(r->groups[k].name, g->name)) {
+      snprintf(got, sizeof(got), "'%.60s', already the name of %s[%" PetscInt_FMT "]", g->name, r->groups[k].section,
+               r->groups[k].item);
+      PetscCall(MbsYAMLFail(r, (*name)->start_mark, npath, expected, got));
+    }
+  }
+  *group = g;
+  PetscFunctionReturn(0);
+}
+
+/* Registers a group whose members are known; none of them may be a name in 'bodies' or a member of an
+   earlier generator. Only a net and a group named "<net>.<i>" can share members. */
+static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node_t *name, const char npath[])
+{
+  char expected[160], got[MBS_YAML_GOT_LEN + 160];
+
+  PetscFunctionBegin;
+  r->ngroups++;
+  for (PetscInt k = 0; k < r->nbodies; k++) {
+    MbsYAMLGroup *clash;
+    PetscInt      body;
+
+    MbsYAMLFindGroupMember(r, r->bodies[k].name, &clash, &body, NULL);
+    if (clash == g) {
+      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not names in 'bodies'",
+               GroupKindName(g->kind), MbsYAMLGroupMemberPattern(g->kind));
+      snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", g->name,
+               r->bodies[k].name, r->bodies[k].item);
+      PetscCall(MbsYAMLFail(r, name->start_mark, npath, expected, got));
+    }
+  }
+  for (PetscInt k = 0; k + 1 < r->ngroups; k++) {
+    const MbsYAMLGroup *other = &r->groups[k], *net = NULL, *single = NULL;
+    size_t              len;
+    PetscInt            i;
+
+    if (g->kind == MBS_YAML_NET && other->kind != MBS_YAML_NET) {
+      net    = g;
+      single = other;
+    } else if (g->kind != MBS_YAML_NET && other->kind == MBS_YAML_NET) {
+      net    = other;
+      single = g;
+    } else
+      continue;
+    if (MbsYAMLSplitIndex(single->name, single->len, &len, &i) && MbsYAMLGroupNamed(net, single->name, len) &&
+        i < net->count) {
+      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not those of another generator",
+               GroupKindName(g->kind), MbsYAMLGroupMemberPattern(g->kind));
+      if (g == net)
+        snprintf(got, sizeof(got),
+                 "'%.60s', whose nodes '%.60s.<j>' are already the bodies of %s[%" PetscInt_FMT "] '%.60s'", g->name,
+                 single->name, other->section, other->item, other->name);
+      else
+        snprintf(got, sizeof(got),
+                 "'%.60s', whose bodies '%.60s.<%s>' are already nodes of %s[%" PetscInt_FMT "] '%.60s'", g->name,
+                 g->name, g->kind == MBS_YAML_MESH ? "node tag" : "i", other->section, other->item, other->name);
+      PetscCall(MbsYAMLFail(r, name->start_mark, npath, expected, got));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A generator's model must fit in memory and its unknowns in PetscInt: refused at its count, before
+   anything is allocated. 'what' says what the count makes, e.g. "1000000000 links". */
+static PetscErrorCode CheckFits(MbsYAMLReader *r, yaml_node_t *count, const char path[], const MbsModelSize *added,
+                                const char what[])
+{
+  PetscBool fits;
+  char      why[256], expected[512];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckSize(r->model, added, &fits, why, sizeof(why)));
+  if (fits) PetscFunctionReturn(0);
+  snprintf(expected, sizeof(expected), "a model that fits %s: %s %s",
+           strncmp(why, "need", 4) ? "PetscInt" : "in memory", what, why);
+  PetscCall(MbsYAMLFailNode(r, count, path, expected));
+  PetscFunctionReturn(0);
+}
+
+/* The far end of a straight generator, |start| + extent, must be finite (extent = count x length, ...). */
+static PetscErrorCode CheckExtent(MbsYAMLReader *r, yaml_node_t *node, const char path[], const PetscReal start[3],
+                                  PetscReal extent, const char what[], const char formula[])
+{
+  PetscReal far = PetscAbsReal(start[0]) + PetscAbsReal(start[1]) + PetscAbsReal(start[2]) + extent;
+
+  PetscFunctionBegin;
+  if (!(far <= 1e300)) {
+    char expected[256];
+
+    snprintf(expected, sizeof(expected), "a %s whose members lie at finite positions (%s <= 1e300)", what, formula);
+    PetscCall(MbsYAMLFailNode(r, node, path, expected));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Labels of a generator's bodies and elements start with its place in the file. */
+static void GroupLabelPrefix(MbsYAMLReader *r, const MbsYAMLGroup *g, yaml_node_t *item, char prefix[], size_t size)
+{
+  snprintf(prefix, size, "%s:%zu:%zu: %s[%" PetscInt_FMT "] '%s'", r->file, item->start_mark.line + 1,
+           item->start_mark.column + 1, g->section, g->item, g->name);
+}
+
+PetscErrorCode MbsYAMLAddChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = MbsYAMLSequenceLength(list); i < n; i++) {
+    MbsYAMLGroup *ch;
+    yaml_node_t  *item = MbsYAMLSequenceItem(r, list, i), *name, *node, *cnode;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], cpath[MBS_YAML_PATH_LEN],
+      prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal mass = 0, length = 0, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0};
+    PetscInt  first_elem, end_elem;
+
+    MbsYAMLPathIndex(ipath, path, i);
+    PetscCall(MbsYAMLExpectMapping(
+      r, item, ipath, "a mapping {name: ..., count: n, mass: ..., length: ..., start: [..], direction: [..]}"));
+    PetscCall(MbsYAMLCheckKeys(r, item, ipath, chain_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_CHAIN, "chains", i, item, ipath, &ch, &name, npath));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "count", "a positive integer (number of particles)", cpath, &cnode));
+    PetscCall(MbsYAMLParseInt(r, cnode, cpath, "number of particles", &ch->count));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "mass", "a positive number (mass of each particle in kg)", kpath, &node));
+    PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each particle in kg", &mass));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "length", "a positive number (length of each link in m)", kpath, &node));
+    PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "length of each link in m", &length));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "start", NULL, kpath, &node));
+    if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "start point in m", start));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "direction", "a non-zero 3-vector (direction of the chain)", kpath, &node));
+    PetscCall(MbsYAMLParseNonzeroVec3(r, node, kpath, "direction of the chain", direction));
+    PetscCall(CheckExtent(r, cnode, cpath, start, (PetscReal)ch->count * length, "chain", "|start| + count x length"));
+    {
+      MbsModelSize added;
+      char         what[64];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeChain(&added, (PetscReal)ch->count);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " particles", ch->count);
+      PetscCall(CheckFits(r, cnode, cpath, &added, what));
+    }
+    PetscCall(RegisterGroup(r, ch, name, npath));
+
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    PetscCall(MbsModelAddChain(r->model, ch->name, ch->count, mass, length, start, direction, &ch->first_body));
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    /* MbsModelAddChain appends particle k and then rod k, from the fixed point to particle 0 and on */
+    PetscCheck(end_elem - first_elem == ch->count, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT
+               " particles; the labels assume one rod per particle",
+               end_elem - first_elem, ch->count);
+    GroupLabelPrefix(r, ch, item, prefix, sizeof(prefix));
+    for (PetscInt k = 0; k < ch->count; k++) {
+      snprintf(label, sizeof(label), "%s particle %" PetscInt_FMT, prefix, k);
+      PetscCall(MbsModelSetBodyLabel(r->model, ch->first_body + k, label));
+      snprintf(label, sizeof(label), "%s rod %" PetscInt_FMT " (to particle %" PetscInt_FMT ")", prefix, k, k);
+      PetscCall(MbsModelSetElementLabel(r->model, first_elem + k, label));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsYAMLAddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = MbsYAMLSequenceLength(list); i < n; i++) {
+    MbsYAMLGroup *ch;
+    yaml_node_t  *item = MbsYAMLSequenceItem(r, list, i), *name, *node, *axis_node, *cnode;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], apath[MBS_YAML_PATH_LEN],
+      cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal mass = 0, length = 0, J[3] = {0, 0, 0}, start[3] = {0, 0, 0}, direction[3] = {0, 0, 0},
+              axis[3] = {0, 0, 0};
+    PetscInt          first_elem, end_elem;
+    MbsChainJointType joint = MBS_CHAIN_JOINT_SPHERICAL;
+    const char       *jname = "spherical";
+
+    MbsYAMLPathIndex(ipath, path, i);
+    PetscCall(MbsYAMLExpectMapping(
+      r, item, ipath, "a mapping {name: ..., count: n, mass: ..., inertia: [..], length: ..., direction: [..], ...}"));
+    PetscCall(MbsYAMLCheckKeys(r, item, ipath, rigid_chain_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_RIGID_CHAIN, "rigid_chains", i, item, ipath, &ch, &name, npath));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "count", "a positive integer (number of links)", cpath, &cnode));
+    PetscCall(MbsYAMLParseInt(r, cnode, cpath, "number of links", &ch->count));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "mass", "a positive number (mass of each link in kg)", kpath, &node));
+    PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each link in kg", &mass));
+    PetscCall(MbsYAMLLookup(
+      r, item, ipath, "inertia",
+      "a 3-vector (principal moments of inertia of each link about its centre of mass in kg m^2, J3 about the link "
+      "axis)",
+      kpath, &node));
+    PetscCall(MbsYAMLParseInertia(r, node, kpath, J));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "length", "a positive number (length of each link in m)", kpath, &node));
+    PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "length of each link in m", &length));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "start", NULL, kpath, &node));
+    if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "start point in m", start));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "direction", "a non-zero 3-vector (direction of the chain)", kpath, &node));
+    PetscCall(MbsYAMLParseNonzeroVec3(r, node, kpath, "direction of the chain", direction));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "joint", NULL, kpath, &node));
+    if (node) {
+      PetscCall(MbsYAMLParseString(r, node, kpath, "a joint type (spherical or revolute)", &jname));
+      if (!strcmp(jname, "revolute"))
+        joint = MBS_CHAIN_JOINT_REVOLUTE;
+      else if (strcmp(jname, "spherical"))
+        PetscCall(MbsYAMLFailNode(r, node, kpath, "a joint type (spherical or revolute)"));
+    }
+    PetscCall(MbsYAMLLookup(
+      r, item, ipath, "axis",
+      joint == MBS_CHAIN_JOINT_REVOLUTE ? "a non-zero 3-vector (hinge axis of the revolute joints, world frame)" : NULL,
+      apath, &axis_node));
+    if (axis_node && joint != MBS_CHAIN_JOINT_REVOLUTE)
+      PetscCall(MbsYAMLFail(r, axis_node->start_mark, apath,
+                            "no 'axis' (only the revolute joints of 'joint: revolute' have a hinge axis)",
+                            "an axis for spherical joints"));
+    if (joint == MBS_CHAIN_JOINT_REVOLUTE) {
+      PetscReal c[3], nc, na, nd;
+
+      PetscCall(MbsYAMLParseNonzeroVec3(r, axis_node, apath, "hinge axis of the revolute joints, world frame", axis));
+      c[0] = axis[1] * direction[2] - axis[2] * direction[1];
+      c[1] = axis[2] * direction[0] - axis[0] * direction[2];
+      c[2] = axis[0] * direction[1] - axis[1] * direction[0];
+      nc   = PetscSqrtReal(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+      na   = PetscSqrtReal(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+      nd   = PetscSqrtReal(direction[0] * direction[0] + direction[1] * direction[1] + direction[2] * direction[2]);
+      if (!(nc > 1e-8 * na * nd)) {
+        char got[MBS_YAML_GOT_LEN + 64];
+
+        snprintf(got, sizeof(got), "[%g, %g, %g], parallel to the direction [%g, %g, %g]", (double)axis[0],
+                 (double)axis[1], (double)axis[2], (double)direction[0], (double)direction[1], (double)direction[2]);
+        PetscCall(MbsYAMLFail(r, axis_node->start_mark, apath,
+                              "a hinge axis not parallel to 'direction' (the chain could not bend)", got));
+      }
+    }
+    PetscCall(
+      CheckExtent(r, cnode, cpath, start, (PetscReal)ch->count * length, "rigid chain", "|start| + count x length"));
+    {
+      MbsModelSize added;
+      char         what[64];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeRigidChain(&added, (PetscReal)ch->count, joint);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " links", ch->count);
+      PetscCall(CheckFits(r, cnode, cpath, &added, what));
+    }
+    PetscCall(RegisterGroup(r, ch, name, npath));
+
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    PetscCall(MbsModelAddRigidChain(r->model, ch->name, ch->count, mass, J, length, start, direction, joint,
+                                    joint == MBS_CHAIN_JOINT_REVOLUTE ? axis : NULL, &ch->first_body));
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    /* MbsModelAddRigidChain appends, per link, the body with its internal element and then the joint */
+    PetscCheck(end_elem - first_elem == 2 * ch->count, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddRigidChain() added %" PetscInt_FMT " elements for %" PetscInt_FMT
+               " links; the labels assume two per link",
+               end_elem - first_elem, ch->count);
+    GroupLabelPrefix(r, ch, item, prefix, sizeof(prefix));
+    for (PetscInt k = 0; k < ch->count; k++) {
+      snprintf(label, sizeof(label), "%s link %" PetscInt_FMT, prefix, k);
+      PetscCall(MbsModelSetBodyLabel(r->model, ch->first_body + k, label));
+      if (k)
+        snprintf(label, sizeof(label),
+                 "%s %s joint %" PetscInt_FMT " (link %" PetscInt_FMT " to link %" PetscInt_FMT ")", prefix, jname, k,
+                 k - 1, k);
+      else
+        snprintf(label, sizeof(label), "%s %s joint 0 (ground to link 0)", prefix, jname);
+      PetscCall(MbsModelSetElementLabel(r->model, first_elem + 2 * k + 1, label));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* An integer index in [lo, hi]; negative indices count from the end. */
+static PetscErrorCode ParseIndex(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt lo, PetscInt hi,
+                                 const char quantity[], PetscInt *value)
+{
+  char      expected[192];
+  long long v   = 0;
+  char     *end = NULL;
+
+  PetscFunctionBegin;
+  snprintf(expected, sizeof(expected), "an integer from %" PetscInt_FMT " to %" PetscInt_FMT " (%s)", lo, hi, quantity);
+  if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || MbsYAMLScalarIsNull(node))
+    PetscCall(MbsYAMLFailNode(r, node, path, expected));
+  errno = 0;
+  v     = strtoll(MbsYAMLScalarText(node), &end, 10);
+  if (end == MbsYAMLScalarText(node) || *end || errno == ERANGE || v < lo || v > hi)
+    PetscCall(MbsYAMLFailNode(r, node, path, expected));
+  *value = (PetscInt)v;
+  PetscFunctionReturn(0);
+}
+
+/* 'fixed' of a net: a sequence of {i: n, j: m} (one node), {i: n} (all nodes with that i) or {j: m};
+   negative indices count from the end (-1 is the last). Nodes selected twice are fixed once. */
+static PetscErrorCode ParseNetFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], PetscInt nx, PetscInt ny,
+                                    PetscInt *nfixed, PetscInt **fixed)
+{
+  const char *expected = "a sequence of node sets {i: n, j: m}, {i: n} or {j: m} (negative indices count from the end)";
+  PetscBool  *marked   = NULL;
+  PetscInt    n = 0, cap = 0, *list = NULL;
+
+  PetscFunctionBegin;
+  *nfixed = 0;
+  *fixed  = NULL;
+  PetscCall(MbsYAMLExpectSequence(r, node, path, expected));
+  PetscCall(PetscCalloc1(nx * ny, &marked));
+  for (PetscInt k = 0; k < MbsYAMLSequenceLength(node); k++) {
+    yaml_node_t   *set = MbsYAMLSequenceItem(r, node, k), *vi, *vj;
+    char           spath[MBS_YAML_PATH_LEN], ipath[MBS_YAML_PATH_LEN], jpath[MBS_YAML_PATH_LEN];
+    PetscInt       i = -1, j = -1, i0, i1, j0, j1;
+    PetscErrorCode ierr;
+
+    MbsYAMLPathIndex(spath, path, k);
+    ierr = MbsYAMLExpectMapping(r, set, spath, "a node set {i: n, j: m}, {i: n} or {j: m}");
+    if (!ierr) ierr = MbsYAMLCheckKeys(r, set, spath, net_fixed_keys, " (node indices)");
+    if (!ierr) ierr = MbsYAMLLookup(r, set, spath, "i", NULL, ipath, &vi);
+    if (!ierr) ierr = MbsYAMLLookup(r, set, spath, "j", NULL, jpath, &vj);
+    if (!ierr && !vi && !vj)
+      ierr = MbsYAMLFail(r, set->start_mark, spath, "a node set {i: n, j: m}, {i: n} or {j: m}", "neither 'i' nor 'j'");
+    if (!ierr && vi)
+      ierr = ParseIndex(r, vi, ipath, -nx, nx - 1,
+                        "node index i along the first direction; negative counts from the end", &i);
+    if (!ierr && vj)
+      ierr = ParseIndex(r, vj, jpath, -ny, ny - 1,
+                        "node index j along the second direction; negative counts from the end", &j);
+    if (ierr) {
+      PetscCall(PetscFree(marked));
+      PetscCall(PetscFree(list));
+      PetscCall(ierr);
+    }
+    i0 = vi ? (i < 0 ? i + nx : i) : 0;
+    i1 = vi ? i0 + 1 : nx;
+    j0 = vj ? (j < 0 ? j + ny : j) : 0;
+    j1 = vj ? j0 + 1 : ny;
+    for (PetscInt a = i0; a < i1; a++)
+      for (PetscInt b = j0; b < j1; b++) {
+        if (marked[a * ny + b]) continue;
+        marked[a * ny + b] = PETSC_TRUE;
+        if (n == cap) {
+          cap = PetscMax(2 * cap, 64);
+          PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &list));
+        }
+        list[n++] = a * ny + b;
+      }
+  }
+  PetscCall(PetscFree(marked));
+  *nfixed = n;
+  *fixed  = list;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsYAMLAddNets(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = MbsYAMLSequenceLength(list); i < n; i++) {
+    MbsYAMLGroup *net;
+    yaml_node_t  *item = MbsYAMLSequenceItem(r, list, i), *name, *node, *cnode;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN],
+      cpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[PETSC_MAX_PATH_LEN + 128];
+    PetscReal mass = 0, spacing[2] = {0, 0}, origin[3] = {0, 0, 0}, dir[2][3] = {{1, 0, 0}, {0, 1, 0}}, step[2][3],
+              c[3], norm[2];
+    PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
+    PetscBool     *is_fixed;
+    PetscErrorCode ierr;
+
+    MbsYAMLPathIndex(ipath, path, i);
+    PetscCall(
+      MbsYAMLExpectMapping(r, item, ipath, "a mapping {name: ..., count: [nx, ny], mass: ..., spacing: ..., ...}"));
+    PetscCall(MbsYAMLCheckKeys(r, item, ipath, net_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_NET, "nets", i, item, ipath, &net, &name, npath));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "count",
+                            "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)",
+                            kpath, &node));
+    if (node->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(node) != 2)
+      PetscCall(MbsYAMLFailNode(
+        r, node, kpath, "a sequence of two positive integers [nx, ny] (numbers of nodes along the two directions)"));
+    MbsYAMLPathIndex(epath, kpath, 0);
+    PetscCall(MbsYAMLParseInt(r, MbsYAMLSequenceItem(r, node, 0), epath, "number of nodes along the first direction",
+                              &net->count));
+    MbsYAMLPathIndex(epath, kpath, 1);
+    PetscCall(MbsYAMLParseInt(r, MbsYAMLSequenceItem(r, node, 1), epath, "number of nodes along the second direction",
+                              &net->ny));
+    if (net->count > PETSC_MAX_INT / net->ny) {
+      char got[MBS_YAML_GOT_LEN];
+
+      snprintf(got, sizeof(got), "%" PetscInt_FMT " x %" PetscInt_FMT " nodes", net->count, net->ny);
+      PetscCall(MbsYAMLFail(r, node->start_mark, kpath,
+                            "at most 2^31 - 1 nodes (PETSc is configured with 32-bit indices)", got));
+    }
+    PetscCall(MbsYAMLLookup(r, item, ipath, "mass", "a positive number (mass of each node in kg)", kpath, &node));
+    PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each node in kg", &mass));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "spacing",
+                            "a positive number or two [da, db] (rod lengths along the two directions in m)", kpath,
+                            &node));
+    if (node->type == YAML_SEQUENCE_NODE) {
+      if (MbsYAMLSequenceLength(node) != 2)
+        PetscCall(MbsYAMLFailNode(r, node, kpath,
+                                  "a positive number or two [da, db] (rod lengths along the two directions in m)"));
+      for (PetscInt k = 0; k < 2; k++) {
+        MbsYAMLPathIndex(epath, kpath, k);
+        PetscCall(MbsYAMLParseReal(r, MbsYAMLSequenceItem(r, node, k), epath, MBS_YAML_POSITIVE, "rod length in m",
+                                   &spacing[k]));
+      }
+    } else {
+      PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "rod length in m, or two [da, db]", &spacing[0]));
+      spacing[1] = spacing[0];
+    }
+    PetscCall(MbsYAMLLookup(r, item, ipath, "origin", NULL, kpath, &node));
+    if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "position of node (0, 0) in m", origin));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "directions", NULL, kpath, &node));
+    if (node) {
+      if (node->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(node) != 2)
+        PetscCall(MbsYAMLFailNode(
+          r, node, kpath, "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)"));
+      for (PetscInt k = 0; k < 2; k++) {
+        MbsYAMLPathIndex(epath, kpath, k);
+        PetscCall(MbsYAMLParseNonzeroVec3(r, MbsYAMLSequenceItem(r, node, k), epath, "grid direction", dir[k]));
+      }
+    }
+    for (PetscInt k = 0; k < 2; k++) {
+      norm[k] = PetscSqrtReal(dir[k][0] * dir[k][0] + dir[k][1] * dir[k][1] + dir[k][2] * dir[k][2]);
+      for (PetscInt l = 0; l < 3; l++) step[k][l] = spacing[k] * dir[k][l] / norm[k];
+    }
+    c[0] = dir[0][1] * dir[1][2] - dir[0][2] * dir[1][1];
+    c[1] = dir[0][2] * dir[1][0] - dir[0][0] * dir[1][2];
+    c[2] = dir[0][0] * dir[1][1] - dir[0][1] * dir[1][0];
+    if (!(PetscSqrtReal(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) > 1e-10 * norm[0] * norm[1])) {
+      char got[MBS_YAML_GOT_LEN + 64];
+
+      snprintf(got, sizeof(got), "the parallel vectors [%g, %g, %g] and [%g, %g, %g]", (double)dir[0][0],
+               (double)dir[0][1], (double)dir[0][2], (double)dir[1][0], (double)dir[1][1], (double)dir[1][2]);
+      PetscCall(MbsYAMLFail(r, node->start_mark, kpath,
+                            "a sequence of two non-parallel 3-vectors [[..], [..]] (grid directions of i and j)", got));
+    }
+    PetscCall(MbsYAMLLookup(r, item, ipath, "count", NULL, cpath, &cnode));
+    PetscCall(CheckExtent(r, cnode, cpath, origin, (PetscReal)net->count * spacing[0] + (PetscReal)net->ny * spacing[1],
+                          "net", "|origin| + nx |step_i| + ny |step_j|"));
+    {
+      MbsModelSize added;
+      char         what[96];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeNet(&added, (PetscReal)net->count, (PetscReal)net->ny, 0);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " x %" PetscInt_FMT " nodes", net->count, net->ny);
+      PetscCall(CheckFits(r, cnode, cpath, &added, what));
+    }
+    PetscCall(RegisterGroup(r, net, name, npath));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "fixed", NULL, kpath, &node));
+    if (node) PetscCall(ParseNetFixed(r, node, kpath, net->count, net->ny, &nfixed, &fixed));
+
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    ierr = MbsModelAddNet(r->model, net->name, net->count, net->ny, mass, origin, step[0], step[1], nfixed, fixed,
+                          &net->first_body);
+    if (ierr) PetscCall(PetscFree(fixed));
+    PetscCall(ierr);
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    /* label the elements in the order MbsModelAddNet documents */
+    GroupLabelPrefix(r, net, item, prefix, sizeof(prefix));
+    PetscCall(PetscCalloc1(net->count * net->ny, &is_fixed));
+    for (PetscInt k = 0; k < nfixed; k++) is_fixed[fixed[k]] = PETSC_TRUE;
+    e = first_elem;
+    for (PetscInt a = 0; a < net->count; a++)
+      for (PetscInt b = 0; b < net->ny; b++) {
+        snprintf(label, sizeof(label), "%s node (%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, a, b);
+        PetscCall(MbsModelSetBodyLabel(r->model, net->first_body + a * net->ny + b, label));
+      }
+    for (PetscInt dirk = 0; dirk < 2; dirk++)
+      for (PetscInt a = 0; a + (dirk ? 0 : 1) < net->count; a++)
+        for (PetscInt b = 0; b + (dirk ? 1 : 0) < net->ny; b++) {
+          const PetscInt a2 = a + (dirk ? 0 : 1), b2 = b + (dirk ? 1 : 0);
+
+          if (is_fixed[a * net->ny + b] && is_fixed[a2 * net->ny + b2]) continue;
+          snprintf(label, sizeof(label),
+                   "%s rod (%" PetscInt_FMT ", %" PetscInt_FMT ")-(%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, a, b,
+                   a2, b2);
+          if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+          e++;
+        }
+    for (PetscInt k = 0; k < nfixed; k++) {
+      snprintf(label, sizeof(label), "%s fixed node (%" PetscInt_FMT ", %" PetscInt_FMT ")", prefix, fixed[k] / net->ny,
+               fixed[k] % net->ny);
+      if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+      e++;
+    }
+    PetscCall(PetscFree(is_fixed));
+    PetscCall(PetscFree(fixed));
+    PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddNet() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT,
+               end_elem - first_elem, e - first_elem);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* An error in a mesh file, after the YAML place that named it: "model.yaml:7:11: key 'meshes[0].file': mesh.msh:45:
+ * expected ..., got ...". */
+static PetscErrorCode FailMesh(MbsYAMLReader *r, const char context[], const MbsGmshMesh *mesh, PetscInt line,
+                               const char expected[], const char got[])
+{
+  PetscFunctionBegin;
+  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s: %s:%" PetscInt_FMT ": expected %s, got %s", context, mesh->file, line,
+          expected, got);
+}
+
+/* The mesh file path: relative paths are relative to the directory of the YAML file. */
+static void MeshPath(MbsYAMLReader *r, const char file[], char out[], size_t size)
+{
+  const char *slash = strrchr(r->file, '/');
+
+  if (file[0] == '/' || !slash)
+    snprintf(out, size, "%s", file);
+  else
+    snprintf(out, size, "%.*s/%s", (int)(slash - r->file), r->file, file);
+}
+
+/* 'fixed' of a mesh: names of physical groups; their nodes, each once. */
+static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsGmshMesh *mesh,
+                                     PetscInt *nfixed, PetscInt **fixed)
+{
+  PetscBool *marked;
+  PetscInt   n          = 0, *list;
+  char       names[256] = "";
+  size_t     used       = 0;
+
+  PetscFunctionBegin;
+  *nfixed = 0;
+  *fixed  = NULL;
+  PetscCall(MbsYAMLExpectSequence(r, node, path, "a sequence of physical group names [name, ...]"));
+  for (PetscInt g = 0; g < mesh->ngroups && used < sizeof(names); g++) {
+    int w;
+
+    if (!mesh->groups[g].name) continue;
+    w = snprintf(names + used, sizeof(names) - used, "%s'%s'", used ? ", " : "", mesh->groups[g].name);
+    if (w > 0) used += (size_t)w;
+  }
+  for (PetscInt k = 0; k < MbsYAMLSequenceLength(node); k++) {
+    yaml_node_t *item = MbsYAMLSequenceItem(r, node, k);
+    const char  *gname;
+    char         kpath[MBS_YAML_PATH_LEN], expected[400], got[MBS_YAML_GOT_LEN + 64];
+    PetscInt     found = 0, nnodes = 0;
+
+    MbsYAMLPathIndex(kpath, path, k);
+    snprintf(expected, sizeof(expected), "the name of a physical group of %s (%s%s)", mesh->file,
+             used ? "its named groups: " : "it has no named physical groups", names);
+    PetscCall(MbsYAMLParseString(r, item, kpath, expected, &gname));
+    for (PetscInt g = 0; g < mesh->ngroups; g++)
+      if (mesh->groups[g].name && !strcmp(mesh->groups[g].name, gname)) {
+        found++;
+        nnodes += mesh->groups[g].nnodes;
+      }
+    if (!found) {
+      snprintf(got, sizeof(got), "'%.60s', which it does not have", gname);
+      PetscCall(MbsYAMLFail(r, item->start_mark, kpath, expected, got));
+    }
+    if (!nnodes) {
+      snprintf(got, sizeof(got), "'%.60s', which has no elements in the file", gname);
+      PetscCall(MbsYAMLFail(r, item->start_mark, kpath,
+                            "a physical group with nodes (Gmsh saves the elements of physical groups)", got));
+    }
+  }
+  PetscCall(PetscCalloc1(mesh->nnodes, &marked));
+  PetscCall(PetscMalloc1(mesh->nnodes, &list));
+  for (PetscInt k = 0; k < MbsYAMLSequenceLength(node); k++) {
+    const char *gname = MbsYAMLScalarText(MbsYAMLSequenceItem(r, node, k));
+
+    for (PetscInt g = 0; g < mesh->ngroups; g++) {
+      const MbsGmshGroup *grp = &mesh->groups[g];
+
+      if (!grp->name || strcmp(grp->name, gname)) continue;
+      for (PetscInt l = 0; l < grp->nnodes; l++)
+        if (!marked[grp->nodes[l]]) {
+          marked[grp->nodes[l]] = PETSC_TRUE;
+          list[n++]             = grp->nodes[l];
+        }
+    }
+  }
+  PetscCall(PetscFree(marked));
+  *nfixed = n;
+  *fixed  = list;
+  PetscFunctionReturn(0);
+}
+
+/* One item of 'meshes' with its mesh read; the caller frees the mesh. */
+static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLGroup *g,
+                              yaml_node_t *name, const char npath[], MbsGmshMesh *mesh, const char context[])
+{
+  yaml_node_t *node;
+  char         kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[2 * PETSC_MAX_PATH_LEN + 128],
+    got[MBS_YAML_GOT_LEN + 64];
+  PetscReal line_density = 0, node_mass = 0, scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0},
+            *x          = NULL;
+  PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
+  PetscBool     *is_fixed = NULL, has_density, has_node_mass;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  /* every node carries a rod: a node on no line, triangle or quadrangle would be a free particle */
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    if (mesh->node_edges[k]) continue;
+    snprintf(got, sizeof(got), "node %" PetscInt_FMT " on none", mesh->node_tag[k]);
+    PetscCall(FailMesh(
+      r, context, mesh, mesh->node_line[k],
+      "every node on a line, triangle or quadrangle element (a node on none would be a free particle; Gmsh saves "
+      "only the elements of physical groups unless Mesh.SaveAll = 1)",
+      got));
+  }
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+
+    if (mesh->x[3 * a] != mesh->x[3 * b] || mesh->x[3 * a + 1] != mesh->x[3 * b + 1] ||
+        mesh->x[3 * a + 2] != mesh->x[3 * b + 2])
+      continue;
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position", mesh->node_tag[a],
+             mesh->node_tag[b]);
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
+                       "an element whose nodes are at distinct positions (each edge becomes a rod of positive length)",
+                       got));
+  }
+  PetscCall(MbsYAMLLookup(r, item, ipath, "line_density", NULL, kpath, &node));
+  has_density = (PetscBool) !!node;
+  if (node)
+    PetscCall(
+      MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass per length of the rods in kg/m", &line_density));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "node_mass", NULL, kpath, &node));
+  has_node_mass = (PetscBool) !!node;
+  if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "mass of each node in kg", &node_mass));
+  if (!has_density && !has_node_mass)
+    PetscCall(MbsYAMLFail(r, item->start_mark, ipath, "a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both",
+                          "neither"));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "scale", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "orientation", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseOrientation(r, node, kpath, R));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "translation", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "translation in m", translation));
+  g->count = mesh->nnodes;
+  PetscCall(PetscMalloc2(mesh->nnodes, &g->tags, mesh->nnodes, &g->tag_node));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    g->tags[k]     = mesh->node_tag[k];
+    g->tag_node[k] = k;
+  }
+  PetscCall(PetscSortIntWithArray(mesh->nnodes, g->tags, g->tag_node));
+  PetscCall(RegisterGroup(r, g, name, npath));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "fixed", NULL, kpath, &node));
+  if (node) PetscCall(ParseMeshFixed(r, node, kpath, mesh, &nfixed, &fixed));
+
+  {
+    MbsModelSize added;
+    yaml_node_t *file;
+    char         fpath[MBS_YAML_PATH_LEN], what[PETSC_MAX_PATH_LEN + 96];
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeRodNetwork(&added, (PetscReal)mesh->nnodes, (PetscReal)mesh->nedges, (PetscReal)nfixed);
+    PetscCall(MbsYAMLLookup(r, item, ipath, "file", "a Gmsh mesh file", fpath, &file));
+    snprintf(what, sizeof(what), "the %" PetscInt_FMT " nodes and %" PetscInt_FMT " edges of %s", mesh->nnodes,
+             mesh->nedges, mesh->file);
+    ierr = CheckFits(r, file, fpath, &added, what);
+    if (ierr) PetscCall(PetscFree(fixed));
+    PetscCall(ierr);
+  }
+  PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
+  for (PetscInt k = 0; k < mesh->nnodes; k++)
+    for (PetscInt l = 0; l < 3; l++)
+      x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
+                                               R[3 * l + 2] * mesh->x[3 * k + 2]);
+  /* scale and translation may carry a node, or the length of an edge, beyond the doubles */
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+    const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) +
+                                      PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
+
+    if (d >= DBL_MIN && d <= 1e300) continue; /* a rod's length is a normal double */
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation",
+             mesh->node_tag[a], mesh->node_tag[b],
+             d < DBL_MIN ? "at the same position (to 2.2e-308)" : "beyond 1e300 apart or at infinity");
+    PetscCall(PetscFree(x));
+    PetscCall(PetscFree(fixed));
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
+                       "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'",
+                       got));
+  }
+  PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+  {
+    ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge,
+                                 line_density, node_mass, nfixed, fixed, &g->first_body);
+
+    PetscCall(PetscFree(x));
+    if (ierr) PetscCall(PetscFree(fixed));
+    PetscCall(ierr);
+  }
+  PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+  /* label the elements in the order MbsModelAddRodNetwork documents */
+  GroupLabelPrefix(r, g, item, prefix, sizeof(prefix));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    snprintf(label, sizeof(label), "%s node %" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[k],
+             mesh->file, mesh->node_line[k]);
+    PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
+  }
+  PetscCall(PetscCalloc1(mesh->nnodes, &is_fixed));
+  for (PetscInt k = 0; k < nfixed; k++) is_fixed[fixed[k]] = PETSC_TRUE;
+  e = first_elem;
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+
+    if (is_fixed[a] && is_fixed[b]) continue;
+    snprintf(label, sizeof(label), "%s rod %" PetscInt_FMT "-%" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix,
+             mesh->node_tag[a], mesh->node_tag[b], mesh->file, mesh->edge_line[k]);
+    if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+    e++;
+  }
+  for (PetscInt k = 0; k < nfixed; k++) {
+    snprintf(label, sizeof(label), "%s fixed node %" PetscInt_FMT, prefix, mesh->node_tag[fixed[k]]);
+    if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+    e++;
+  }
+  PetscCall(PetscFree(is_fixed));
+  PetscCall(PetscFree(fixed));
+  PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB,
+             "MbsModelAddRodNetwork() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT,
+             end_elem - first_elem, e - first_elem);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = MbsYAMLSequenceLength(list); i < n; i++) {
+    MbsYAMLGroup *g;
+    MbsGmshMesh   mesh;
+    yaml_node_t  *item = MbsYAMLSequenceItem(r, list, i), *name, *node;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], fpath[MBS_YAML_PATH_LEN], file[PETSC_MAX_PATH_LEN],
+      context[PETSC_MAX_PATH_LEN + MBS_YAML_PATH_LEN + 64];
+    const char    *fname;
+    PetscErrorCode ierr;
+
+    MbsYAMLPathIndex(ipath, path, i);
+    PetscCall(MbsYAMLExpectMapping(r, item, ipath, "a mapping {name: ..., file: mesh.msh, line_density: ..., ...}"));
+    PetscCall(MbsYAMLCheckKeys(r, item, ipath, mesh_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_MESH, "meshes", i, item, ipath, &g, &name, npath));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "file",
+                            "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)",
+                            fpath, &node));
+    PetscCall(MbsYAMLParseString(
+      r, node, fpath, "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)",
+      &fname));
+    MeshPath(r, fname, file, sizeof(file));
+    snprintf(context, sizeof(context), "%s:%zu:%zu: key '%s'", r->file, node->start_mark.line + 1,
+             node->start_mark.column + 1, fpath);
+    PetscCall(MbsGmshRead(r->comm, file, context, &mesh));
+    ierr = AddMesh(r, item, ipath, g, name, npath, &mesh, context);
+    PetscCall(MbsGmshMeshDestroy(&mesh));
+    PetscCall(ierr);
+  }
+  PetscFunctionReturn(0);
+}
