@@ -68,6 +68,11 @@ struct _p_MbsModel {
   VecScatter qscatter;   /* coordinate Vec -> qghost */
 };
 
+/* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp() */
+PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);
+/* An error if the model is set up (bodies, elements and the partitioner are set before) */
+PETSC_INTERN PetscErrorCode MbsModelCheckNotSetUp(MbsModel);
+
 /* Local coordinates of element e gathered from a ghosted local array. */
 static inline void MbsElementGather(MbsModel model, const MbsElement *e, const PetscScalar *x, PetscReal *xe)
 {

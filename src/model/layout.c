@@ -1,0 +1,297 @@
+/* The layout of a model over the ranks: METIS or contiguous partition of the bodies, ownership of the elements,
+   numbering of coordinates and constraint rows, ghost bodies and their scatter. */
+#include "model/modelimpl.h"
+#include <gglmbs/elements/vec3.h>
+#include <metis.h>
+#include "model/operators.h"
+#include "model/memory.h"
+#include "model/redundancy.h"
+
+/* Owner of an element: the rank of its first non-ground body. */
+static inline PetscInt MbsElementOwnerBody(const MbsElement *el)
+{
+  return el->body[0] >= 0 ? el->body[0] : el->body[1];
+}
+
+/*
+  Partition the body graph with METIS: bodies are vertices weighted by their unknowns (coordinates and
+  the constraint rows of the elements they own), elements joining two bodies are edges weighted by their
+  constraint rows (springs count 1). Rank 0 partitions and broadcasts, so every rank has the same map.
+*/
+static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
+{
+  const PetscInt N = model->nbodies;
+  idx_t         *part;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(N, &part));
+  if (model->rank == 0) {
+    idx_t *xadj, *adj, *adjw, *vwgt, *deg, nvtxs = (idx_t)N, ncon = 1, nparts = (idx_t)model->size, objval = 0,
+                                           options[METIS_NOPTIONS];
+    PetscInt nedges = 0;
+    int      status;
+
+    PetscCheck(N < (PetscInt)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "METIS partitioning: too many bodies (%" PetscInt_FMT ")", N);
+    PetscCall(PetscCalloc3(N + 1, &xadj, N, &vwgt, N + 1, &deg));
+    for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->bodies[b].type);
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElement *el = &model->elems[e];
+      vwgt[MbsElementOwnerBody(el)] += el->kernel->ncon;
+      if (el->body[0] >= 0 && el->body[1] >= 0) {
+        deg[el->body[0]]++;
+        deg[el->body[1]]++;
+        nedges++;
+      }
+    }
+    for (PetscInt b = 0; b < N; b++) xadj[b + 1] = xadj[b] + deg[b];
+    PetscCall(PetscMalloc2(2 * nedges, &adj, 2 * nedges, &adjw));
+    for (PetscInt b = 0; b < N; b++) deg[b] = xadj[b];
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElement *el = &model->elems[e];
+      const idx_t       w  = (idx_t)PetscMax(el->kernel->ncon, 1);
+      if (el->body[0] < 0 || el->body[1] < 0) continue;
+      adj[deg[el->body[0]]]    = (idx_t)el->body[1];
+      adjw[deg[el->body[0]]++] = w;
+      adj[deg[el->body[1]]]    = (idx_t)el->body[0];
+      adjw[deg[el->body[1]]++] = w;
+    }
+    /* METIS wants no repeated edges: merge parallel elements (e.g. a rod and a spring on the same pair). */
+    {
+      idx_t k = 0;
+      for (PetscInt b = 0; b < N; b++) {
+        const idx_t s = xadj[b], t = xadj[b + 1], first = k;
+        for (idx_t i = s; i < t; i++) {
+          idx_t j;
+          for (j = first; j < k; j++)
+            if (adj[j] == adj[i]) break;
+          if (j < k)
+            adjw[j] += adjw[i];
+          else {
+            adj[k]    = adj[i];
+            adjw[k++] = adjw[i];
+          }
+        }
+        xadj[b] = first;
+      }
+      xadj[N] = k;
+    }
+    METIS_SetDefaultOptions(options);
+    options[METIS_OPTION_SEED]      = 7;
+    options[METIS_OPTION_NUMBERING] = 0;
+    if (model->size <= 8)
+      status = METIS_PartGraphRecursive(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options,
+                                        &objval, part);
+    else
+      status =
+        METIS_PartGraphKway(&nvtxs, &ncon, xadj, adj, vwgt, NULL, adjw, &nparts, NULL, NULL, options, &objval, part);
+    PetscCheck(status == METIS_OK, PETSC_COMM_SELF, PETSC_ERR_LIB,
+               "METIS failed to partition the body graph (%" PetscInt_FMT " bodies, %" PetscInt_FMT
+               " edges): status %d",
+               N, nedges, status);
+    PetscCall(PetscFree2(adj, adjw));
+    PetscCall(PetscFree3(xadj, vwgt, deg));
+  }
+  PetscCallMPI(MPI_Bcast(part, (PetscMPIInt)N, sizeof(idx_t) == 8 ? MPI_INT64_T : MPI_INT32_T, 0,
+                         PetscObjectComm((PetscObject)model)));
+  for (PetscInt b = 0; b < N; b++) model->body_rank[b] = (PetscInt)part[b];
+  PetscCall(PetscFree(part));
+  PetscFunctionReturn(0);
+}
+
+/* Contiguous body ranges in input order, balanced by coordinate count. */
+static void MbsModelPartitionContiguous(MbsModel model)
+{
+  PetscInt total = 0, acc = 0;
+  for (PetscInt b = 0; b < model->nbodies; b++) total += 3 * model->bodies[b].type;
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    PetscInt r          = (PetscInt)((acc * (PetscInt64)model->size) / PetscMax(total, 1));
+    model->body_rank[b] = PetscMin(r, model->size - 1);
+    acc += 3 * model->bodies[b].type;
+  }
+}
+
+PetscErrorCode MbsModelLayout_Private(MbsModel model)
+{
+  const PetscInt N = model->nbodies, size = model->size;
+  PetscInt      *nq_rank, *nc_rank, *seen, nghost = 0;
+  PetscBool      metis;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(size + 1, &model->rank_qstart, size + 1, &model->rank_cstart));
+  PetscCall(PetscMalloc2(N, &model->body_rank, N, &model->body_q));
+  PetscCall(PetscCalloc2(size, &nq_rank, size, &nc_rank));
+  PetscCall(PetscStrcmp(model->partitioner, "metis", &metis));
+  if (size == 1) {
+    for (PetscInt b = 0; b < N; b++) model->body_rank[b] = 0;
+  } else if (metis)
+    PetscCall(MbsModelPartitionMetis(model));
+  else
+    MbsModelPartitionContiguous(model);
+  model->nowned = 0;
+  for (PetscInt b = 0; b < N; b++) {
+    const PetscInt r = model->body_rank[b];
+    model->body_q[b] = nq_rank[r]; /* rank-local for now, globalized below */
+    nq_rank[r] += 3 * model->bodies[b].type;
+    if (r == model->rank) model->nowned++;
+  }
+  PetscCall(PetscMalloc1(model->nowned, &model->owned_body));
+  {
+    PetscInt k = 0;
+    for (PetscInt b = 0; b < N; b++)
+      if (model->body_rank[b] == model->rank) model->owned_body[k++] = b;
+  }
+  model->ncut = 0;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    if (el->body[0] >= 0 && el->body[1] >= 0 && model->body_rank[el->body[0]] != model->body_rank[el->body[1]])
+      model->ncut++;
+  }
+  model->nelem_local = 0;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    const PetscInt    r  = model->body_rank[MbsElementOwnerBody(el)];
+    nc_rank[r] += el->kernel->ncon;
+    if (r == model->rank) model->nelem_local++;
+  }
+  model->rank_qstart[0] = model->rank_cstart[0] = 0;
+  for (PetscInt r = 0; r < size; r++) {
+    model->rank_qstart[r + 1] = model->rank_qstart[r] + nq_rank[r];
+    model->rank_cstart[r + 1] = model->rank_cstart[r] + nc_rank[r];
+  }
+  for (PetscInt b = 0; b < N; b++) model->body_q[b] += model->rank_qstart[model->body_rank[b]];
+  model->nq         = model->rank_qstart[size];
+  model->ncon       = model->rank_cstart[size];
+  model->nq_local   = nq_rank[model->rank];
+  model->ncon_local = nc_rank[model->rank];
+
+  PetscCall(PetscMalloc2(model->nelem_local, &model->elem_local, model->nelem_local, &model->elem_c));
+  PetscCall(PetscMalloc1(N, &model->body_lq));
+  PetscCall(PetscCalloc1(N, &seen));
+  for (PetscInt b = 0; b < N; b++) model->body_lq[b] = -1;
+  {
+    PetscInt k = 0, c = 0;
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElement *el = &model->elems[e];
+      if (model->body_rank[MbsElementOwnerBody(el)] != model->rank) continue;
+      model->elem_local[k] = e;
+      model->elem_c[k++]   = c;
+      c += el->kernel->ncon;
+      for (int s = 0; s < 2; s++) {
+        const PetscInt b = el->body[s];
+        if (b >= 0 && model->body_rank[b] != model->rank && !seen[b]) {
+          seen[b] = 1;
+          nghost++;
+        }
+      }
+    }
+  }
+  model->nghost = nghost;
+  PetscCall(PetscMalloc1(nghost, &model->ghost_body));
+  {
+    PetscInt k = 0, lq = 0;
+    for (PetscInt k = 0; k < model->nowned; k++) {
+      const PetscInt b  = model->owned_body[k];
+      model->body_lq[b] = lq;
+      lq += 3 * model->bodies[b].type;
+    }
+    for (PetscInt b = 0; b < N; b++)
+      if (seen[b]) {
+        model->ghost_body[k++] = b;
+        model->body_lq[b]      = lq;
+        lq += 3 * model->bodies[b].type;
+      }
+    model->nq_ghosted = lq;
+  }
+  PetscCall(PetscMalloc1(model->nq_ghosted, &model->minv));
+  for (PetscInt b = 0; b < N; b++) {
+    const MbsBody *body = &model->bodies[b];
+    if (model->body_lq[b] < 0) continue;
+    for (PetscInt j = 0; j < (PetscInt)body->type; j++)
+      for (int i = 0; i < 3; i++) model->minv[model->body_lq[b] + 3 * j + i] = 1.0 / body->mblock[j];
+  }
+  {
+    Vec       x;
+    IS        from;
+    PetscInt *idx;
+    PetscCall(PetscMalloc1(model->nq_ghosted, &idx));
+    for (PetscInt b = 0; b < N; b++)
+      if (model->body_lq[b] >= 0)
+        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++)
+          idx[model->body_lq[b] + i] = model->body_q[b] + i;
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, model->nq_ghosted, idx, PETSC_OWN_POINTER, &from));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, model->nq_ghosted, &model->qghost));
+    PetscCall(VecCreateMPIWithArray(PetscObjectComm((PetscObject)model), 1, model->nq_local, model->nq, NULL, &x));
+    PetscCall(VecScatterCreate(x, from, model->qghost, NULL, &model->qscatter));
+    PetscCall(VecDestroy(&x));
+    PetscCall(ISDestroy(&from));
+  }
+  PetscCall(PetscFree(seen));
+  PetscCall(PetscFree2(nq_rank, nc_rank));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetPartitioner - Chooses how MbsModelSetUp() distributes the bodies over the ranks.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+- type - "metis" (default: METIS on the body graph, vertices weighted by unknowns, elements as edges,
+         minimizing the constraint rows that couple ranks) or "contiguous" (ranges of bodies in input order)
+
+  Options Database Key:
+. -mbs_partition <metis,contiguous> - the partitioner
+
+  Level: intermediate
+
+.seealso: `MbsModelViewPartition()`
+@*/
+PetscErrorCode MbsModelSetPartitioner(MbsModel model, const char type[])
+{
+  PetscBool metis, contiguous;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
+  PetscCall(PetscStrcmp(type, "metis", &metis));
+  PetscCall(PetscStrcmp(type, "contiguous", &contiguous));
+  PetscCheck(metis || contiguous, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_UNKNOWN_TYPE,
+             "Unknown partitioner '%s': expected metis or contiguous", type);
+  PetscCall(PetscStrncpy(model->partitioner, type, sizeof(model->partitioner)));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelViewPartition - Prints, per rank, the owned bodies, coordinates, constraint rows, elements and
+  ghost bodies, and the number of cut elements (elements joining bodies owned by different ranks).
+
+  Collective
+
+  Options Database Key:
+. -mbs_view_partition - print it at the end of MbsModelSetUp()
+
+  Level: intermediate
+@*/
+PetscErrorCode MbsModelViewPartition(MbsModel model, PetscViewer viewer)
+{
+  PetscInt nconn = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)model), &viewer));
+  for (PetscInt e = 0; e < model->nelems; e++)
+    if (model->elems[e].body[0] >= 0 && model->elems[e].body[1] >= 0) nconn++;
+  PetscCall(PetscViewerASCIIPrintf(
+    viewer, "MbsModel partition (%s) on %d ranks: %" PetscInt_FMT " of %" PetscInt_FMT " two-body elements cut\n",
+    model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, nconn));
+  PetscCall(PetscViewerASCIIPushSynchronized(viewer));
+  PetscCall(PetscViewerASCIISynchronizedPrintf(
+    viewer,
+    "  [%d] %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT " constraint rows, %" PetscInt_FMT
+    " elements, %" PetscInt_FMT " ghost bodies\n",
+    model->rank, model->nowned, model->nq_local, model->ncon_local, model->nelem_local, model->nghost));
+  PetscCall(PetscViewerFlush(viewer));
+  PetscCall(PetscViewerASCIIPopSynchronized(viewer));
+  PetscFunctionReturn(0);
+}
