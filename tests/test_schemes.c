@@ -101,16 +101,32 @@ typedef struct {
   PetscReal   value[2];
 } SchemeCase;
 
-static const SchemeCase scheme_cases[] = {
-  {"em", 0, {NULL}, {0}},
-  {"em-g", 0, {NULL}, {0}},
-  {"vi-s", 0, {NULL}, {0}},
-  {"vi-a", 0, {NULL}, {0}},
+/* Every registered scheme with its default parameters (ForEachScheme()), and these non-default parameters */
+static const SchemeCase parameter_cases[] = {
   {"vi-a", 1, {"theta"}, {0.3}},
-  {"vi-b", 0, {NULL}, {0}},
   {"vi-b", 2, {"theta", "vartheta"}, {0.4, 0.7}},
   {"vi-b", 2, {"theta", "vartheta"}, {0.0, 1.0}},
 };
+
+/* check() on every registered scheme (a new scheme is tested once it is registered), then on parameter_cases */
+static void ForEachScheme(void (*check)(const SchemeCase *))
+{
+  const char **names;
+  int          n;
+
+  CHECK(MbsStepperInitializePackage());
+  CHECK(PetscFunctionListGet(MbsSchemeFunctions, &names, &n));
+  int checked = 0;
+  for (int i = 0; i < n; i++) {
+    const SchemeCase sc = {names[i], 0, {NULL}, {0}};
+    if (!names[i] || !names[i][0]) continue; /* PetscFunctionListGet() leaves gaps */
+    check(&sc);
+    checked++;
+  }
+  assert_true(checked >= 5); /* the five built-in schemes at least */
+  CHECK(PetscFree(names));
+  for (size_t i = 0; i < sizeof(parameter_cases) / sizeof(parameter_cases[0]); i++) check(&parameter_cases[i]);
+}
 
 static void SetScheme(MbsStepper st, const SchemeCase *sc)
 {
@@ -190,7 +206,7 @@ static void CheckJacobian(const SchemeCase *sc)
 
 static void test_jacobians_match_finite_differences(void **state)
 {
-  for (size_t i = 0; i < sizeof(scheme_cases) / sizeof(scheme_cases[0]); i++) CheckJacobian(&scheme_cases[i]);
+  ForEachScheme(CheckJacobian);
 }
 
 /* Allocated and used nonzeros and mallocs of this rank's storage: the matrix itself, or for MPIAIJ its
@@ -270,7 +286,7 @@ static void CheckPreallocation(const SchemeCase *sc)
 
 static void test_jacobian_preallocation_exact(void **state)
 {
-  for (size_t i = 0; i < sizeof(scheme_cases) / sizeof(scheme_cases[0]); i++) CheckPreallocation(&scheme_cases[i]);
+  ForEachScheme(CheckPreallocation);
 }
 
 /* ---------------------------------------------------------------- running the paper's examples */

@@ -16,15 +16,11 @@ PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 PetscClassId     MBS_MODEL_CLASSID;
 static PetscBool MbsModelPackageInitialized = PETSC_FALSE;
 
-static const MbsElementType **MbsElementTypes    = NULL;
-static PetscInt               MbsNumElementTypes = 0, MbsMaxElementTypes = 0;
-
 static PetscErrorCode MbsModelFinalizePackage(void)
 {
   PetscFunctionBegin;
-  PetscCall(PetscFree(MbsElementTypes));
-  MbsNumElementTypes = MbsMaxElementTypes = 0;
-  MbsModelPackageInitialized              = PETSC_FALSE;
+  PetscCall(MbsElementTypeRegistryDestroy_Private());
+  MbsModelPackageInitialized = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -41,112 +37,8 @@ PetscErrorCode MbsModelInitializePackage(void)
   if (MbsModelPackageInitialized) PetscFunctionReturn(0);
   MbsModelPackageInitialized = PETSC_TRUE;
   PetscCall(PetscClassIdRegister("Multibody model", &MBS_MODEL_CLASSID));
-  /* The element types the input knows, in the order its messages list them */
-  PetscCall(MbsElementTypeRegister(&MbsElementTypeFixedPoint));
-  PetscCall(MbsElementTypeRegister(&MbsElementTypeSpherical));
-  PetscCall(MbsElementTypeRegister(&MbsElementTypeRod));
-  PetscCall(MbsElementTypeRegister(&MbsElementTypeRevolute));
-  PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
-  PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
+  PetscCall(MbsElementTypeRegisterAll());
   PetscCall(PetscRegisterFinalize(MbsModelFinalizePackage));
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsElementTypeRegister - Adds an element type (gglmbs/elements/element.h): the input reader, MbsModelAddElement(),
-  checkpoints and the trajectory then know it. A type of the same section and name replaces the old one.
-
-  Not Collective
-
-  Input Parameter:
-. type - the type, kept by reference (a static constant, usually)
-
-  Level: advanced
-
-.seealso: `MbsModelAddElement()`, `MbsElementTypeFind()`, docs/architecture.md
-@*/
-PetscErrorCode MbsElementTypeRegister(const MbsElementType *type)
-{
-  PetscFunctionBegin;
-  PetscCheck(type && type->name && type->section && type->kernel && type->nparams <= MBS_ELEM_MAX_PARAMS,
-             PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "An element type needs a name, a section and a kernel");
-  for (PetscInt i = 0; i < MbsNumElementTypes; i++) {
-    if (!strcmp(MbsElementTypes[i]->section, type->section) && !strcmp(MbsElementTypes[i]->name, type->name)) {
-      MbsElementTypes[i] = type;
-      PetscFunctionReturn(0);
-    }
-  }
-  if (MbsNumElementTypes == MbsMaxElementTypes) {
-    MbsMaxElementTypes = PetscMax(16, 2 * MbsMaxElementTypes);
-    PetscCall(PetscRealloc(sizeof(*MbsElementTypes) * MbsMaxElementTypes, &MbsElementTypes));
-  }
-  MbsElementTypes[MbsNumElementTypes++] = type;
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsElementTypeGetAll - Every registered element type, in registration order (borrowed).
-
-  Not Collective
-
-  Level: advanced
-
-.seealso: `MbsElementTypeRegister()`
-@*/
-PetscErrorCode MbsElementTypeGetAll(PetscInt *n, const MbsElementType *const **types)
-{
-  PetscFunctionBegin;
-  PetscCall(MbsModelInitializePackage());
-  *n     = MbsNumElementTypes;
-  *types = MbsElementTypes;
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsElementTypeFind - The element type of that name in that input section ("joints", "springs"), or NULL.
-
-  Not Collective
-
-  Level: advanced
-
-.seealso: `MbsElementTypeRegister()`
-@*/
-PetscErrorCode MbsElementTypeFind(const char section[], const char name[], const MbsElementType **type)
-{
-  PetscFunctionBegin;
-  PetscCall(MbsModelInitializePackage());
-  *type = NULL;
-  for (PetscInt i = 0; i < MbsNumElementTypes; i++)
-    if (!strcmp(MbsElementTypes[i]->section, section) && !strcmp(MbsElementTypes[i]->name, name))
-      *type = MbsElementTypes[i];
-  PetscFunctionReturn(0);
-}
-
-/*@C
-  MbsElementTypeNames - The names of a section's element types, for messages: "fixed_point, spherical, rod or
-  revolute" with separator ", " and last " or ".
-
-  Not Collective
-
-  Level: developer
-
-.seealso: `MbsElementTypeFind()`
-@*/
-PetscErrorCode MbsElementTypeNames(const char section[], const char separator[], const char last[], char names[],
-                                   size_t len)
-{
-  PetscInt n = 0, k = 0;
-
-  PetscFunctionBegin;
-  PetscCall(MbsModelInitializePackage());
-  names[0] = 0;
-  for (PetscInt i = 0; i < MbsNumElementTypes; i++) n += !strcmp(MbsElementTypes[i]->section, section);
-  for (PetscInt i = 0; i < MbsNumElementTypes; i++) {
-    if (strcmp(MbsElementTypes[i]->section, section)) continue;
-    if (k) PetscCall(PetscStrlcat(names, k == n - 1 ? last : separator, len));
-    PetscCall(PetscStrlcat(names, MbsElementTypes[i]->name, len));
-    k++;
-  }
   PetscFunctionReturn(0);
 }
 
@@ -699,6 +591,20 @@ PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, Pe
   PetscFunctionReturn(0);
 }
 
+/* An element of the registered type of that name, for the C setters below */
+static PetscErrorCode MbsModelAddNamedElement(MbsModel model, const char section[], const char name[], PetscInt a,
+                                              PetscInt b, const MbsElemData *data, PetscInt *elem)
+{
+  const MbsElementType *type;
+
+  PetscFunctionBegin;
+  PetscCall(MbsElementTypeFind(section, name, &type));
+  PetscCheck(type, PetscObjectComm((PetscObject)model), PETSC_ERR_PLIB, "No element type '%s' among the %s", name,
+             section);
+  PetscCall(MbsModelAddElement(model, type, a, b, data, elem));
+  PetscFunctionReturn(0);
+}
+
 /* A data block with the two points (NULL: the origin) and every real parameter unset. */
 static void MbsElemDataInit(MbsElemData *d, const PetscReal Xa[3], const PetscReal Xb[3])
 {
@@ -730,7 +636,7 @@ PetscErrorCode MbsModelAddSpherical(MbsModel model, PetscInt a, const PetscReal 
 
   PetscFunctionBegin;
   MbsElemDataInit(&d, Xa, Xb);
-  PetscCall(MbsModelAddElement(model, &MbsElementTypeSpherical, a, b, &d, elem));
+  PetscCall(MbsModelAddNamedElement(model, "joints", "spherical", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -748,7 +654,7 @@ PetscErrorCode MbsModelAddFixedPoint(MbsModel model, PetscInt a, const PetscReal
   PetscCheck(a >= 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
              "A fixed point needs a body, not the ground");
   MbsElemDataInit(&d, Xa, world);
-  PetscCall(MbsModelAddElement(model, &MbsElementTypeFixedPoint, a, MBS_GROUND, &d, elem));
+  PetscCall(MbsModelAddNamedElement(model, "joints", "fixed_point", a, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -773,7 +679,7 @@ PetscErrorCode MbsModelAddRod(MbsModel model, PetscInt a, const PetscReal Xa[3],
   PetscFunctionBegin;
   MbsElemDataInit(&d, Xa, Xb);
   if (length != (PetscReal)PETSC_DETERMINE) d.length = length;
-  PetscCall(MbsModelAddElement(model, &MbsElementTypeRod, a, b, &d, elem));
+  PetscCall(MbsModelAddNamedElement(model, "joints", "rod", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -802,7 +708,7 @@ PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal X
     d.axis_a[i] = axis_a[i];
     d.axis_b[i] = axis_b[i];
   }
-  PetscCall(MbsModelAddElement(model, &MbsElementTypeRevolute, a, b, &d, elem));
+  PetscCall(MbsModelAddNamedElement(model, "joints", "revolute", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 
@@ -827,8 +733,8 @@ PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a,
   MbsElemDataInit(&d, Xa, Xb);
   d.stiffness = stiffness;
   if (length != (PetscReal)PETSC_DETERMINE) d.length = length;
-  PetscCall(MbsModelAddElement(
-    model, type == MBS_SPRING_QUARTIC ? &MbsElementTypeSpringQuartic : &MbsElementTypeSpringLinear, a, b, &d, elem));
+  PetscCall(
+    MbsModelAddNamedElement(model, "springs", type == MBS_SPRING_QUARTIC ? "quartic" : "linear", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 

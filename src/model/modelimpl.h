@@ -68,6 +68,10 @@ struct _p_MbsModel {
   VecScatter qscatter;   /* coordinate Vec -> qghost */
 };
 
+/* elementtypes.c: the registry and the built-in element types */
+PETSC_INTERN PetscErrorCode MbsElementTypeRegisterAll(void);
+PETSC_INTERN PetscErrorCode MbsElementTypeRegistryDestroy_Private(void);
+
 /* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp() */
 PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);
 /* An error if the model is set up (bodies, elements and the partitioner are set before) */

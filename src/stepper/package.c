@@ -1,6 +1,17 @@
 /* The package: class ids, log events, the scheme registry and the schemes' declared parameters. */
 #include "stepper/stepperimpl.h"
 
+/* The built-in schemes (src/schemes/; each registers itself and its parameters) and outputs (src/outputs/, and the
+   checkpoint in checkpoint.c): a new one is its file and two lines here. */
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_EM(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_EMG(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIS(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIA(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void);
+PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
+PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
+PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
+
 PetscFunctionList MbsOutputFunctions    = NULL;
 PetscFunctionList MbsSchemeFunctions    = NULL;
 static PetscBool  MbsPackageInitialized = PETSC_FALSE;

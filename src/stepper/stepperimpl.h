@@ -154,12 +154,6 @@ static inline PetscInt MbsStepperNumSteps(MbsStepper st)
 }
 PETSC_INTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
-PETSC_INTERN PetscErrorCode MbsSchemeRegister_EM(void);  /* the scheme and its parameters */
-PETSC_INTERN PetscErrorCode MbsSchemeRegister_EMG(void); /* the scheme and its parameters */
-PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIS(void); /* the scheme and its parameters */
-PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIA(void); /* the scheme and its parameters */
-PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void); /* the scheme and its parameters */
-
 PETSC_INTERN PetscLogEvent        MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
 PETSC_INTERN PetscFunctionList    MbsSchemeFunctions;
 PETSC_INTERN MbsSchemeParameter **MbsSchemeParameters; /* of all registered schemes together */
@@ -187,10 +181,6 @@ PETSC_INTERN PetscErrorCode    MbsStepperRemoveOutput_Private(MbsStepper, const 
 PETSC_INTERN PetscErrorCode    MbsStepperHasOutput_Private(MbsStepper, const char name[], PetscBool *has,
                                                            PetscBool *created);
 PETSC_INTERN PetscErrorCode    MbsMakeDirectory(MPI_Comm, const char directory[]);
-/* the built-in outputs (src/outputs/, and the checkpoint in checkpoint.c) */
-PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
-PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
-PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
 /* monitor.c: -mbs_monitor, -mbs_progress */
 PETSC_INTERN PetscErrorCode MbsStepperMonitorSetFromOptions_Private(MbsStepper, PetscOptionItems *);
 

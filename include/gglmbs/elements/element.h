@@ -67,13 +67,6 @@ typedef struct {
   int (*complete)(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len);
 } MbsElementType;
 
-extern const MbsElementType MbsElementTypeFixedPoint; /* spherical joint to the ground, at a world position */
-extern const MbsElementType MbsElementTypeSpherical;
-extern const MbsElementType MbsElementTypeRod;
-extern const MbsElementType MbsElementTypeRevolute;
-extern const MbsElementType MbsElementTypeSpringLinear;
-extern const MbsElementType MbsElementTypeSpringQuartic;
-
 /* Shared by complete() routines: a real left unset takes the initial distance |xb - xa|. */
 double MbsElemInitialDistance(const double xa[3], const double xb[3]);
 
