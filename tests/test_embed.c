@@ -311,12 +311,92 @@ static void test_failed_step_reason(void **state)
   CHECK(PetscOptionsClearValue(NULL, "-mbs4_mbs_failure_checkpoint"));
 }
 
+/* A host's own output: registered by name, attached like a monitor, called at the documented points. */
+typedef struct {
+  PetscInt begins, writes, lasts, finishes, ends, destroys, every_seen;
+} OutputCounts;
+static OutputCounts output_counts;
+
+static PetscErrorCode CountBegin(MbsStepper st, PetscInt every, void *ctx)
+{
+  output_counts.begins++;
+  output_counts.every_seen = every;
+  return 0;
+}
+static PetscErrorCode CountWrite(MbsStepper st, PetscInt every, PetscBool last, void *ctx)
+{
+  output_counts.writes++;
+  output_counts.lasts += last;
+  return 0;
+}
+static PetscErrorCode CountFinish(MbsStepper st, void *ctx)
+{
+  output_counts.finishes++;
+  return 0;
+}
+static PetscErrorCode CountEnd(MbsStepper st, void *ctx)
+{
+  output_counts.ends++;
+  return 0;
+}
+static PetscErrorCode CountDestroy(void **ctx)
+{
+  output_counts.destroys++;
+  return 0;
+}
+static PetscErrorCode CountCreate(MbsStepper st, MbsOutputOps *ops, void **ctx)
+{
+  ops->begin   = CountBegin;
+  ops->write   = CountWrite;
+  ops->finish  = CountFinish;
+  ops->end     = CountEnd;
+  ops->destroy = CountDestroy;
+  *ctx         = NULL;
+  return 0;
+}
+
+static void test_output_interface(void **state)
+{
+  MbsModel   model;
+  MbsStepper st;
+  char       dir[] = "/tmp/gglmbs_test_output_XXXXXX", file[64];
+
+  (void)state;
+  memset(&output_counts, 0, sizeof(output_counts));
+  assert_non_null(mkdtemp(dir));
+  CHECK(MbsOutputRegister("count", CountCreate));
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFinalTime(st, 0.5));
+  CHECK(MbsStepperSetOutput(st, dir, 1));
+  CHECK(MbsStepperAddOutput(st, "count", 3));
+  CHECK(MbsStepperSolve(st));
+  /* the initial state and 10 steps; the last of them is the last; Solve brackets them */
+  assert_int_equal((int)output_counts.writes, 11);
+  assert_int_equal((int)output_counts.lasts, 1);
+  assert_int_equal((int)output_counts.begins, 1);
+  assert_int_equal((int)output_counts.every_seen, 3);
+  assert_int_equal((int)output_counts.finishes, 1);
+  assert_int_equal((int)output_counts.ends, 1);
+  /* a host's own loop: write() after every step, no begin or end */
+  for (int n = 0; n < 2; n++) CHECK(MbsStepperStep(st));
+  assert_int_equal((int)output_counts.writes, 13);
+  assert_int_equal((int)output_counts.ends, 1);
+  CHECK(MbsStepperDestroy(&st));
+  assert_int_equal((int)output_counts.destroys, 1);
+  CHECK(MbsModelDestroy(&model));
+  snprintf(file, sizeof(file), "%s/diagnostics.csv", dir);
+  remove(file);
+  remove(dir);
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_prefix_isolates_host_options), cmocka_unit_test(test_prefix_reaches_mbs_options),
     cmocka_unit_test(test_options_database_untouched),   cmocka_unit_test(test_stepper_references_model),
-    cmocka_unit_test(test_failed_step_reason),
+    cmocka_unit_test(test_failed_step_reason),           cmocka_unit_test(test_output_interface),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

@@ -102,6 +102,20 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
       if (flg || set_every)
         PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
     }
+    {
+      /* further outputs by name, written as often as the diagnostics: -mbs_output_formats a,b */
+      char    *names[16];
+      PetscInt n = 16;
+      PetscCall(PetscOptionsStringArray("-mbs_output_formats",
+                                        "Further registered outputs, written every -mbs_output_every steps",
+                                        "MbsStepperAddOutput", names, &n, NULL));
+      PetscErrorCode ierr = 0;
+      for (PetscInt i = 0; i < n; i++) { /* an unknown name is an error, after the names are freed */
+        if (!ierr) ierr = MbsStepperAddOutput(st, names[i], st->output_every);
+        PetscCall(PetscFree(names[i]));
+      }
+      PetscCall(ierr);
+    }
     PetscCall(PetscOptionsString("-mbs_checkpoint", "Checkpoint file (default <output dir>/checkpoint.bin)",
                                  "MbsStepperSetCheckpoint", st->checkpoint, st->checkpoint, sizeof(st->checkpoint),
                                  NULL));
