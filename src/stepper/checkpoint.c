@@ -70,11 +70,8 @@ static void MbsHash(PetscInt64 *h, const void *data, size_t n)
   *h = (PetscInt64)(x & 0x7fffffffffffffffULL);
 }
 
-/* What makes two models the same for a restart: bodies (type, mass, inertia) and elements (type, bodies and
-   every field of the data block: points, axes, lengths, stiffnesses, and whatever a new element type adds, with
-   no list of fields here), in order. The data block's padding is zero: elements are zeroed when created and
-   their data is copied with memcpy (MbsModelAddElement()). Initial conditions are not part of it. */
-static PetscInt64 MbsModelHash(MbsModel model)
+/* The bodies' part of the model hash: type, mass, inertia, in order */
+static PetscInt64 MbsHashBodies(MbsModel model)
 {
   PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
   for (PetscInt b = 0; b < model->nbodies; b++) {
@@ -84,6 +81,16 @@ static PetscInt64 MbsModelHash(MbsModel model)
     MbsHash(&h, &body->mass, sizeof(body->mass));
     MbsHash(&h, body->inertia, sizeof(body->inertia));
   }
+  return h;
+}
+
+/* What makes two models the same for a restart: bodies (type, mass, inertia) and elements (type, bodies and
+   every field of the data block: points, axes, lengths, stiffnesses, and whatever a new element type adds, with
+   no list of fields here), in order. The data block's padding is zero: elements are zeroed when created and
+   their data is copied with memcpy (MbsModelAddElement()). Initial conditions are not part of it. */
+static PetscInt64 MbsModelHash(MbsModel model)
+{
+  PetscInt64 h = MbsHashBodies(model);
   for (PetscInt k = 0; k < model->nelems; k++) {
     const MbsElement *e     = &model->elems[k];
     const PetscInt64  ab[2] = {e->body[0], e->body[1]};
@@ -98,14 +105,7 @@ static PetscInt64 MbsModelHash(MbsModel model)
 /* The model hash of checkpoint versions 1 and 2, whose element types and data fields are the ones listed. */
 static PetscInt64 MbsModelHashVersion2(MbsModel model)
 {
-  PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
-  for (PetscInt b = 0; b < model->nbodies; b++) {
-    const MbsBody *body = &model->bodies[b];
-    const int      type = (int)body->type;
-    MbsHash(&h, &type, sizeof(type));
-    MbsHash(&h, &body->mass, sizeof(body->mass));
-    MbsHash(&h, body->inertia, sizeof(body->inertia));
-  }
+  PetscInt64 h = MbsHashBodies(model);
   for (PetscInt k = 0; k < model->nelems; k++) {
     const MbsElement  *e     = &model->elems[k];
     const MbsElemData *d     = &e->data;
