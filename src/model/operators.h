@@ -56,61 +56,61 @@ struct _n_MbsSystem {
   PetscBool    coo_set;
 };
 
-PETSC_INTERN PetscErrorCode MbsSystemCreate(MbsModel, PetscInt nfields, const MbsFieldKind kinds[],
+PETSC_EXTERN PetscErrorCode MbsSystemCreate(MbsModel, PetscInt nfields, const MbsFieldKind kinds[],
                                             const char *const names[], MbsSystem *);
-PETSC_INTERN PetscErrorCode MbsSystemDestroy(MbsSystem *);
-PETSC_INTERN PetscErrorCode MbsSystemGlobalToLocal(MbsSystem, Vec X, Vec Xloc);
-PETSC_INTERN PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem, Vec Floc, Vec F);
-PETSC_INTERN PetscErrorCode MbsSystemCreateMatrix(MbsSystem, Mat *);
-PETSC_INTERN PetscErrorCode MbsSystemAssemblyBegin(MbsSystem);
-PETSC_INTERN PetscErrorCode MbsSystemAssemblyEnd(MbsSystem, Mat);
+PETSC_EXTERN PetscErrorCode MbsSystemDestroy(MbsSystem *);
+PETSC_EXTERN PetscErrorCode MbsSystemGlobalToLocal(MbsSystem, Vec X, Vec Xloc);
+PETSC_EXTERN PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem, Vec Floc, Vec F);
+PETSC_EXTERN PetscErrorCode MbsSystemCreateMatrix(MbsSystem, Mat *);
+PETSC_EXTERN PetscErrorCode MbsSystemAssemblyBegin(MbsSystem);
+PETSC_EXTERN PetscErrorCode MbsSystemAssemblyEnd(MbsSystem, Mat);
 
 /* Scatter between a coordinate-layout Vec (like the state q, p) and a ghosted local coordinate array. */
-PETSC_INTERN PetscErrorCode MbsModelCoordinatesToLocal(MbsModel, Vec x, PetscScalar *xloc);
-PETSC_INTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScalar *xloc, Vec x);
+PETSC_EXTERN PetscErrorCode MbsModelCoordinatesToLocal(MbsModel, Vec x, PetscScalar *xloc);
+PETSC_EXTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScalar *xloc, Vec x);
 
 /* Residual operators (ghosted local arrays) */
-PETSC_INTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
-PETSC_INTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
+PETSC_EXTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
                                           PetscScalar *g);
-PETSC_INTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsOpGTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *y, PetscReal alpha,
                                            MbsScale, PetscScalar *f);
 /* Fused passes (one constraint evaluation per element): f1 += a1 [M^-1] G(q)^T y1 and f2 += a2 [M^-1] G(q)^T y2
    (y2, f2 may be NULL); g += alpha g(q) (g may be NULL) and gw += beta G(q) w */
-PETSC_INTERN PetscErrorCode MbsOpGTMultAdd2(MbsModel, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1,
+PETSC_EXTERN PetscErrorCode MbsOpGTMultAdd2(MbsModel, const PetscScalar *q, const PetscScalar *y1, PetscReal alpha1,
                                             MbsScale, PetscScalar *f1, const PetscScalar *y2, PetscReal alpha2,
                                             MbsScale, PetscScalar *f2);
-PETSC_INTERN PetscErrorCode MbsOpConstraintGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w,
+PETSC_EXTERN PetscErrorCode MbsOpConstraintGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w,
                                                     PetscReal alpha, PetscScalar *g, PetscReal beta, PetscScalar *gw);
-PETSC_INTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsOpHessianMultAdd(MbsModel, const PetscScalar *mu, const PetscScalar *w, PetscReal alpha,
                                                 PetscScalar *f);
-PETSC_INTERN PetscErrorCode MbsOpGradientAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *f);
-PETSC_INTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1,
+PETSC_EXTERN PetscErrorCode MbsOpGradientAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *f);
+PETSC_EXTERN PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1,
                                                      PetscReal alpha, PetscScalar *f);
 
 /* Jacobian blocks: add alpha * block into rows of field `row` and columns of field `col` */
-PETSC_INTERN PetscErrorCode MbsJacAddIdentity(MbsSystem, PetscInt row, PetscInt col, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsJacAddIdentity(MbsSystem, PetscInt row, PetscInt col, PetscReal alpha,
                                               MbsScale); /* alpha I or alpha M^-1 */
-PETSC_INTERN PetscErrorCode MbsJacAddG(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsJacAddG(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
                                        MbsScale); /* alpha G(q) [M^-1] */
-PETSC_INTERN PetscErrorCode MbsJacAddGT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsJacAddGT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
                                         MbsScale); /* alpha [M^-1] G(q)^T */
-PETSC_INTERN PetscErrorCode MbsJacAddT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsJacAddT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha,
                                        MbsScale); /* alpha [M^-1] T(mu) [M^-1] */
-PETSC_INTERN PetscErrorCode MbsJacAddHw(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha,
+PETSC_EXTERN PetscErrorCode MbsJacAddHw(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w, PetscReal alpha,
                                         MbsScale); /* alpha [M^-1] [H_1 w .. H_m w] */
-PETSC_INTERN PetscErrorCode MbsJacAddHwT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w,
+PETSC_EXTERN PetscErrorCode MbsJacAddHwT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w,
                                          PetscReal alpha); /* alpha [H_1 w .. H_m w]^T */
-PETSC_INTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
+PETSC_EXTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
                                                       PetscReal alpha);
-PETSC_INTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
+PETSC_EXTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
                                                       const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
 
 /* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
-PETSC_INTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
-PETSC_INTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax,
+PETSC_EXTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
+PETSC_EXTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax,
                                                PetscReal *gwmax);
-PETSC_INTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w,
+PETSC_EXTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w,
                                                     PetscReal max[2], PetscInt elem[2]);
 
 #endif

@@ -140,7 +140,7 @@ struct _p_MbsStepper {
   PetscReal ext_work; /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
 };
 
-PETSC_INTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
+PETSC_EXTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
 PETSC_INTERN PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
@@ -152,7 +152,7 @@ static inline PetscInt MbsStepperNumSteps(MbsStepper st)
 {
   return (PetscInt)PetscCeilReal(st->t_end / st->h - 1e-9);
 }
-PETSC_INTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
+PETSC_EXTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
 PETSC_INTERN PetscLogEvent        MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
 PETSC_INTERN PetscFunctionList    MbsSchemeFunctions;

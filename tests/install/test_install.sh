@@ -39,7 +39,11 @@ run install "$cmake" --install "$build" --prefix "$prefix"
 for header in "$source"/include/gglmbs/*.h; do
   [ -f "$prefix/include/gglmbs/$(basename "$header")" ] || fail "header $(basename "$header") is not installed in $prefix/include/gglmbs"
 done
-if find "$prefix/include" -name '*impl.h' | grep . > /dev/null; then fail "private headers installed: $(find "$prefix/include" -name '*impl.h')"; fi
+# private headers only where scheme authors find them (gglmbs/schemes.h), under include/gglmbs/private
+if find "$prefix/include" -name '*impl.h' -not -path "$prefix/include/gglmbs/private/*" | grep . > /dev/null; then fail "private headers installed outside include/gglmbs/private: $(find "$prefix/include" -name '*impl.h' -not -path "$prefix/include/gglmbs/private/*")"; fi
+for header in stepper/stepperimpl.h model/operators.h model/modelimpl.h; do
+  [ -f "$prefix/include/gglmbs/private/$header" ] || fail "the scheme-author header $header is not installed in $prefix/include/gglmbs/private"
+done
 pcfiles=$(find "$prefix" -name gglmbs.pc)
 [ "$(echo "$pcfiles" | grep -c .)" = 1 ] || fail "expected one gglmbs.pc under $prefix, found: '$pcfiles'"
 pcdir=$(dirname "$pcfiles")
@@ -80,7 +84,7 @@ if grep -q 'warning:' "$scratch/cmake_build.log"; then fail "the CMake build of 
 mkdir -p "$scratch/build-pc"
 run pc_build "$make" -C "$scratch/build-pc" -f "$source/examples/Makefile" VPATH="$source/examples" CC="$cc"
 if grep -q 'warning:' "$scratch/pc_build.log"; then fail "the pkg-config build of the example warns: $(grep 'warning:' "$scratch/pc_build.log")"; fi
-for exe in "$scratch/build-cmake/coupling" "$scratch/build-pc/coupling" "$scratch/build-cmake/custom_element" "$scratch/build-pc/custom_element"; do
+for exe in "$scratch"/build-{cmake,pc}/{coupling,custom_element,custom_scheme}; do
   ldd "$exe" | grep "libgglmbs.*=> $prefix/" > /dev/null || fail "$exe does not load the installed libgglmbs: $(ldd "$exe" | grep gglmbs)"
 done
 
@@ -134,6 +138,24 @@ for out in "$scratch/custom_element_cmake.log" "$scratch/custom_element_pc.log";
         if (need(key)) check(value[key] <= 1e-6, schemes[i] ": the Jacobian differs from finite differences by " value[key] " (relative)")
       }
       if (need("energy_drift_em")) check(value["energy_drift_em"] <= 1e-12, "EM energy drift " value["energy_drift_em"] " exceeds 1e-12")
+      exit bad
+    }' "$out" >&2 || fail "$out: wrong results"
+done
+
+# -- a scheme registered by a program built against the installed scheme header (gglmbs/schemes.h): EM written
+# again outside the library gives the built-in EM's states exactly, its Jacobian matches finite differences, and
+# it conserves energy
+run custom_scheme_cmake "$scratch/build-cmake/custom_scheme"
+run custom_scheme_pc "$scratch/build-pc/custom_scheme"
+for out in "$scratch/custom_scheme_cmake.log" "$scratch/custom_scheme_pc.log"; do
+  awk -F' = ' -v out="$out" '
+    { value[$1] = $2 }
+    function need(key) { if (!(key in value)) { printf "%s: no line \"%s = ...\"\n", out, key; bad = 1; return 0 } return 1 }
+    function check(ok, what) { if (!ok) { printf "%s: %s\n", out, what; bad = 1 } }
+    END {
+      if (need("max_state_difference")) check(value["max_state_difference"] == 0, "my-em differs from em by " value["max_state_difference"])
+      if (need("jacobian_error_my-em")) check(value["jacobian_error_my-em"] <= 1e-6, "my-em: the Jacobian differs from finite differences by " value["jacobian_error_my-em"])
+      if (need("energy_drift_my-em")) check(value["energy_drift_my-em"] <= 1e-12, "my-em: energy drift " value["energy_drift_my-em"] " exceeds 1e-12")
       exit bad
     }' "$out" >&2 || fail "$out: wrong results"
 done
