@@ -349,6 +349,10 @@ static const BadRun bad_runs[] = {
   {"tests/inputs/bad/syntax_error.yaml", 5, 4, "invalid YAML", "did not find expected '-' indicator", NULL},
   {"tests/inputs/bad/rod_violated.yaml", 7, 5, "joints[1] (rod)", "position", "velocity"},
   {"tests/inputs/app/rod_velocity.yaml", 7, 5, "joints[0] (rod)", "velocity", "position"},
+  {"tests/inputs/bad/overflowing_velocity.yaml", 5, 5, "bodies[0] 'bob'", "kinetic energy or momentum is not finite",
+   "did not converge"},
+  {"tests/inputs/bad/overflowing_spring.yaml", 7, 5, "springs[0] (linear)", "potential energy is not finite",
+   "did not converge"},
 };
 
 static void TestBadInput(void **state)
@@ -545,6 +549,33 @@ static void TestNotConverged(void **state)
   assert_int_equal(d.nrows, 1);
   assert_true(d.v[0][COL_STEP] == 0 && d.v[0][COL_T] == 0 && d.v[0][COL_ITS] == 0);
   if (FileExists(statefile)) fail_msg("%s was written after a failed run", statefile);
+  FreeRun(&run);
+}
+
+/* A residual that is not finite at the step's start is reported as such (inf or nan, not 0), with advice that
+   does not send the user to a smaller step; once -mbs_adapt gave up, the advice does not offer it again. */
+static void TestNonFiniteResidual(void **state)
+{
+  char       input[PATH_SIZE], dir[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "tests/inputs/app/overflowing_gravity.yaml");
+  CaseDirectory(dir, "non_finite");
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_failure_checkpoint", "none", NULL);
+  ExpectUserError("non-finite residual", &run);
+  ExpectContains("stderr", run.err, "did not converge");
+  ExpectLacks("stderr", run.err, "residual norm 0.000e+00");
+  if (!strstr(run.err, "residual norm inf") && !strstr(run.err, "residual norm nan"))
+    fail_msg("the residual norm is not reported as inf or nan:\n%s", run.err);
+  ExpectContains("stderr", run.err, "not finite");
+  ExpectLacks("stderr", run.err, "Try a smaller step");
+  FreeRun(&run);
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_failure_checkpoint", "none", "-mbs_adapt",
+                   "-mbs_adapt_max_halvings", "2", NULL);
+  ExpectUserError("non-finite residual, adapt", &run);
+  ExpectContains("stderr", run.err, "after 2 halvings");
+  ExpectLacks("stderr", run.err, "-mbs_adapt,");
   FreeRun(&run);
 }
 
@@ -1118,7 +1149,7 @@ static void PrintFile(FILE *to, const char *path)
 int main(void)
 {
   const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
-  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 24];
+  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 25];
   const char       *tmp = getenv("TMPDIR");
   char              report[PATH_SIZE];
   size_t            n = 0;
@@ -1143,6 +1174,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"pendulum", TestPendulum, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"overrides", TestOverrides, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"not converged", TestNotConverged, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"non-finite residual", TestNonFiniteResidual, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"vi-a", TestSchemeVIA, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"adapt", TestAdapt, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"help", TestHelp, NULL, NULL, NULL};

@@ -803,6 +803,70 @@ static void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len
     PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", e, el->kernel->name);
 }
 
+/* A body in messages: its input position and name, or its name */
+static void MbsBodyDescribe(MbsModel model, PetscInt b, char *buf, size_t len)
+{
+  const MbsBody *body = &model->bodies[b];
+  if (body->label)
+    PetscSNPrintf(buf, len, "%s", body->label);
+  else
+    PetscSNPrintf(buf, len, "body %" PetscInt_FMT " '%s'", b, body->name ? body->name : "");
+}
+
+/* The initial energy, momenta and potentials must be finite: a velocity of 1e200 or a gravity of 1e307 passes
+   the reader (each number is finite) but makes the energy overflow, and the first step would fail on a residual
+   that is NaN, which no smaller step can help. Every rank holds every body and element, so every rank checks all
+   of them and reports the first one, the same everywhere. */
+static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
+{
+  PetscFunctionBegin;
+  for (PetscInt b = 0; b < model->nbodies; b++) {
+    const MbsBody *body = &model->bodies[b];
+    PetscReal      T = 0, L = 0;
+    char           desc[PETSC_MAX_PATH_LEN + 128];
+
+    for (PetscInt j = 0; j < (PetscInt)body->type; j++)
+      for (int i = 0; i < 3; i++) {
+        const PetscReal v = body->v0[3 * j + i], m = body->mblock[j];
+        T += 0.5 * m * v * v;
+        L += PetscAbsReal(m * v);
+      }
+    if (PetscIsInfOrNanReal(T) || PetscIsInfOrNanReal(L)) {
+      MbsBodyDescribe(model, b, desc, sizeof(desc));
+      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
+              "%s: the initial kinetic energy or momentum is not finite (T = %g, |m v| = %g): the mass, inertia or "
+              "velocity overflows",
+              desc, (double)T, (double)L);
+    }
+  }
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    PetscReal         qe[MBS_ELEM_MAX_NQ], V;
+    PetscInt          n = 0;
+    char              desc[PETSC_MAX_PATH_LEN + 128];
+
+    if (!el->kernel->energy) continue;
+    for (int s = 0; s < 2; s++)
+      if (el->body[s] >= 0)
+        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[el->body[s]].type; i++)
+          qe[n++] = model->bodies[el->body[s]].q0[i];
+    V = el->kernel->energy(&el->data, qe);
+    if (PetscIsInfOrNanReal(V)) {
+      if (el->kernel == &MbsElemKernelGravity) {
+        char body[PETSC_MAX_PATH_LEN + 128];
+        MbsBodyDescribe(model, el->body[0], body, sizeof(body));
+        PetscCall(PetscSNPrintf(desc, sizeof(desc), "%s: its weight", body));
+      } else
+        MbsElementDescribe(model, e, desc, sizeof(desc));
+      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
+              "%s: the initial potential energy is not finite (V = %g): gravity, a stiffness, a mass or a position "
+              "overflows",
+              desc, (double)V);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 /* The initial state must satisfy g(q0) = 0 and G(q0) v0 = 0; name the worst offending element. */
 static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
 {
@@ -827,7 +891,7 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
       int    elem;
     } loc = {worst[level], (int)worst_elem[level]}, glob;
     PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
-    if (glob.val > model->ic_tol) {
+    if (!(glob.val <= model->ic_tol)) { /* a NaN residual is a violation too */
       char desc[PETSC_MAX_PATH_LEN + 128];
       MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
       SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
@@ -858,8 +922,16 @@ PetscErrorCode MbsModelSetFromOptions(MbsModel model)
 {
   PetscFunctionBegin;
   PetscObjectOptionsBegin((PetscObject)model);
-  PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation",
-                             "MbsModelSetInitialTolerance", model->ic_tol, &model->ic_tol, NULL));
+  {
+    PetscReal tol = model->ic_tol;
+    PetscBool set;
+    PetscCall(PetscOptionsReal("-mbs_initial_tolerance", "Largest accepted initial constraint violation",
+                               "MbsModelSetInitialTolerance", tol, &tol, &set));
+    PetscCheck(!set || (tol > 0 && !PetscIsInfOrNanReal(tol)), PetscObjectComm((PetscObject)model),
+               PETSC_ERR_ARG_OUTOFRANGE, "-mbs_initial_tolerance: expected a positive finite number, got %g",
+               (double)tol);
+    model->ic_tol = tol;
+  }
   {
     const char *const parts[] = {"metis", "contiguous"};
     PetscInt          which   = 0;
@@ -912,6 +984,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscCall(MbsModelLayout_Private(model));
   model->setup = PETSC_TRUE;
   if (model->view_partition) PetscCall(MbsModelViewPartition(model, NULL));
+  PetscCall(MbsModelCheckFiniteState(model));
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
   PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));

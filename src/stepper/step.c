@@ -260,7 +260,12 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     }
     PetscFunctionReturn(0);
   }
-  PetscCall(SNESGetFunctionNorm(st->snes, &fnorm));
+  {
+    /* the norm of the last residual SNES evaluated: NaN stays NaN (SNES keeps 0 when the first residual is NaN) */
+    Vec F;
+    PetscCall(SNESGetFunction(st->snes, &F, NULL, NULL));
+    PetscCall(VecNorm(F, NORM_2, &fnorm));
+  }
   PetscCall(VecCopy(st->Xsave, st->X)); /* the guess, with the multipliers of the last accepted step */
   if (!st->adapt || level >= st->adapt_max) {
     *failed      = PETSC_TRUE;
@@ -338,8 +343,9 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->hstep = st->h;
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
   if (failed) {
-    char     sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "";
-    PetscInt ndependent = 0;
+    char        sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "";
+    const char *advice;
+    PetscInt    ndependent = 0;
     if (st->adapt) {
       PetscCall(VecCopy(st->qstart, st->q));
       PetscCall(VecCopy(st->pstart, st->p));
@@ -363,15 +369,24 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       PetscCall(PetscPopErrorHandler());
       if (ierr) ndependent = 0;
     }
+    /* what can help: nothing the step size does for a residual that is not finite from the start; no -mbs_adapt
+       once it gave up */
+    if (ndependent)
+      advice = "";
+    else if (PetscIsInfOrNanReal(fail.fnorm) && fail.its == 0 && fail.level == 0)
+      advice = ". The residual at the step's start is not finite (NaN or Inf): a value of the state, a force or a "
+               "parameter overflows; a smaller step cannot help";
+    else if (st->adapt)
+      advice = ". Try a smaller step (-mbs_dt), or see -snes_monitor -snes_converged_reason";
+    else
+      advice = ". Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason";
     /* the checkpoint comes before the report, which may be long (PETSc keeps 2047 characters of a message) */
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_NOT_CONVERGED,
             "Step %" PetscInt_FMT
             " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT
             " Newton iterations, SNES reason %s%s%s%s%s",
             st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its,
-            SNESConvergedReasons[fail.reason],
-            ndependent ? "" : ". Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason",
-            where, ndependent ? ". Cause: " : "", redundant);
+            SNESConvergedReasons[fail.reason], advice, where, ndependent ? ". Cause: " : "", redundant);
   }
   st->step++;
   st->t = st->step * st->h;
