@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <unistd.h>
 #include <gglmbs/gglmbs.h>
 #include "mbstest.h"
 
@@ -311,6 +312,75 @@ static void test_failed_step_reason(void **state)
   CHECK(PetscOptionsClearValue(NULL, "-mbs4_mbs_failure_checkpoint"));
 }
 
+/* Checkpoints verify themselves: a changed byte is caught by the checksum, a state that is not finite is refused
+   even with an intact checksum, and a restart after the final time is refused instead of running no step. */
+static void test_checkpoint_verification(void **state)
+{
+  MbsModel   model;
+  MbsStepper st, st2;
+  Vec        q;
+  char       dir[] = "/tmp/gglmbs_test_ckpt_XXXXXX", good[96], flipped[96], nan[96];
+  FILE      *fp;
+  long       size;
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(good, sizeof(good), "%s/good.bin", dir);
+  snprintf(flipped, sizeof(flipped), "%s/flipped.bin", dir);
+  snprintf(nan, sizeof(nan), "%s/nan.bin", dir);
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  for (int n = 0; n < 4; n++) CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperWriteCheckpoint(st, good));
+  { /* the same file with one bit of one byte in its middle flipped */
+    char *bytes;
+    fp = fopen(good, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    size = ftell(fp);
+    rewind(fp);
+    bytes = malloc((size_t)size);
+    assert_int_equal((long)fread(bytes, 1, (size_t)size, fp), size);
+    fclose(fp);
+    bytes[size / 2] ^= 0x01;
+    fp = fopen(flipped, "wb");
+    assert_int_equal((long)fwrite(bytes, 1, (size_t)size, fp), size);
+    fclose(fp);
+    free(bytes);
+  }
+  CHECK(MbsStepperGetState(st, &q, NULL));
+  CHECK(VecSetValue(q, 0, PETSC_MAX_REAL * 10, INSERT_VALUES)); /* inf */
+  CHECK(VecAssemblyBegin(q));
+  CHECK(VecAssemblyEnd(q));
+  CHECK(MbsStepperWriteCheckpoint(st, nan));
+  CHECK(MbsStepperDestroy(&st));
+
+  CHECK(MbsStepperCreate(model, &st2));
+  CHECK(MbsStepperSetTimeStep(st2, 0.05));
+  CHECK(PetscPushErrorHandler(CaptureError, NULL));
+  ClearError();
+  assert_int_equal((int)MbsStepperLoadCheckpoint(st2, flipped), PETSC_ERR_FILE_UNEXPECTED);
+  assert_non_null(strstr(error_message, "checksum does not match"));
+  ClearError();
+  assert_int_equal((int)MbsStepperLoadCheckpoint(st2, nan), PETSC_ERR_FILE_UNEXPECTED);
+  assert_non_null(strstr(error_message, "not finite"));
+  CHECK(PetscPopErrorHandler());
+  CHECK(MbsStepperLoadCheckpoint(st2, good)); /* the intact file loads */
+  CHECK(MbsStepperSetFinalTime(st2, 0.1));    /* the checkpoint is at t = 0.2 */
+  CHECK(PetscPushErrorHandler(CaptureError, NULL));
+  ClearError();
+  assert_int_equal((int)MbsStepperSolve(st2), PETSC_ERR_USER_INPUT);
+  CHECK(PetscPopErrorHandler());
+  assert_non_null(strstr(error_message, "after its final time"));
+  CHECK(MbsStepperDestroy(&st2));
+  CHECK(MbsModelDestroy(&model));
+  remove(good);
+  remove(flipped);
+  remove(nan);
+  rmdir(dir);
+}
+
 /* A host's own output: registered by name, attached like a monitor, called at the documented points. */
 typedef struct {
   PetscInt begins, writes, lasts, finishes, ends, destroys, every_seen;
@@ -397,6 +467,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_prefix_isolates_host_options), cmocka_unit_test(test_prefix_reaches_mbs_options),
     cmocka_unit_test(test_options_database_untouched),   cmocka_unit_test(test_stepper_references_model),
     cmocka_unit_test(test_failed_step_reason),           cmocka_unit_test(test_output_interface),
+    cmocka_unit_test(test_checkpoint_verification),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

@@ -11,6 +11,8 @@
     Vec         X, Xjac                              solver state in the scheme's unknown layout
     Vec         qjac, pjac, qlast, plast             coordinate layout (same ranks and partition only)
     char[16]    "GGLMBS-CKPT-END"                    end marker
+    char[16]    "GGLMBS-CKSUM"                       (version 3) FNV-1a over every byte before it
+    uint64      the checksum
 
   The solver state makes a restart bit-identical: the multipliers of the last step are the next step's
   initial guess, and under modified Newton the kept Jacobian is rebuilt from the unknowns, step-start
@@ -19,6 +21,8 @@
   The file is written under a temporary name and renamed, so a checkpoint is complete or absent.
 */
 #include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "stepper/stepperimpl.h"
@@ -250,6 +254,68 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscFunctionReturn(0);
 }
 
+#define MBS_CKPT_CKSUM "GGLMBS-CKSUM"
+
+/* FNV-1a over the first n bytes of a file (n < 0: all of it); returns an errno, 0 on success */
+static int MbsFileChecksum(const char path[], long long n, uint64_t *h, long long *size)
+{
+  FILE         *fp = fopen(path, "rb");
+  unsigned char buf[65536];
+  long long     done = 0;
+  uint64_t      x    = 1469598103934665603ULL;
+
+  if (!fp) return errno ? errno : EIO;
+  if (fseek(fp, 0, SEEK_END) || (*size = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET)) {
+    fclose(fp);
+    return errno ? errno : EIO;
+  }
+  if (n < 0) n = *size;
+  while (done < n) {
+    const size_t want = (size_t)PetscMin((long long)sizeof(buf), n - done), got = fread(buf, 1, want, fp);
+    for (size_t i = 0; i < got; i++) x = (x ^ buf[i]) * 1099511628211ULL;
+    done += (long long)got;
+    if (got < want) break;
+  }
+  fclose(fp);
+  *h = x;
+  return done == n ? 0 : EIO;
+}
+
+/* Rank 0: appends the checksum record of a written checkpoint; returns an errno */
+static int MbsCheckpointSeal(const char path[])
+{
+  char      tag[16] = MBS_CKPT_CKSUM;
+  uint64_t  h;
+  long long size;
+  int       err = MbsFileChecksum(path, -1, &h, &size);
+  FILE     *fp;
+
+  if (err) return err;
+  if (!(fp = fopen(path, "ab"))) return errno ? errno : EIO;
+  if (fwrite(tag, 1, sizeof(tag), fp) != sizeof(tag) || fwrite(&h, 1, sizeof(h), fp) != sizeof(h))
+    err = errno ? errno : EIO;
+  if (fclose(fp) && !err) err = errno ? errno : EIO;
+  return err;
+}
+
+/* Rank 0: whether the file ends in a checksum record (sealed) and whether it matches (intact) */
+static void MbsCheckpointVerify(const char path[], PetscBool *sealed, PetscBool *intact)
+{
+  char      tag[16];
+  uint64_t  stored, h;
+  long long size = 0;
+  FILE     *fp   = fopen(path, "rb");
+
+  *sealed = *intact = PETSC_FALSE;
+  if (!fp) return;
+  if (!fseek(fp, 0, SEEK_END) && (size = ftell(fp)) >= 24 && !fseek(fp, size - 24, SEEK_SET) &&
+      fread(tag, 1, 16, fp) == 16 && fread(&stored, 1, 8, fp) == 8 &&
+      !memcmp(tag, MBS_CKPT_CKSUM, sizeof(MBS_CKPT_CKSUM)))
+    *sealed = PETSC_TRUE;
+  fclose(fp);
+  if (*sealed && !MbsFileChecksum(path, size - 24, &h, &size)) *intact = (PetscBool)(h == stored);
+}
+
 /*@C
   MbsStepperWriteCheckpoint - Writes everything a restart needs to continue the run bit for bit: time,
   step, the state (q, p), the scheme and its parameters, the step size, the multipliers of the last step
@@ -290,7 +356,8 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
   PetscCall(VecDestroy(&last[0]));
   PetscCall(VecDestroy(&last[1]));
   if (st->model->rank == 0) {
-    if (!ierr && rename(tmp, path)) err = errno;
+    if (!ierr) err = MbsCheckpointSeal(tmp);
+    if (!ierr && !err && rename(tmp, path)) err = errno;
     if (ierr || err) remove(tmp);
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
@@ -298,8 +365,8 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
              "Cannot write checkpoint '%s' at step %" PetscInt_FMT
              ": the file could not be created or written (directory missing or not writable, or disk full)",
              tmp, st->step);
-  PetscCheck(!err, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint '%s' to '%s': %s",
-             tmp, path, strerror(err));
+  PetscCheck(!err, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
+             "Cannot finish checkpoint '%s' (checksum, then rename to '%s'): %s", tmp, path, strerror(err));
   PetscCall(
     PetscInfo(NULL, "Checkpoint at step %" PetscInt_FMT " (t = %g) written to %s\n", st->step, (double)st->t, path));
   PetscFunctionReturn(0);
@@ -443,7 +510,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   MbsCheckpointHeader hd;
   const char         *what = "the file";
   PetscErrorCode      ierr;
-  PetscBool           exists, same_layout, ok;
+  PetscBool           exists, same_layout, ok, sealed;
   Vec                 qlast, plast;
 
   PetscFunctionBegin;
@@ -457,6 +524,15 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   }
   PetscCheck(exists, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_OPEN,
              "Cannot read checkpoint '%s': no such readable file", filename);
+  {
+    PetscBool flags[2] = {PETSC_FALSE, PETSC_FALSE};
+    if (model->rank == 0) MbsCheckpointVerify(filename, &flags[0], &flags[1]);
+    PetscCallMPI(MPI_Bcast(flags, 2, MPIU_BOOL, 0, PetscObjectComm((PetscObject)st)));
+    sealed = flags[0];
+    PetscCheck(!sealed || flags[1], PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED,
+               "Checkpoint '%s' is corrupt: its checksum does not match its contents (changed after it was written)",
+               filename);
+  }
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = PetscViewerCreate(PetscObjectComm((PetscObject)st), &viewer);
   if (!ierr) ierr = PetscViewerSetType(viewer, PETSCVIEWERBINARY);
@@ -476,6 +552,12 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(PetscFree(hd.params));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED, "'%s' is not a gglmbs checkpoint (version %d)",
             filename, MBS_CKPT_VERSION);
+  }
+  if (hd.ints[MBS_CKPT_VERSION_I] >= 3 && !sealed) {
+    PetscCall(PetscViewerDestroy(&viewer));
+    PetscCall(PetscFree(hd.params));
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED,
+            "Checkpoint '%s' is truncated or corrupt: its checksum record is missing", filename);
   }
   /* the run must be the one that wrote it */
   {
@@ -536,6 +618,25 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(VecDestroy(&plast));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_READ,
             "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename, ierr ? what : "its end marker");
+  }
+  {
+    /* a state that is not finite (a diverged run's failure checkpoint) cannot be continued */
+    PetscReal nq, np;
+    PetscCall(VecNorm(st->q, NORM_INFINITY, &nq));
+    PetscCall(VecNorm(st->p, NORM_INFINITY, &np));
+    if (PetscIsInfOrNanReal(nq) || PetscIsInfOrNanReal(np)) {
+      PetscCall(VecDestroy(&qlast));
+      PetscCall(VecDestroy(&plast));
+      PetscCall(MbsModelCreateInitialState(model, &qlast, &plast));
+      PetscCall(VecCopy(qlast, st->q));
+      PetscCall(VecCopy(plast, st->p));
+      PetscCall(VecDestroy(&qlast));
+      PetscCall(VecDestroy(&plast));
+      SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED,
+              "Checkpoint '%s' holds a state that is not finite (max |q| = %g, max |p| = %g): a run cannot continue "
+              "from it",
+              filename, (double)nq, (double)np);
+    }
   }
   st->step      = (PetscInt)hd.ints[MBS_CKPT_STEP];
   st->t         = hd.reals[MBS_CKPT_T];

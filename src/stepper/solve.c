@@ -36,6 +36,10 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
              "A final time of %g with steps of %g makes %g steps, more than %" PetscInt_FMT " (the largest PetscInt)",
              (double)st->t_end, (double)st->h, (double)(st->t_end / st->h), (PetscInt)PETSC_MAX_INT);
   nsteps = MbsStepperNumSteps(st);
+  PetscCheck(!st->restarted || st->step <= nsteps, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
+             "The run continues from a checkpoint at step %" PetscInt_FMT " (t = %g), after its final time %g "
+             "(-mbs_t_end): there is nothing to run; give a later final time",
+             st->step, (double)st->t, (double)st->t_end);
   {
     /* every rank takes part in the per-step reduction if any rank catches signals */
     PetscBool installed;
