@@ -26,6 +26,11 @@ typedef struct {
 
 static const BadInput bad_inputs[] = {
   {"syntax_error", 5, 4, NULL, "invalid YAML: did not find expected '-' indicator", "line 4, column 3"},
+  {"tagged_str_mass", 3, 39, "bodies[0].mass", "expected a positive number (mass in kg)", "the YAML tag '!!str'"},
+  {"tagged_local_mass", 3, 39, "bodies[0].mass", "expected a positive number (mass in kg)", "the YAML tag '!foo'"},
+  {"empty_name", 3, 12, "bodies[0].name", "a non-empty string of printable characters", "the quoted string \"\""},
+  {"newline_name", 3, 12, "bodies[0].name", "a non-empty string of printable characters", "\"b\\nob\""},
+  {"empty_chain_name", 3, 12, "chains[0].name", "a non-empty string of printable characters", "\"\""},
   {"unterminated_flow", 3, 7, NULL, "invalid YAML: did not find expected ',' or '}'", "flow mapping"},
   {"invalid_utf8", 4, 13, NULL, "invalid YAML: invalid leading UTF-8 octet", ""},
   {"second_document", 5, 1, "(document)", "expected a single YAML document", "a second one"},

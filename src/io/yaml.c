@@ -153,7 +153,7 @@ static PetscErrorCode CollectBodies(MbsYAMLReader *r, yaml_node_t *list, const c
     MbsYAMLPathIndex(ipath, path, i);
     PetscCall(MbsYAMLExpectMapping(r, item, ipath, "a mapping {name: ..., type: particle|rigid, mass: ..., ...}"));
     PetscCall(MbsYAMLLookup(r, item, ipath, "name", "a body name", npath, &name));
-    PetscCall(MbsYAMLParseString(r, name, npath, "a body name", &r->bodies[i].name));
+    PetscCall(MbsYAMLParseName(r, name, npath, "a body name", &r->bodies[i].name));
     if (!strcmp(r->bodies[i].name, "ground"))
       PetscCall(MbsYAMLFailNode(r, name, npath, "a body name other than 'ground' (reserved for the fixed ground)"));
     PetscCall(MbsYAMLLookup(r, item, ipath, "type", "a body type (particle or rigid)", tpath, &type));
@@ -619,9 +619,9 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: invalid YAML: %s", filename, mark.line + 1, mark.column + 1, msg);
   }
   yaml_parser_delete(&parser);
-  PetscCall(PetscFree(bytes));
   if (second) {
     yaml_document_delete(&doc);
+    PetscCall(PetscFree(bytes));
     SETERRQ(comm, PETSC_ERR_USER_INPUT,
             "%s:%zu:%zu: key '(document)': expected a single YAML document, got a second one", filename,
             second_mark.line + 1, second_mark.column + 1);
@@ -632,9 +632,12 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   r.file  = filename;
   r.doc   = &doc;
   r.model = model;
+  r.text  = bytes;
+  r.ntext = (size_t)nbytes;
   ierr    = MbsRunConfigSetDefaults(&local);
   if (!ierr) ierr = Build(&r, &local);
   yaml_document_delete(&doc);
+  PetscCall(PetscFree(bytes));
   PetscCall(PetscFree(r.bodies));
   PetscCall(PetscFree(r.sorted));
   for (PetscInt k = 0; k < r.ngroups; k++) PetscCall(PetscFree2(r.groups[k].tags, r.groups[k].tag_node));

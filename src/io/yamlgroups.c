@@ -43,7 +43,7 @@ static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const ch
   g->item    = i;
   snprintf(expected, sizeof(expected), "a %s name", GroupKindName(kind));
   PetscCall(MbsYAMLLookup(r, item, ipath, "name", expected, npath, name));
-  PetscCall(MbsYAMLParseString(r, *name, npath, expected, &g->name));
+  PetscCall(MbsYAMLParseName(r, *name, npath, expected, &g->name));
   g->len = strlen(g->name);
   if (!strcmp(g->name, "ground")) {
     snprintf(expected, sizeof(expected), "a %s name other than 'ground' (reserved for the fixed ground)",

@@ -52,6 +52,8 @@ typedef struct {
   MbsYAMLBody     *bodies; /* in list order */
   MbsYAMLBody    **sorted; /* by name, for lookup */
   MbsYAMLGroup    *groups; /* chains, rigid chains, nets and meshes, in this order */
+  const char      *text;   /* the input's bytes, for what the document API does not keep (explicit tags) */
+  size_t           ntext;
 } MbsYAMLReader;
 
 /* A resolved body reference: MBS_GROUND, a listed body or a chain member. */
@@ -109,6 +111,8 @@ PETSC_INTERN PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list
 PETSC_INTERN PetscErrorCode MbsYAMLAddNets(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 PETSC_INTERN PetscErrorCode MbsYAMLAddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 
-PETSC_INTERN int MbsYAMLCompareBodies(const void *, const void *); /* by name, for qsort and bsearch */
+PETSC_INTERN PetscErrorCode MbsYAMLParseName(MbsYAMLReader *r, yaml_node_t *node, const char path[],
+                                             const char expected[], const char **value);
+PETSC_INTERN int            MbsYAMLCompareBodies(const void *, const void *); /* by name, for qsort and bsearch */
 
 #endif

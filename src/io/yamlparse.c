@@ -40,17 +40,36 @@ PetscBool MbsYAMLScalarIsNull(yaml_node_t *node)
 }
 
 /* What a node is, for the "got ..." part of a message. */
+/* At most 40 characters of a scalar, control characters written as escapes (\n, \x01): a message stays one line */
+static void EscapedText(yaml_node_t *node, char out[], size_t size)
+{
+  const unsigned char *s = (const unsigned char *)MbsYAMLScalarText(node);
+  size_t               n = 0;
+
+  for (size_t i = 0; s[i] && i < 40 && n + 5 < size; i++) {
+    if (s[i] == '\n')
+      n += (size_t)snprintf(out + n, size - n, "\\n");
+    else if (s[i] < 0x20 || s[i] == 0x7f)
+      n += (size_t)snprintf(out + n, size - n, "\\x%02x", s[i]);
+    else
+      out[n++] = (char)s[i];
+  }
+  out[n] = 0;
+}
+
 static void Describe(yaml_node_t *node, char got[], size_t size)
 {
+  char text[192];
+
   switch (node->type) {
     case YAML_SCALAR_NODE:
+      EscapedText(node, text, sizeof(text));
       if (MbsYAMLScalarIsNull(node))
         snprintf(got, size, "an empty value");
       else if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        snprintf(got, size, "the quoted string \"%.40s%s\"", MbsYAMLScalarText(node),
-                 node->data.scalar.length > 40 ? "..." : "");
+        snprintf(got, size, "the quoted string \"%s%s\"", text, node->data.scalar.length > 40 ? "..." : "");
       else
-        snprintf(got, size, "'%.40s%s'", MbsYAMLScalarText(node), node->data.scalar.length > 40 ? "..." : "");
+        snprintf(got, size, "'%s%s'", text, node->data.scalar.length > 40 ? "..." : "");
       break;
     case YAML_SEQUENCE_NODE: {
       PetscInt n = MbsYAMLSequenceLength(node);
@@ -187,6 +206,33 @@ static PetscBool IsYAMLNonFinite(const char s[])
   return PETSC_FALSE;
 }
 
+/* A value with a YAML tag (!!str 1, !foo 1): the tag would change what the value means, and gglmbs reads untagged
+   values only. libyaml resolves '!!str' to the default tag of a plain scalar, so the source text is looked at too. */
+static PetscErrorCode MbsYAMLCheckUntagged(MbsYAMLReader *r, yaml_node_t *node, const char path[],
+                                           const char expected[])
+{
+  const char  *def     = node->type == YAML_SCALAR_NODE     ? YAML_DEFAULT_SCALAR_TAG
+                         : node->type == YAML_SEQUENCE_NODE ? YAML_DEFAULT_SEQUENCE_TAG
+                                                            : YAML_DEFAULT_MAPPING_TAG;
+  const size_t at      = node->start_mark.index;
+  char         tag[48] = "", got[MBS_YAML_GOT_LEN + 64];
+
+  PetscFunctionBegin;
+  if (r->text && at < r->ntext && r->text[at] == '!') {
+    size_t n = 0;
+    while (at + n < r->ntext && n < sizeof(tag) - 1 && r->text[at + n] != ' ' && r->text[at + n] != '\t' &&
+           r->text[at + n] != '\n' && r->text[at + n] != '\r')
+      n++;
+    memcpy(tag, r->text + at, n);
+    tag[n] = 0;
+  } else if (node->tag && strcmp((const char *)node->tag, def))
+    snprintf(tag, sizeof(tag), "%.40s", (const char *)node->tag);
+  if (!tag[0]) PetscFunctionReturn(0);
+  snprintf(got, sizeof(got), "a value with the YAML tag '%s' (tags are not read)", tag);
+  PetscCall(MbsYAMLFail(r, node->start_mark, path, expected, got));
+  PetscFunctionReturn(0);
+}
+
 /* A plain scalar that reads as a finite double; 'expected' is the whole "expected ..." text of the error. */
 PetscErrorCode MbsYAMLParseFinite(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[],
                                   double *value)
@@ -195,6 +241,7 @@ PetscErrorCode MbsYAMLParseFinite(MbsYAMLReader *r, yaml_node_t *node, const cha
   char  *end = NULL;
 
   PetscFunctionBegin;
+  PetscCall(MbsYAMLCheckUntagged(r, node, path, expected));
   if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || MbsYAMLScalarIsNull(node))
     PetscCall(MbsYAMLFailNode(r, node, path, expected));
   if (IsYAMLNonFinite(MbsYAMLScalarText(node))) PetscCall(MbsYAMLFailNode(r, node, path, expected));
@@ -236,6 +283,7 @@ PetscErrorCode MbsYAMLParseInt(MbsYAMLReader *r, yaml_node_t *node, const char p
 
   PetscFunctionBegin;
   snprintf(expected, sizeof(expected), "a positive integer (%s)", quantity);
+  PetscCall(MbsYAMLCheckUntagged(r, node, path, expected));
   if (node->type != YAML_SCALAR_NODE || node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || MbsYAMLScalarIsNull(node))
     PetscCall(MbsYAMLFailNode(r, node, path, expected));
   errno = 0;
@@ -250,8 +298,24 @@ PetscErrorCode MbsYAMLParseString(MbsYAMLReader *r, yaml_node_t *node, const cha
                                   const char **value)
 {
   PetscFunctionBegin;
+  PetscCall(MbsYAMLCheckUntagged(r, node, path, expected));
   if (node->type != YAML_SCALAR_NODE || MbsYAMLScalarIsNull(node)) PetscCall(MbsYAMLFailNode(r, node, path, expected));
   *value = MbsYAMLScalarText(node);
+  PetscFunctionReturn(0);
+}
+
+/* A name: a non-empty string of printable characters (a newline would split the one-line messages that name it) */
+PetscErrorCode MbsYAMLParseName(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[],
+                                const char **value)
+{
+  char what[192];
+
+  PetscFunctionBegin;
+  PetscCall(MbsYAMLParseString(r, node, path, expected, value));
+  snprintf(what, sizeof(what), "%s: a non-empty string of printable characters", expected);
+  if (!(*value)[0]) PetscCall(MbsYAMLFailNode(r, node, path, what));
+  for (const unsigned char *c = (const unsigned char *)*value; *c; c++)
+    if (*c < 0x20 || *c == 0x7f) PetscCall(MbsYAMLFailNode(r, node, path, what));
   PetscFunctionReturn(0);
 }
 
