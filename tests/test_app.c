@@ -959,6 +959,13 @@ static void TestInterrupt(void **state)
   InterruptCase("interrupt", 1, SIGINT, "SIGINT");
 }
 
+/* SIGHUP (a closed terminal, a batch system's hang-up) stops a run like SIGTERM: a checkpoint and exit 129 */
+static void TestHangup(void **state)
+{
+  (void)state;
+  InterruptCase("hangup", 1, SIGHUP, "SIGHUP");
+}
+
 static void TestInterruptParallel(void **state)
 {
   (void)state;
@@ -1184,6 +1191,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"interrupt", TestInterrupt, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"hangup", TestHangup, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"interrupt on 2 ranks", TestInterruptParallel, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"failure checkpoint", TestFailureCheckpoint, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"energy divergence", TestEnergyDivergence, NULL, NULL, NULL};

@@ -1,8 +1,8 @@
 /*
-  SIGINT and SIGTERM during a run: the handler only records the signal; MbsStepperSolve() looks at the
-  record between steps (all ranks agree through one reduction), finishes there, writes a checkpoint and
-  its outputs, and returns PETSC_ERR_SIG saying how to continue. A second signal while the first is being
-  handled ends the process at once, the way an impatient Ctrl-C expects.
+  SIGINT, SIGTERM and SIGHUP (a closed terminal, a batch system's hang-up) during a run: the handler only records the
+  signal; MbsStepperSolve() looks at the record between steps (all ranks agree through one reduction), finishes there,
+  writes a checkpoint and its outputs, and returns PETSC_ERR_SIG saying how to continue. A second signal while the first
+  is being handled ends the process at once, the way an impatient Ctrl-C expects.
 */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include <signal.h>
@@ -12,9 +12,9 @@
 
 static volatile sig_atomic_t MbsInterruptSignal = 0;
 static int                   MbsInterruptAgreed = 0; /* the signal the ranks agreed on in MbsStepperSolve() */
-static struct sigaction      MbsInterruptSaved[2];
+static struct sigaction      MbsInterruptSaved[3];
 static PetscBool             MbsInterruptInstalled  = PETSC_FALSE;
-static const int             MbsInterruptSignals[2] = {SIGINT, SIGTERM};
+static const int             MbsInterruptSignals[3] = {SIGINT, SIGTERM, SIGHUP};
 
 static void MbsInterruptHandler(int sig)
 {
@@ -31,7 +31,7 @@ static void MbsInterruptHandler(int sig)
 }
 
 /*@C
-  MbsInterruptHandlerPush - Catches SIGINT and SIGTERM so that MbsStepperSolve() stops between two steps,
+  MbsInterruptHandlerPush - Catches SIGINT, SIGTERM and SIGHUP so that MbsStepperSolve() stops between two steps,
   writes a checkpoint, flushes its outputs and returns PETSC_ERR_SIG with a message saying how to restart;
   a second signal ends the process at once. Call it on every rank, after PetscInitialize() (which installs
   PETSc's own handlers).
@@ -52,7 +52,7 @@ PetscErrorCode MbsInterruptHandlerPush(void)
   sa.sa_handler = MbsInterruptHandler;
   sa.sa_flags   = SA_RESTART; /* a Ctrl-C must not make a write to a pipe or an MPI socket fail with EINTR */
   sigemptyset(&sa.sa_mask);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
     PetscCheck(!sigaction(MbsInterruptSignals[i], &sa, &MbsInterruptSaved[i]), PETSC_COMM_SELF, PETSC_ERR_SYS,
                "Cannot install the handler of signal %d", MbsInterruptSignals[i]);
   MbsInterruptSignal    = 0;
@@ -62,7 +62,7 @@ PetscErrorCode MbsInterruptHandlerPush(void)
 }
 
 /*@C
-  MbsInterruptHandlerPop - Restores the SIGINT and SIGTERM handlers that MbsInterruptHandlerPush() replaced.
+  MbsInterruptHandlerPop - Restores the SIGINT, SIGTERM and SIGHUP handlers that MbsInterruptHandlerPush() replaced.
 
   Not Collective
 
@@ -74,7 +74,7 @@ PetscErrorCode MbsInterruptHandlerPop(void)
 {
   PetscFunctionBegin;
   if (!MbsInterruptInstalled) PetscFunctionReturn(0);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 3; i++)
     PetscCheck(!sigaction(MbsInterruptSignals[i], &MbsInterruptSaved[i], NULL), PETSC_COMM_SELF, PETSC_ERR_SYS,
                "Cannot restore the handler of signal %d", MbsInterruptSignals[i]);
   MbsInterruptInstalled = PETSC_FALSE;

@@ -80,6 +80,7 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
             " (t = %g): the checkpoint is in %s; continue with the same command and -mbs_restart %s",
             signum == SIGINT    ? "SIGINT"
             : signum == SIGTERM ? "SIGTERM"
+            : signum == SIGHUP  ? "SIGHUP"
                                 : "a signal",
             st->step, nsteps, (double)st->t, path, path);
   }
