@@ -579,6 +579,37 @@ static void TestNonFiniteResidual(void **state)
   FreeRun(&run);
 }
 
+/* An option whose value is not what it must be is named in one line: a number that is not one, a size that is
+   not one, a tolerance out of range; and an option nothing read is named after the run. */
+static void TestOptionErrors(void **state)
+{
+  static const char *const cases[][3] = {
+    {"-mbs_dt", "abc", "option -mbs_dt: expected a number, got 'abc'"},
+    {"-mbs_output_every", "x2", "option -mbs_output_every: expected a number, got 'x2'"},
+    {"-mbs_memory_limit", "abc", "-mbs_memory_limit: expected a size in bytes"},
+    {"-mbs_initial_tolerance", "-1", "-mbs_initial_tolerance: expected a positive finite number"},
+  };
+  char       input[PATH_SIZE], chain[PATH_SIZE], dir[PATH_SIZE], line[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  SourcePath(chain, "inputs/chain1000.yaml"); /* a generated model: its size is checked against -mbs_memory_limit */
+  CaseDirectory(dir, "option_errors");
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    run = RunProgram(dir, "-i", chain, "-mbs_output_dir", dir, cases[i][0], cases[i][1], NULL);
+    ExpectUserError(cases[i][0], &run);
+    if (LinesStarting(run.err, "gglmbs: error: ", line, sizeof(line)) != 1)
+      fail_msg("%s %s: expected one line 'gglmbs: error: ...', got\n%s", cases[i][0], cases[i][1], run.err);
+    ExpectContains("the message", line, cases[i][2]);
+    FreeRun(&run);
+  }
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-mbs_sheme", "vi-a", NULL);
+  ExpectSuccess("misspelt option", &run);
+  ExpectContains("stderr", run.err, "option -mbs_sheme vi-a was given but never used");
+  FreeRun(&run);
+}
+
 /* A scheme with a velocity unknown (vi-a) chosen and parametrised from the command line: its own
    velocity residual fills the last column (empty at step 0), while the nodes violate the position
    constraints (seed 004 Sect. 6.1). */
@@ -1182,6 +1213,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"overrides", TestOverrides, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"not converged", TestNotConverged, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"non-finite residual", TestNonFiniteResidual, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"option errors", TestOptionErrors, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"vi-a", TestSchemeVIA, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"adapt", TestAdapt, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"help", TestHelp, NULL, NULL, NULL};

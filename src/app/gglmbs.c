@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 static const char help[] =
   "gglmbs: structure-preserving multibody dynamics.\n"
   "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b] [-mbs_theta theta] [-mbs_vartheta vartheta]\n"
@@ -7,9 +8,32 @@ static const char help[] =
   "              [-mbs_checkpoint_every n] [-mbs_checkpoint file] [-mbs_restart file]\n"
   "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
 
+#include <string.h>
 #include <unistd.h>
 #include <petsctime.h>
 #include <gglmbs/gglmbs.h>
+
+/* PETSc says "Input string abc has no numeric value" for an option whose value is not a number, without the
+   option's name: find the option with that value in the database, so that the message names it. */
+static void MbsAppNameOption(const char *mess, char out[], size_t len)
+{
+  const char *start = mess + strlen("Input string "), *stop = strstr(start, " has no");
+  char        value[256], *all = NULL, *save = NULL, *prev = NULL;
+
+  out[0] = 0;
+  if (!stop || (size_t)(stop - start) >= sizeof(value)) return;
+  memcpy(value, start, (size_t)(stop - start));
+  value[stop - start] = 0;
+  if (PetscOptionsGetAll(NULL, &all) || !all) return;
+  for (char *tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    if (prev && prev[0] == '-' && !strcmp(tok, value)) {
+      snprintf(out, len, "option %s: expected a number, got '%s'", prev, value);
+      break;
+    }
+    prev = tok;
+  }
+  PetscFree(all);
+}
 
 /* Errors a user can fix (bad input, a step that does not converge, files) are reported in one line;
    anything else gets PETSc's traceback. */
@@ -22,7 +46,9 @@ static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fu
     PetscMPIInt rank = 0;
     if (p == PETSC_ERROR_INITIAL) {
       if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
-      if (!rank) fprintf(stderr, "gglmbs: error: %s\n", mess);
+      char named[512] = "";
+      if (!strncmp(mess, "Input string ", strlen("Input string "))) MbsAppNameOption(mess, named, sizeof(named));
+      if (!rank) fprintf(stderr, "gglmbs: error: %s\n", named[0] ? named : mess);
     }
     return n;
   }
