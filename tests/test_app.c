@@ -1164,6 +1164,22 @@ static void TestWriteErrors(void **state)
   ExpectContains("stderr", run.err, strerror(ENOSPC));
   FreeRun(&run);
 
+  {
+    /* a checkpoint path that is not a regular file (here a pipe; as root, /dev/full) is refused, not replaced */
+    char fifo[PATH_SIZE];
+    JoinPath(fifo, dir, "pipe.bin");
+    if (mkfifo(fifo, 0666)) fail_msg("mkfifo %s: %s", fifo, strerror(errno));
+    run = RunProgram(dir, "-i", input, "-mbs_t_end", "0.5", "-mbs_output_dir", dir, "-mbs_checkpoint", fifo,
+                     "-mbs_checkpoint_every", "5", NULL);
+    ExpectUserError("checkpoint to a pipe", &run);
+    ExpectContains("stderr", run.err, "is not a regular file");
+    FreeRun(&run);
+    {
+      struct stat sb;
+      if (stat(fifo, &sb) || !S_ISFIFO(sb.st_mode)) fail_msg("%s was replaced", fifo);
+    }
+  }
+
   JoinPath(file, dir, "a_file");
   CopyFile(input, file, -1);
   JoinPath(bad, file, "out");

@@ -348,6 +348,17 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
   }
   PetscCall(MbsStepperCheckpointPath(st, filename, path, sizeof(path)));
   PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", path));
+  {
+    /* the file is replaced by a rename: never a device, a pipe or a directory (/dev/full, as root) */
+    struct stat sb;
+    int         special = 0;
+    if (st->model->rank == 0) special = !stat(path, &sb) && !S_ISREG(sb.st_mode);
+    PetscCallMPI(MPI_Bcast(&special, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
+    PetscCheck(!special, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
+               "Cannot write checkpoint '%s': it exists and is not a regular file (a device, pipe or directory), which "
+               "the checkpoint would replace",
+               path);
+  }
   /* errors of the writer (disk full, unwritable directory) are reported once, below, with the path */
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = MbsCheckpointWrite_Private(st, tmp, &viewer, last);
@@ -361,10 +372,24 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
     if (ierr || err) remove(tmp);
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
-  PetscCheck(!ierr, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
-             "Cannot write checkpoint '%s' at step %" PetscInt_FMT
-             ": the file could not be created or written (directory missing or not writable, or disk full)",
-             tmp, st->step);
+  if (ierr) {
+    /* PETSc's viewer does not say why: try the write again, a byte, to learn the system's reason */
+    int why = 0;
+    if (st->model->rank == 0) {
+      FILE *fp = fopen(tmp, "wb");
+      if (!fp)
+        why = errno;
+      else {
+        if (fputc(0, fp) == EOF || fflush(fp)) why = errno;
+        if (fclose(fp) && !why) why = errno;
+        remove(tmp);
+      }
+    }
+    PetscCallMPI(MPI_Bcast(&why, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
+            "Cannot write checkpoint '%s' at step %" PetscInt_FMT ": %s", tmp, st->step,
+            why ? strerror(why) : "the file could not be written (directory missing or not writable, or disk full)");
+  }
   PetscCheck(!err, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
              "Cannot finish checkpoint '%s' (checksum, then rename to '%s'): %s", tmp, path, strerror(err));
   PetscCall(
