@@ -26,6 +26,7 @@ typedef struct {
 
 static const BadInput bad_inputs[] = {
   {"syntax_error", 5, 4, NULL, "invalid YAML: did not find expected '-' indicator", "line 4, column 3"},
+  {"deep_nesting", 2, 70, "(document)", "nested at most 64 deep", "deeper nesting"},
   {"tagged_str_mass", 3, 39, "bodies[0].mass", "expected a positive number (mass in kg)", "the YAML tag '!!str'"},
   {"tagged_local_mass", 3, 39, "bodies[0].mass", "expected a positive number (mass in kg)", "the YAML tag '!foo'"},
   {"empty_name", 3, 12, "bodies[0].name", "a non-empty string of printable characters", "the quoted string \"\""},
@@ -232,6 +233,22 @@ static void TestMissingFile(void **state)
   assert_int_equal(MbsModelLoadYAML(model, path, &cfg), PETSC_ERR_FILE_OPEN);
   ExpectContains("missing file", error_message, path);
   ExpectContains("missing file", error_message, "No such file");
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+/* A path that is not a regular file (a device: /dev/zero would be read until memory runs out) is refused before
+   anything is read. */
+static void TestNotRegularFile(void **state)
+{
+  MbsModel     model;
+  MbsRunConfig cfg;
+
+  (void)state;
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  ClearError();
+  assert_int_equal(MbsModelLoadYAML(model, "/dev/zero", &cfg), PETSC_ERR_FILE_OPEN);
+  ExpectContains("device", error_message, "/dev/zero");
+  ExpectContains("device", error_message, "not a regular file");
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
@@ -499,7 +516,7 @@ int main(int argc, char **argv)
   const size_t nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
   const size_t ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
   struct CMUnitTest
-         tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 7];
+         tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 8];
   size_t n = 0;
   int    failed;
 
@@ -523,6 +540,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"not a regular file", TestNotRegularFile, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};
   for (size_t i = 0; i < nbad; i++)

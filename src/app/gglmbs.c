@@ -35,15 +35,19 @@ static void MbsAppNameOption(const char *mess, char out[], size_t len)
   PetscFree(all);
 }
 
-/* Errors a user can fix (bad input, a step that does not converge, files) are reported in one line;
-   anything else gets PETSc's traceback. */
+/* Errors a user can fix (bad input, a step that does not converge, files, an option's value: the library's
+   messages about an option start with its name) are reported in one line; anything else gets PETSc's traceback. */
+static PetscBool option_error = PETSC_FALSE; /* an option's value was wrong: report it in one line */
+
 static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n,
                                          PetscErrorType p, const char *mess, void *ctx)
 {
   if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_NOT_CONVERGED || n == PETSC_ERR_FILE_OPEN ||
       n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FILE_WRITE || n == PETSC_ERR_FILE_UNEXPECTED ||
-      n == PETSC_ERR_ARG_OUTOFRANGE || n == PETSC_ERR_SIG) {
+      n == PETSC_ERR_ARG_OUTOFRANGE || n == PETSC_ERR_SIG ||
+      (n == PETSC_ERR_ARG_WRONG && ((p == PETSC_ERROR_INITIAL && mess && mess[0] == '-') || option_error))) {
     PetscMPIInt rank = 0;
+    if (n == PETSC_ERR_ARG_WRONG) option_error = PETSC_TRUE; /* its repeats up the stack stay quiet too */
     if (p == PETSC_ERROR_INITIAL) {
       if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
       char named[512] = "";

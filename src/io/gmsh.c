@@ -815,12 +815,12 @@ PetscErrorCode MbsGmshRead(MPI_Comm comm, const char filename[], const char cont
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(mesh, sizeof(*mesh)));
-  PetscCall(MbsReadFileBroadcast(comm, filename, &bytes, &nbytes, &status));
+  PetscCall(MbsReadFileBroadcast(comm, filename, (PetscInt64)PETSC_MPI_INT_MAX, &bytes, &nbytes, &status));
   if (status) {
     if (context)
       SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: expected a readable Gmsh mesh file, got '%s' (%s)", context, filename,
-              strerror(status));
-    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the mesh file: %s", filename, strerror(status));
+              MbsReadFileError(status));
+    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the mesh file: %s", filename, MbsReadFileError(status));
   }
 
   PetscCall(PetscMemzero(&p, sizeof(p)));

@@ -1,13 +1,18 @@
+#define _POSIX_C_SOURCE 200809L /* fileno */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "io/readfile.h"
 
-/* Rank 0 reads the whole file; *status is 0 or an errno value. */
-static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *len, int *status)
+/* Rank 0 reads the whole file; *status is 0, an errno value, or MBS_READFILE_NOT_REGULAR or _TOO_LARGE, checked
+   before anything is read: a device (/dev/zero) or pipe would be read until memory runs out. */
+static PetscErrorCode ReadFile(const char filename[], PetscInt64 limit, char **bytes, PetscInt64 *len, int *status)
 {
-  FILE  *fp;
-  size_t size = 0, cap = 1 << 16;
+  FILE       *fp;
+  size_t      size = 0, cap = 1 << 16;
+  struct stat sb;
 
   PetscFunctionBegin;
   *bytes  = NULL;
@@ -16,6 +21,12 @@ static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *
   fp      = fopen(filename, "rb");
   if (!fp) {
     *status = errno ? errno : EIO;
+    PetscFunctionReturn(0);
+  }
+  if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode) || (PetscInt64)sb.st_size > limit) {
+    *status = !S_ISREG(sb.st_mode) ? MBS_READFILE_NOT_REGULAR : MBS_READFILE_TOO_LARGE;
+    *len    = (PetscInt64)sb.st_size;
+    (void)fclose(fp);
     PetscFunctionReturn(0);
   }
   PetscCall(PetscMalloc1(cap, bytes));
@@ -34,8 +45,8 @@ static PetscErrorCode ReadFile(const char filename[], char **bytes, PetscInt64 *
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], char **bytes, PetscMPIInt *nbytes,
-                                    int *status)
+PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], PetscInt64 limit, char **bytes,
+                                    PetscMPIInt *nbytes, int *status)
 {
   PetscMPIInt rank;
   PetscInt64  header[2] = {0, 0}; /* length, errno */
@@ -45,7 +56,7 @@ PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], char *
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
     int st;
-    PetscCall(ReadFile(filename, bytes, &header[0], &st));
+    PetscCall(ReadFile(filename, PetscMin(limit, (PetscInt64)PETSC_MPI_INT_MAX - 1), bytes, &header[0], &st));
     header[1] = st;
   }
   PetscCallMPI(MPI_Bcast(header, 2, MPIU_INT64, 0, comm));
@@ -59,4 +70,12 @@ PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], char *
   if (rank != 0) PetscCall(PetscMalloc1(header[0] + 1, bytes));
   PetscCallMPI(MPI_Bcast(*bytes, *nbytes + 1, MPI_CHAR, 0, comm));
   PetscFunctionReturn(0);
+}
+
+/* What a status of MbsReadFileBroadcast() means, for messages */
+const char *MbsReadFileError(int status)
+{
+  if (status == MBS_READFILE_NOT_REGULAR) return "not a regular file (a device, pipe or directory)";
+  if (status == MBS_READFILE_TOO_LARGE) return "larger than this reader accepts";
+  return strerror(status);
 }

@@ -524,6 +524,38 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   PetscFunctionReturn(0);
 }
 
+/* libyaml's time grows with the square of the nesting depth (a 200 kB file of nested brackets takes 37 s): the
+   depth is checked with the event parser, which stops at the first level too deep, before the document is
+   loaded. No input of gglmbs nests deeper than a handful of levels. */
+static PetscErrorCode MbsYAMLCheckDepth(MPI_Comm comm, const char filename[], const char *bytes, size_t nbytes)
+{
+  yaml_parser_t parser;
+  yaml_event_t  event;
+  int           depth = 0, done = 0;
+  yaml_mark_t   deep     = {0, 0, 0};
+  PetscBool     too_deep = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCheck(yaml_parser_initialize(&parser), PETSC_COMM_SELF, PETSC_ERR_MEM, "Cannot initialize the YAML parser");
+  yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, nbytes);
+  while (!done && !too_deep && yaml_parser_parse(&parser, &event)) {
+    if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT) {
+      if (++depth > MBS_YAML_MAX_DEPTH) {
+        too_deep = PETSC_TRUE;
+        deep     = event.start_mark;
+      }
+    } else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
+      depth--;
+    done = event.type == YAML_STREAM_END_EVENT;
+    yaml_event_delete(&event);
+  }
+  yaml_parser_delete(&parser); /* a syntax error is reported by the document loader, with its position */
+  PetscCheck(!too_deep, comm, PETSC_ERR_USER_INPUT,
+             "%s:%zu:%zu: key '(document)': expected sequences and mappings nested at most %d deep, got deeper nesting",
+             filename, deep.line + 1, deep.column + 1, MBS_YAML_MAX_DEPTH);
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes), joints, springs and gravity
 of a YAML input file to a model and reads its run parameters
@@ -571,8 +603,13 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   PetscCheck(model, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null MbsModel");
   PetscCheck(filename, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Null file name");
   PetscCall(MbsModelGetComm(model, &comm));
-  PetscCall(MbsReadFileBroadcast(comm, filename, &bytes, &nbytes, &status));
-  PetscCheck(!status, comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename, strerror(status));
+  PetscCall(MbsReadFileBroadcast(comm, filename, MBS_YAML_MAX_BYTES, &bytes, &nbytes, &status));
+  PetscCheck(status != MBS_READFILE_TOO_LARGE, comm, PETSC_ERR_FILE_OPEN,
+             "%s: the input file is larger than %d MiB; large models come from generators and meshes (docs/input.md)",
+             filename, (int)(MBS_YAML_MAX_BYTES >> 20));
+  PetscCheck(!status, comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename,
+             MbsReadFileError(status));
+  PetscCall(MbsYAMLCheckDepth(comm, filename, bytes, (size_t)nbytes));
 
   if (!yaml_parser_initialize(&parser)) {
     PetscCall(PetscFree(bytes));

@@ -11,6 +11,8 @@
 #include "io/readfile.h"
 #include "model/memory.h"
 
+#define MBS_YAML_MAX_BYTES    (256 * (PetscInt64)1048576) /* an input file; meshes are read separately */
+#define MBS_YAML_MAX_DEPTH    64                          /* nesting of sequences and mappings */
 #define MBS_YAML_PATH_LEN     256
 #define MBS_YAML_GOT_LEN      96
 #define MBS_YAML_ROTATION_TOL 1e-9

@@ -129,7 +129,7 @@ static PetscErrorCode GetMemoryLimit(MbsModel model, PetscReal *limit, const cha
   PetscCall(PetscOptionsGetString(((PetscObject)model)->options, ((PetscObject)model)->prefix, "-mbs_memory_limit",
                                   text, sizeof(text), &set));
   if (set) {
-    PetscCheck(ParseMemorySize(text, limit), PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
+    PetscCheck(ParseMemorySize(text, limit), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "-mbs_memory_limit: expected a size in bytes such as 4GiB, 512MiB, 8e9 or 0 (no limit), got '%s'", text);
     *source = "-mbs_memory_limit";
     PetscFunctionReturn(0);
