@@ -23,9 +23,13 @@ static PetscErrorCode ReadFile(const char filename[], PetscInt64 limit, char **b
     *status = errno ? errno : EIO;
     PetscFunctionReturn(0);
   }
-  if (fstat(fileno(fp), &sb) || !S_ISREG(sb.st_mode) || (PetscInt64)sb.st_size > limit) {
-    *status = !S_ISREG(sb.st_mode) ? MBS_READFILE_NOT_REGULAR : MBS_READFILE_TOO_LARGE;
-    *len    = (PetscInt64)sb.st_size;
+  if (fstat(fileno(fp), &sb))
+    *status = errno ? errno : EIO;
+  else if (!S_ISREG(sb.st_mode))
+    *status = MBS_READFILE_NOT_REGULAR;
+  else if ((PetscInt64)sb.st_size > limit)
+    *status = MBS_READFILE_TOO_LARGE;
+  if (*status) {
     (void)fclose(fp);
     PetscFunctionReturn(0);
   }
