@@ -527,22 +527,21 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
 /* libyaml's time grows with the square of the nesting depth (a 200 kB file of nested brackets takes 37 s): the
    depth is checked with the event parser, which stops at the first level too deep, before the document is
    loaded. No input of gglmbs nests deeper than a handful of levels. */
-static PetscErrorCode MbsYAMLCheckDepth(MPI_Comm comm, const char filename[], const char *bytes, size_t nbytes)
+static PetscErrorCode MbsYAMLCheckDepth(const char *bytes, size_t nbytes, PetscBool *too_deep, yaml_mark_t *deep)
 {
   yaml_parser_t parser;
   yaml_event_t  event;
   int           depth = 0, done = 0;
-  yaml_mark_t   deep     = {0, 0, 0};
-  PetscBool     too_deep = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCheck(yaml_parser_initialize(&parser), PETSC_COMM_SELF, PETSC_ERR_MEM, "Cannot initialize the YAML parser");
   yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, nbytes);
-  while (!done && !too_deep && yaml_parser_parse(&parser, &event)) {
+  *too_deep = PETSC_FALSE;
+  while (!done && !*too_deep && yaml_parser_parse(&parser, &event)) {
     if (event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT) {
       if (++depth > MBS_YAML_MAX_DEPTH) {
-        too_deep = PETSC_TRUE;
-        deep     = event.start_mark;
+        *too_deep = PETSC_TRUE;
+        *deep     = event.start_mark;
       }
     } else if (event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT)
       depth--;
@@ -550,9 +549,6 @@ static PetscErrorCode MbsYAMLCheckDepth(MPI_Comm comm, const char filename[], co
     yaml_event_delete(&event);
   }
   yaml_parser_delete(&parser); /* a syntax error is reported by the document loader, with its position */
-  PetscCheck(!too_deep, comm, PETSC_ERR_USER_INPUT,
-             "%s:%zu:%zu: key '(document)': expected sequences and mappings nested at most %d deep, got deeper nesting",
-             filename, deep.line + 1, deep.column + 1, MBS_YAML_MAX_DEPTH);
   PetscFunctionReturn(0);
 }
 
@@ -609,7 +605,18 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
              filename, (int)(MBS_YAML_MAX_BYTES >> 20));
   PetscCheck(!status, comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename,
              MbsReadFileError(status));
-  PetscCall(MbsYAMLCheckDepth(comm, filename, bytes, (size_t)nbytes));
+  {
+    PetscBool   too_deep;
+    yaml_mark_t deep = {0, 0, 0};
+    PetscCall(MbsYAMLCheckDepth(bytes, (size_t)nbytes, &too_deep, &deep));
+    if (too_deep) {
+      PetscCall(PetscFree(bytes));
+      SETERRQ(comm, PETSC_ERR_USER_INPUT,
+              "%s:%zu:%zu: key '(document)': expected sequences and mappings nested at most %d deep, got deeper "
+              "nesting",
+              filename, deep.line + 1, deep.column + 1, MBS_YAML_MAX_DEPTH);
+    }
+  }
 
   if (!yaml_parser_initialize(&parser)) {
     PetscCall(PetscFree(bytes));
