@@ -5,6 +5,19 @@
 #include "model/memory.h"
 #include "model/redundancy.h"
 
+PetscErrorCode MbsObjectOptions(PetscObject obj, PetscErrorCode (*body)(PetscOptionItems *, PetscObject))
+{
+  PetscFunctionBegin;
+  PetscObjectOptionsBegin(obj);
+  {
+    PetscErrorCode ierr = body(PetscOptionsObject, obj);
+    if (ierr) (void)PetscOptionsEnd_Private(PetscOptionsObject);
+    PetscCall(ierr);
+  }
+  PetscOptionsEnd();
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsModelCheckNotSetUp(MbsModel model)
 {
   PetscFunctionBegin;
@@ -904,24 +917,11 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
   PetscFunctionReturn(0);
 }
 
-/*@C
-  MbsModelSetFromOptions - Reads the model's options; MbsModelSetUp() calls it if it was not called.
-
-  Collective
-
-  Options Database Keys:
-+ -mbs_initial_tolerance <tol> - largest accepted initial constraint violation (MbsModelSetInitialTolerance())
-. -mbs_partition <metis,contiguous> - how bodies are distributed over the ranks (MbsModelSetPartitioner())
-. -mbs_view_partition - report bodies, unknowns, ghosts and cut elements per rank after set-up
-- -mbs_check_redundancy - set-up fails if constraints are redundant at the initial state, naming the elements
-(docs/robustness.md)
-
-  Level: beginner
-@*/
-PetscErrorCode MbsModelSetFromOptions(MbsModel model)
+static PetscErrorCode MbsModelOptions_Private(PetscOptionItems *PetscOptionsObject, PetscObject obj)
 {
+  MbsModel model = (MbsModel)obj;
+
   PetscFunctionBegin;
-  PetscObjectOptionsBegin((PetscObject)model);
   {
     PetscReal tol = model->ic_tol;
     PetscBool set;
@@ -948,7 +948,27 @@ PetscErrorCode MbsModelSetFromOptions(MbsModel model)
   PetscCall(PetscOptionsBool("-mbs_check_redundancy",
                              "Fail at set-up if constraints are redundant (linearly dependent) at the initial state",
                              "MbsModelSetUp", model->check_redundancy, &model->check_redundancy, NULL));
-  PetscOptionsEnd();
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetFromOptions - Reads the model's options; MbsModelSetUp() calls it if it was not called.
+
+  Collective
+
+  Options Database Keys:
++ -mbs_initial_tolerance <tol> - largest accepted initial constraint violation (MbsModelSetInitialTolerance())
+. -mbs_partition <metis,contiguous> - how bodies are distributed over the ranks (MbsModelSetPartitioner())
+. -mbs_view_partition - report bodies, unknowns, ghosts and cut elements per rank after set-up
+- -mbs_check_redundancy - set-up fails if constraints are redundant at the initial state, naming the elements
+(docs/robustness.md)
+
+  Level: beginner
+@*/
+PetscErrorCode MbsModelSetFromOptions(MbsModel model)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsObjectOptions((PetscObject)model, MbsModelOptions_Private));
   model->options_read = PETSC_TRUE;
   PetscFunctionReturn(0);
 }

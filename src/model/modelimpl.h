@@ -76,6 +76,10 @@ PETSC_INTERN PetscErrorCode MbsElementTypeRegistryDestroy_Private(void);
 PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);
 /* An error if the model is set up (bodies, elements and the partitioner are set before) */
 PETSC_INTERN PetscErrorCode MbsModelCheckNotSetUp(MbsModel);
+/* PetscObjectOptionsBegin(obj); body(PetscOptionsObject, obj); PetscOptionsEnd(), but an error raised in the
+   body (a bad option value) still ends the block: PETSc's macros leave the block's strings allocated when
+   an error returns from inside it. */
+PETSC_INTERN PetscErrorCode MbsObjectOptions(PetscObject, PetscErrorCode (*body)(PetscOptionItems *, PetscObject));
 
 /* Local coordinates of element e gathered from a ghosted local array. */
 static inline void MbsElementGather(MbsModel model, const MbsElement *e, const PetscScalar *x, PetscReal *xe)

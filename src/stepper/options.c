@@ -1,37 +1,15 @@
 /* MbsStepperSetFromOptions(): every -mbs_ option of the stepper. */
 #include "stepper/stepperimpl.h"
 
-/*@C
-  MbsStepperSetFromOptions - Reads the stepper's options, then the nonlinear solver's (-snes_*, -ksp_*, -pc_*).
-
-  Collective
-
-  Options Database Keys:
-+ -mbs_scheme <em> - the scheme
-. -mbs_dt <h> - step size
-. -mbs_t_end <t> - final time
-. -mbs_output_dir <dir> - output directory
-. -mbs_output_every <n> - output frequency
-. -mbs_write_state <file> - write the final state (index,q,p) as CSV
-. -mbs_theta, -mbs_vartheta - the scheme's parameters (MbsStepperSetSchemeParameter())
-. -mbs_predictor <simple,advanced> - Newton initial guess
-. -mbs_adapt - retry failed steps with halved sub-steps
-. -mbs_adapt_max_halvings <n> - at most n halvings per step
-. -mbs_energy_divergence <factor> - stop a run whose energy diverges (MbsStepperSetEnergyDivergence())
-. -mbs_failure_checkpoint <file> - where a failed step leaves its state (MbsStepperSetFailureCheckpoint())
-- -mbs_allow_redundant_constraints - run consistent redundant constraints (MbsStepperSetAllowRedundantConstraints())
-
-  Level: beginner
-@*/
-PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
+static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsObject, PetscObject obj)
 {
-  char      type[64];
-  PetscBool flg;
-  PetscReal h = st->h, t_end = st->t_end;
-  PetscInt  every = st->output_every;
+  MbsStepper st = (MbsStepper)obj;
+  char       type[64];
+  PetscBool  flg;
+  PetscReal  h = st->h, t_end = st->t_end;
+  PetscInt   every = st->output_every;
 
   PetscFunctionBegin;
-  PetscObjectOptionsBegin((PetscObject)st);
   PetscCall(PetscOptionsFList("-mbs_scheme", "Time-stepping scheme", "MbsStepperSetType", MbsSchemeFunctions, st->type,
                               type, sizeof(type), &flg));
   if (flg) PetscCall(MbsStepperSetType(st, type));
@@ -149,6 +127,13 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
                      "-mbs_stagnation_tol)",
                      "MbsStepperCreate", st->stagnation_rtol, &st->stagnation_rtol, NULL));
   {
+    const char *const splits[] = {"fields", "primal_dual"};
+    PetscCall(PetscOptionsEList(
+      "-mbs_fieldsplit_split",
+      "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)",
+      "MbsStepperSetUp", splits, 2, splits[st->fieldsplit_split], &st->fieldsplit_split, NULL));
+  }
+  {
     PetscBool allow = st->allow_redundant, set;
     PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints",
                                "Solve with MUMPS null-pivot detection so that consistent redundant constraints run",
@@ -169,7 +154,36 @@ PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
   PetscCall(PetscOptionsBool("-mbs_error_if_step_fails", "A failed or diverged step is an error (else only its reason)",
                              "MbsStepperSetErrorIfStepFails", st->errorifstepfailed, &st->errorifstepfailed, NULL));
   if (st->ops->setfromoptions) PetscCall(st->ops->setfromoptions(st, PetscOptionsObject));
-  PetscOptionsEnd();
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetFromOptions - Reads the stepper's options, then the nonlinear solver's (-snes_*, -ksp_*, -pc_*).
+
+  Collective
+
+  Options Database Keys:
++ -mbs_scheme <em> - the scheme
+. -mbs_dt <h> - step size
+. -mbs_t_end <t> - final time
+. -mbs_output_dir <dir> - output directory
+. -mbs_output_every <n> - output frequency
+. -mbs_write_state <file> - write the final state (index,q,p) as CSV
+. -mbs_theta, -mbs_vartheta - the scheme's parameters (MbsStepperSetSchemeParameter())
+. -mbs_predictor <simple,advanced> - Newton initial guess
+. -mbs_adapt - retry failed steps with halved sub-steps
+. -mbs_adapt_max_halvings <n> - at most n halvings per step
+. -mbs_energy_divergence <factor> - stop a run whose energy diverges (MbsStepperSetEnergyDivergence())
+. -mbs_failure_checkpoint <file> - where a failed step leaves its state (MbsStepperSetFailureCheckpoint())
+. -mbs_allow_redundant_constraints - run consistent redundant constraints (MbsStepperSetAllowRedundantConstraints())
+- -mbs_fieldsplit_split <fields,primal_dual> - splits registered with -pc_type fieldsplit (docs/solvers.md)
+
+  Level: beginner
+@*/
+PetscErrorCode MbsStepperSetFromOptions(MbsStepper st)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsObjectOptions((PetscObject)st, MbsStepperOptions_Private));
   PetscCall(SNESSetFromOptions(st->snes));
   PetscFunctionReturn(0);
 }

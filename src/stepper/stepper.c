@@ -718,21 +718,14 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(MbsStepperAllowRedundant_Private(st));
   PetscCall(MbsStepperSetUpFactorization(st));
   {
-    KSP               ksp;
-    PC                pc;
-    const char *const splits[] = {"fields", "primal_dual"};
-    PetscInt          split    = 0;
+    KSP      ksp;
+    PC       pc;
+    PetscInt split = st->fieldsplit_split;
     PetscCall(SNESGetKSP(st->snes, &ksp));
     PetscCall(KSPGetPC(ksp, &pc));
     /* Named splits for -pc_type fieldsplit (a no-op for other PCs): one per field (-fieldsplit_q_...,
        -fieldsplit_lambda_...), or two, "primal" (q, p, v) and "dual" (lambda, gamma), for a Schur
-       complement on the multipliers (-pc_fieldsplit_type schur; docs/solvers.md). */
-    PetscObjectOptionsBegin((PetscObject)st);
-    PetscCall(PetscOptionsEList(
-      "-mbs_fieldsplit_split",
-      "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)",
-      "MbsStepperSetUp", splits, 2, splits[0], &split, NULL));
-    PetscOptionsEnd();
+       complement on the multipliers (-pc_fieldsplit_type schur, -mbs_fieldsplit_split; docs/solvers.md). */
     {
       /* A set-up again (after a scheme parameter changed the layout) must replace the splits, not append to them. */
       PetscBool isfs;

@@ -92,12 +92,13 @@ struct _p_MbsStepper {
      changes, and before giving up on a step. */
   PetscBool reuse, reuse_set; /* reuse_set: chosen by the user, else decided from the size */
   PetscReal reuse_rate;
-  PetscBool jac_valid;       /* st->J holds an assembled Jacobian */
-  PetscReal jac_h;           /* the step size it was assembled for */
-  PetscInt  jac_evals;       /* Jacobian assemblies since set-up */
-  PetscBool jac_fresh;       /* assembled since the last convergence test */
-  PetscInt  jac_uses;        /* iterations of the current solve on the current Jacobian */
-  PetscBool allow_redundant; /* MUMPS with null-pivot detection (MbsStepperSetAllowRedundantConstraints()) */
+  PetscBool jac_valid;        /* st->J holds an assembled Jacobian */
+  PetscReal jac_h;            /* the step size it was assembled for */
+  PetscInt  jac_evals;        /* Jacobian assemblies since set-up */
+  PetscBool jac_fresh;        /* assembled since the last convergence test */
+  PetscInt  jac_uses;         /* iterations of the current solve on the current Jacobian */
+  PetscBool allow_redundant;  /* MUMPS with null-pivot detection (MbsStepperSetAllowRedundantConstraints()) */
+  PetscInt  fieldsplit_split; /* splits registered with PCFIELDSPLIT: 0 one per field, 1 primal and dual */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
