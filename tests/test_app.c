@@ -604,9 +604,21 @@ static void TestOptionErrors(void **state)
     ExpectContains("the message", line, cases[i][2]);
     FreeRun(&run);
   }
+  /* gglmbs' own options misspelt: an error before any step; others (a solver's) are reported after the run */
   run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-mbs_sheme", "vi-a", NULL);
-  ExpectSuccess("misspelt option", &run);
-  ExpectContains("stderr", run.err, "option -mbs_sheme vi-a was given but never used");
+  ExpectUserError("misspelt option", &run);
+  ExpectContains("stderr", run.err, "option -mbs_sheme is not an option of gglmbs");
+  ExpectLacks("stdout", run.out, "steps in");
+  FreeRun(&run);
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-snes_linesearch_typ", "bt", NULL);
+  ExpectSuccess("misspelt solver option", &run);
+  ExpectContains("stderr", run.err, "option -snes_linesearch_typ bt was given but never used");
+  FreeRun(&run);
+  /* a final time between two steps would be overshot */
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_dt", "0.05", "-mbs_t_end", "0.12", NULL);
+  ExpectUserError("final time between steps", &run);
+  ExpectContains("stderr", run.err, "is not a whole number of steps of 0.05");
+  ExpectContains("stderr", run.err, "Give a final time of 0.1 or 0.15");
   FreeRun(&run);
 }
 
@@ -640,7 +652,7 @@ static void TestSchemeVIA(void **state)
 }
 
 /* EM on the four particles at h = 0.675 with Newton's method proper (-mbs_jacobian_reuse 0): a step fails
-   from the simple predictor before t = 80; with -mbs_adapt it is retried in halves, each retry reported,
+   from the simple predictor before t = 81 (120 steps); with -mbs_adapt it is retried in halves, each retry reported,
    and the run completes. */
 static void TestAdapt(void **state)
 {
@@ -650,13 +662,13 @@ static void TestAdapt(void **state)
   (void)state;
   SourcePath(input, "inputs/four_particle.yaml");
   CaseDirectory(dir, "adapt");
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir,
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "81", "-mbs_output_dir", dir,
                    "-mbs_jacobian_reuse", "0", NULL);
   ExpectUserError("no adapt", &run);
   ExpectContains("stderr", run.err, "did not converge");
   ExpectContains("stderr", run.err, "-mbs_adapt");
   FreeRun(&run);
-  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "80", "-mbs_output_dir", dir,
+  run = RunProgram(dir, "-i", input, "-mbs_dt", "0.675", "-mbs_t_end", "81", "-mbs_output_dir", dir,
                    "-mbs_jacobian_reuse", "0", "-mbs_adapt", NULL);
   ExpectSuccess("adapt", &run);
   ExpectContains("stdout", run.out, "retrying as 2 sub-steps of h = 0.3375");

@@ -159,6 +159,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper, const char file
 
 /* Failures: a step whose solve fails or whose energy diverges is an error, its state left in a checkpoint */
 PETSC_EXTERN PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper, PetscReal factor);
+PETSC_EXTERN PetscErrorCode MbsStepperSetEnergyTolerance(MbsStepper, PetscReal tol);
 PETSC_EXTERN PetscErrorCode MbsStepperSetFailureCheckpoint(MbsStepper, const char filename[]);
 
 /* SIGINT/SIGTERM: MbsStepperSolve() stops between steps, checkpoints, and returns PETSC_ERR_SIG */

@@ -59,6 +59,35 @@ static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fu
   return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
 }
 
+/*
+  Before the first step: an option of gglmbs' own (-mbs_...) that set-up did not read is misspelt (-mbs_sheme
+  vi-a), and a run that ignores it would run with something else for as long as it takes: an error, before
+  anything runs. Options read only later are exempt: -mbs_redundancy_tol (read when a step fails or at each
+  step with -mbs_allow_redundant_constraints), -mbs_memory_limit (read for generated models), and the viewer
+  options of the Jacobian (-mbs_jac_..., read at its first assembly). Other options (-snes_..., -ksp_...) may
+  belong to solvers created later; they are reported after the run (ReportUnusedOptions()).
+*/
+static PetscErrorCode CheckOwnOptions(void)
+{
+  static const char *const late[] = {"mbs_redundancy_tol", "mbs_memory_limit", "mbs_jac_"};
+  PetscInt                 n;
+  char                   **names, **values, bad[256] = "";
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsLeftGet(NULL, &n, &names, &values));
+  for (PetscInt i = 0; i < n && !bad[0]; i++) {
+    PetscBool own, exempt = PETSC_FALSE;
+    PetscCall(PetscStrbeginswith(names[i], "mbs_", &own));
+    for (size_t k = 0; own && !exempt && k < sizeof(late) / sizeof(late[0]); k++)
+      PetscCall(PetscStrbeginswith(names[i], late[k], &exempt));
+    if (own && !exempt) PetscCall(PetscSNPrintf(bad, sizeof(bad), "%s", names[i]));
+  }
+  PetscCall(PetscOptionsLeftRestore(NULL, &n, &names, &values));
+  PetscCheck(!bad[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT,
+             "option -%s is not an option of gglmbs (misspelt? gglmbs -help lists them); nothing was run", bad);
+  PetscFunctionReturn(0);
+}
+
 /* The run; *model and *st are created here and destroyed by the caller, also when the run fails. */
 static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
 {
@@ -106,6 +135,7 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsStepperSetReportViewer(st, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(MbsStepperSetFromOptions(st));
   PetscCall(MbsStepperSetUp(st));
+  PetscCall(CheckOwnOptions());
   if (view) {
     PetscCall(MbsModelView(model, NULL));
     PetscCall(MbsStepperView(st, NULL));

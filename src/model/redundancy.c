@@ -97,9 +97,13 @@ static PetscErrorCode MbsRedundancyProject(Mat A, Mat F, Vec y, Vec work1, Vec w
 /*
   Gauss-Jordan elimination with complete pivoting on the n vectors y (distributed like the constraint
   rows): afterwards each vector has a pivot row where it is 1 and all others are 0. Returns in *nbasis how
-  many vectors are numerically independent (pivot above 1e-8 of the first).
+  many vectors are numerically independent (pivot above 1e-8 of the first), and, if pivot is not NULL, the
+  global constraint row of each vector's pivot. The pivot search weighs row r's entries by weight[r]
+  (local rows; NULL: all 1), so that rows of some elements are chosen as pivots only when no others can be.
+  Dropping the pivot rows leaves independent rows: a null vector vanishing on all pivots is 0.
 */
-static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y[], PetscInt *nbasis)
+static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y[], const PetscReal weight[],
+                                               PetscInt *nbasis, PetscInt pivot[])
 {
   PetscScalar **a;
   PetscReal     first = 0, *rowv;
@@ -118,8 +122,8 @@ static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y
 
     for (PetscInt l = j; l < n; l++)
       for (PetscInt r = 0; r < ml; r++)
-        if (PetscAbsScalar(a[l][r]) > loc.val) {
-          loc.val  = PetscAbsScalar(a[l][r]);
+        if (PetscAbsScalar(a[l][r]) * (weight ? weight[r] : 1.0) > loc.val) {
+          loc.val  = PetscAbsScalar(a[l][r]) * (weight ? weight[r] : 1.0);
           where[0] = l;
           where[1] = r;
         }
@@ -130,6 +134,7 @@ static PetscErrorCode MbsRedundancySparseBasis(MbsModel model, PetscInt n, Vec y
       break;
     }
     PetscCallMPI(MPI_Bcast(where, 2, MPIU_INT, glob.rank, PetscObjectComm((PetscObject)model)));
+    if (pivot) pivot[j] = model->rank_cstart[glob.rank] + where[1];
     if (where[0] != j) {
       PetscScalar *ta = a[j];
       Vec          tv = y[j];
@@ -217,34 +222,28 @@ static PetscErrorCode MbsRedundancySupports(MbsModel model, PetscInt n, Vec y[],
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent,
-                                               PetscInt *nreported, PetscInt **offset, PetscInt **elems)
+/* Factors A_s = S G(q) M^-1 G(q)^T S with null-pivot detection (see the comment at the top). *k = m - rank G,
+   or -1 (and no factors) when G(q) is not finite. */
+static PetscErrorCode MbsRedundancyFactor(MbsModel model, Vec q, PetscReal tol, Mat *A, Mat *F, PetscInt *k)
 {
   PetscScalar *qloc;
-  Mat          G, A, F;
-  Vec          d, work1, work2, y[MBS_REDUNDANCY_MAX_REPORTED];
-  PetscInt     k = 0, nv = 0, bad = 0;
+  Mat          G;
+  Vec          d;
+  PetscInt     bad = 0;
   PetscReal    dmax;
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
-  PetscCheck(tol > 0 && tol < 1, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
-             "The redundancy threshold must be in (0, 1), got %g", (double)tol);
-  *ndependent = 0;
-  *nreported  = 0;
-  *offset     = NULL;
-  *elems      = NULL;
-  if (!model->ncon) PetscFunctionReturn(0);
+  *A = *F = NULL;
   PetscCall(PetscMalloc1(model->nq_ghosted, &qloc));
   PetscCall(MbsModelCoordinatesToLocal(model, q, qloc));
   PetscCall(MbsRedundancyAssembleG(model, qloc, &G));
   PetscCall(PetscFree(qloc));
-  PetscCall(MatMatTransposeMult(G, G, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &A));
+  PetscCall(MatMatTransposeMult(G, G, MAT_INITIAL_MATRIX, PETSC_DEFAULT, A));
   PetscCall(MatDestroy(&G));
 
   /* Unit diagonal. A zero row of G (a constraint without gradient) keeps a zero row: a null pivot. */
-  PetscCall(MatCreateVecs(A, &d, NULL));
-  PetscCall(MatGetDiagonal(A, d));
+  PetscCall(MatCreateVecs(*A, &d, NULL));
+  PetscCall(MatGetDiagonal(*A, d));
   {
     PetscScalar *da;
     PetscInt     n;
@@ -261,76 +260,157 @@ PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal 
   if (bad) { /* not a question of rank: the caller reports the non-finite state */
     PetscCall(PetscInfo(NULL, "G(q) is not finite: no redundancy analysis\n"));
     PetscCall(VecDestroy(&d));
-    PetscCall(MatDestroy(&A));
-    *ndependent = -1;
+    PetscCall(MatDestroy(A));
+    *k = -1;
     PetscFunctionReturn(0);
   }
-  PetscCall(MatDiagonalScale(A, d, d));
+  PetscCall(MatDiagonalScale(*A, d, d));
   PetscCall(VecDestroy(&d));
-  PetscCall(MatNorm(A, NORM_INFINITY, &dmax));
+  PetscCall(MatNorm(*A, NORM_INFINITY, &dmax));
 
   /* Own prefix: the options that tune the stepper's MUMPS (-mat_mumps_*) must not change this test. */
-  PetscCall(MatSetOptionsPrefix(A, "mbs_redundancy_"));
-  PetscCall(MatGetFactor(A, MATSOLVERMUMPS, MAT_FACTOR_CHOLESKY, &F));
-  PetscCall(MatSetOptionsPrefix(F, "mbs_redundancy_"));
-  PetscCall(MatMumpsSetIcntl(F, 24, 1));   /* null-pivot detection */
-  PetscCall(MatMumpsSetIcntl(F, 13, 1));   /* no ScaLAPACK on the root front: it does not detect null pivots */
-  PetscCall(MatMumpsSetIcntl(F, 8, 0));    /* A is already scaled */
-  PetscCall(MatMumpsSetIcntl(F, 14, 100)); /* delayed pivots */
-  PetscCall(MatMumpsSetCntl(F, 3, -tol));  /* absolute threshold on the unit-diagonal matrix */
-  PetscCall(MatCholeskyFactorSymbolic(F, A, NULL, NULL));
-  PetscCall(MatCholeskyFactorNumeric(F, A, NULL));
+  PetscCall(MatSetOptionsPrefix(*A, "mbs_redundancy_"));
+  PetscCall(MatGetFactor(*A, MATSOLVERMUMPS, MAT_FACTOR_CHOLESKY, F));
+  PetscCall(MatSetOptionsPrefix(*F, "mbs_redundancy_"));
+  PetscCall(MatMumpsSetIcntl(*F, 24, 1));   /* null-pivot detection */
+  PetscCall(MatMumpsSetIcntl(*F, 13, 1));   /* no ScaLAPACK on the root front: it does not detect null pivots */
+  PetscCall(MatMumpsSetIcntl(*F, 8, 0));    /* A is already scaled */
+  PetscCall(MatMumpsSetIcntl(*F, 14, 100)); /* delayed pivots */
+  PetscCall(MatMumpsSetCntl(*F, 3, -tol));  /* absolute threshold on the unit-diagonal matrix */
+  PetscCall(MatCholeskyFactorSymbolic(*F, *A, NULL, NULL));
+  PetscCall(MatCholeskyFactorNumeric(*F, *A, NULL));
   {
     MatFactorError err;
-    PetscCall(MatFactorGetError(F, &err));
+    PetscCall(MatFactorGetError(*F, &err));
     if (err != MAT_FACTOR_NOERROR) { /* a failure the caller may survive: free what was made */
-      PetscCall(MatDestroy(&F));
-      PetscCall(MatDestroy(&A));
+      PetscCall(MatDestroy(F));
+      PetscCall(MatDestroy(A));
       SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_LIB,
               "Redundancy analysis: the factorization of G M^-1 G^T failed (MatFactorError %d)", (int)err);
     }
   }
-  PetscCall(MatMumpsGetInfog(F, 28, &k));
-  *ndependent = k;
+  PetscCall(MatMumpsGetInfog(*F, 28, k));
   PetscCall(PetscInfo(NULL,
                       "G(q): %" PetscInt_FMT " rows, %" PetscInt_FMT
                       " dependent (null pivots below %g of the unit diagonal; |A_s|_inf = %g)\n",
-                      model->ncon, k, (double)tol, (double)dmax));
+                      model->ncon, *k, (double)tol, (double)dmax));
+  PetscFunctionReturn(0);
+}
 
+/* nv vectors spanning (part of) the null space of A, from the factor F (see the comment at the top).
+   Allocates y[0..nv-1]. */
+static PetscErrorCode MbsRedundancyNullVectors(MbsModel model, Mat A, Mat F, PetscInt nv, Vec y[])
+{
+  PetscRandom rnd;
+  Vec         work1, work2;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(A, &work1, &work2));
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)model), &rnd));
+  /* one stream per rank: equal streams make the vectors dependent */
+  PetscCall(PetscRandomSetSeed(rnd, 20240601 + 7919 * (unsigned long)model->rank));
+  PetscCall(PetscRandomSeed(rnd));
+  for (PetscInt j = 0; j < nv; j++) {
+    PetscCall(VecDuplicate(work1, &y[j]));
+    PetscCall(VecSetRandom(y[j], rnd));
+    PetscCall(VecShift(y[j], -0.5));
+    for (int pass = 0; pass < 2; pass++) PetscCall(MbsRedundancyProject(A, F, y[j], work1, work2));
+  }
+  PetscCall(PetscRandomDestroy(&rnd));
+  if (PetscDefined(USE_INFO)) {
+    for (PetscInt j = 0; j < nv; j++) {
+      PetscReal ny, nr;
+      PetscCall(MatMult(A, y[j], work1));
+      PetscCall(VecNorm(work1, NORM_INFINITY, &nr));
+      PetscCall(VecNorm(y[j], NORM_INFINITY, &ny));
+      PetscCall(
+        PetscInfo(NULL, "null vector %" PetscInt_FMT ": |A_s y| / |y| = %g\n", j, (double)(ny > 0 ? nr / ny : 0)));
+    }
+  }
+  PetscCall(VecDestroy(&work1));
+  PetscCall(VecDestroy(&work2));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent,
+                                               PetscInt *nreported, PetscInt **offset, PetscInt **elems)
+{
+  Mat      A, F;
+  Vec      y[MBS_REDUNDANCY_MAX_REPORTED];
+  PetscInt k = 0, nv;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  PetscCheck(tol > 0 && tol < 1, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "The redundancy threshold must be in (0, 1), got %g", (double)tol);
+  *ndependent = 0;
+  *nreported  = 0;
+  *offset     = NULL;
+  *elems      = NULL;
+  if (!model->ncon) PetscFunctionReturn(0);
+  PetscCall(MbsRedundancyFactor(model, q, tol, &A, &F, &k));
+  *ndependent = k;
+  if (k < 0) PetscFunctionReturn(0);
   nv = PetscMin(k, MBS_REDUNDANCY_MAX_REPORTED);
   if (nv > 0) {
-    PetscRandom rnd;
-    PetscInt    nbasis;
-    PetscCall(MatCreateVecs(A, &work1, &work2));
-    PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)model), &rnd));
-    PetscCall(PetscRandomSetSeed(
-      rnd, 20240601 +
-             7919 * (unsigned long)model->rank)); /* one stream per rank: equal streams make the vectors dependent */
-    PetscCall(PetscRandomSeed(rnd));
-    for (PetscInt j = 0; j < nv; j++) {
-      PetscCall(VecDuplicate(work1, &y[j]));
-      PetscCall(VecSetRandom(y[j], rnd));
-      PetscCall(VecShift(y[j], -0.5));
-      for (int pass = 0; pass < 2; pass++) PetscCall(MbsRedundancyProject(A, F, y[j], work1, work2));
-    }
-    PetscCall(PetscRandomDestroy(&rnd));
-    if (PetscDefined(USE_INFO)) {
-      for (PetscInt j = 0; j < nv; j++) {
-        PetscReal ny, nr;
-        PetscCall(MatMult(A, y[j], work1));
-        PetscCall(VecNorm(work1, NORM_INFINITY, &nr));
-        PetscCall(VecNorm(y[j], NORM_INFINITY, &ny));
-        PetscCall(
-          PetscInfo(NULL, "null vector %" PetscInt_FMT ": |A_s y| / |y| = %g\n", j, (double)(ny > 0 ? nr / ny : 0)));
-      }
-    }
-    PetscCall(MbsRedundancySparseBasis(model, nv, y, &nbasis));
+    PetscInt nbasis;
+    PetscCall(MbsRedundancyNullVectors(model, A, F, nv, y));
+    PetscCall(MbsRedundancySparseBasis(model, nv, y, NULL, &nbasis, NULL));
     PetscCall(MbsRedundancySupports(model, nbasis, y, offset, elems));
     *nreported = nbasis;
     for (PetscInt j = 0; j < nv; j++) PetscCall(VecDestroy(&y[j]));
-    PetscCall(VecDestroy(&work1));
-    PetscCall(VecDestroy(&work2));
   }
+  PetscCall(MatDestroy(&F));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelGetDependentRows(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent, PetscInt **rows)
+{
+  Mat        A, F;
+  Vec       *y;
+  PetscInt   k = 0, nbasis;
+  PetscReal *weight;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  *ndependent = 0;
+  *rows       = NULL;
+  if (!model->ncon) PetscFunctionReturn(0);
+  PetscCall(MbsRedundancyFactor(model, q, tol, &A, &F, &k));
+  PetscCheck(k >= 0, PetscObjectComm((PetscObject)model), PETSC_ERR_FP,
+             "Redundant constraints: the constraint Jacobian G(q) is not finite");
+  if (k > MBS_REDUNDANCY_MAX_ELIMINATED) {
+    PetscCall(MatDestroy(&F));
+    PetscCall(MatDestroy(&A));
+    SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_SUP,
+            "%" PetscInt_FMT " of the %" PetscInt_FMT " constraint rows are redundant; at most %d are eliminated "
+            "(-mbs_allow_redundant_constraints): remove the redundant elements from the model "
+            "(-mbs_check_redundancy names them)",
+            k, model->ncon, MBS_REDUNDANCY_MAX_ELIMINATED);
+  }
+  if (k > 0) {
+    /* Rows of joints and rods before the internal constraints of rigid bodies: those keep a body rigid
+       on their own, whatever the joints do. */
+    PetscCall(PetscMalloc1(model->ncon_local + 1, &weight));
+    for (PetscInt k2 = 0; k2 < model->nelem_local; k2++) {
+      const MbsElement *el = &model->elems[model->elem_local[k2]];
+      for (int r = 0; r < el->kernel->ncon; r++)
+        weight[model->elem_c[k2] + r] = el->kernel == &MbsElemKernelRigidBody ? 1e-3 : 1.0;
+    }
+    PetscCall(PetscMalloc1(k, &y));
+    PetscCall(PetscMalloc1(k, rows));
+    PetscCall(MbsRedundancyNullVectors(model, A, F, k, y));
+    PetscCall(MbsRedundancySparseBasis(model, k, y, weight, &nbasis, *rows));
+    for (PetscInt j = 0; j < k; j++) PetscCall(VecDestroy(&y[j]));
+    PetscCall(PetscFree(y));
+    PetscCall(PetscFree(weight));
+    PetscCheck(nbasis == k, PetscObjectComm((PetscObject)model), PETSC_ERR_PLIB,
+               "Redundant constraints: %" PetscInt_FMT " null pivots but %" PetscInt_FMT " independent null vectors", k,
+               nbasis);
+    PetscCall(PetscSortInt(k, *rows));
+  }
+  *ndependent = k;
   PetscCall(MatDestroy(&F));
   PetscCall(MatDestroy(&A));
   PetscFunctionReturn(0);
@@ -446,28 +526,5 @@ PetscErrorCode MbsModelCheckRedundancy(MbsModel model)
   PetscCall(VecDestroy(&p));
   PetscCheck(!n, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
              "At the initial state (-mbs_check_redundancy), %s", msg);
-  PetscFunctionReturn(0);
-}
-
-PetscErrorCode MbsPCAllowNullPivots(PC pc, PetscReal tol)
-{
-  Mat       F;
-  PetscBool islu;
-  PCType    type;
-
-  PetscFunctionBegin;
-  PetscCall(PCGetType(pc, &type));
-  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  PetscCheck(islu, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
-             "Redundant constraints are allowed with the direct solve only (-pc_type lu), not with -pc_type %s", type);
-  PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
-  PetscCall(PCFactorSetUpMatSolverType(pc));
-  PetscCall(PCFactorGetMatrix(pc, &F));
-  PetscCall(MatMumpsSetIcntl(F, 24, 1)); /* null-pivot detection */
-  PetscCall(MatMumpsSetIcntl(F, 13, 1)); /* ScaLAPACK on the root front does not detect null pivots */
-  /* The maximum transversal (ICNTL(6)) stops at a structurally singular matrix (INFOG(1) = -6), which the
-     Jacobian of EM-G, VI-A and VI-B is when two rows of G have the same pattern (the same rod twice). */
-  PetscCall(MatMumpsSetIcntl(F, 6, 0));
-  PetscCall(MatMumpsSetCntl(F, 3, tol));
   PetscFunctionReturn(0);
 }

@@ -30,16 +30,22 @@ PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec
 PETSC_INTERN PetscErrorCode MbsModelGetRedundantConstraints(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent,
                                                             PetscInt *nreported, PetscInt **offset, PetscInt **elems);
 
+/* At most this many dependent rows are eliminated (MbsModelGetDependentRows()) */
+#define MBS_REDUNDANCY_MAX_ELIMINATED 1024
+
+/*
+  Collective. The rows to eliminate so that the remaining rows of G(q) are independent: *ndependent =
+  m - rank G(q) global constraint rows (sorted, allocated, the same on every rank; PetscFree()), one pivot
+  of each dependency of a sparse null-space basis of G^T (complete pivoting: the row that takes the largest
+  part in it), rows of joints and rods before the internal constraints of rigid bodies. tol as in
+  MbsModelGetRedundantConstraints(). An error if G(q) is not finite or more than
+  MBS_REDUNDANCY_MAX_ELIMINATED rows depend on the others.
+*/
+PETSC_INTERN PetscErrorCode MbsModelGetDependentRows(MbsModel model, Vec q, PetscReal tol, PetscInt *ndependent,
+                                                     PetscInt **rows);
+
 /* Collective. MbsModelSetUp() with -mbs_check_redundancy: an error naming the elements if the constraints
    are redundant at the initial state. */
 PETSC_INTERN PetscErrorCode MbsModelCheckRedundancy(MbsModel model);
-
-/*
-  Collective. Makes the linear solver of a direct-solve PC (the stepper's) tolerate redundant constraints:
-  LU by MUMPS with null-pivot detection (ICNTL(24) = 1, threshold CNTL(3) = tol relative to the scaled
-  matrix), so a singular saddle-point system with consistent right-hand side is solved with one of its
-  solutions. The PC must have its operators.
-*/
-PETSC_INTERN PetscErrorCode MbsPCAllowNullPivots(PC pc, PetscReal tol);
 
 #endif

@@ -107,6 +107,7 @@ static PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
   st->ops->residual                = MbsSchemeResidual_EM;
   st->ops->jacobian                = MbsSchemeJacobian_EM;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;
+  st->ops->conserves_energy        = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 

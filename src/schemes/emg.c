@@ -79,6 +79,7 @@ static PetscErrorCode MbsSchemeCreate_EMG(MbsStepper st)
   st->ops->residual                = MbsSchemeResidual_EMG;
   st->ops->jacobian                = MbsSchemeJacobian_EMG;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EMG;
+  st->ops->conserves_energy        = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 

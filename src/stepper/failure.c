@@ -56,6 +56,17 @@ static PetscErrorCode MbsStepperEnergy(MbsStepper st, PetscReal *E, PetscReal *T
   PetscFunctionReturn(0);
 }
 
+/* E = T + V of the current state (collective); leaves the external work alone */
+PetscErrorCode MbsStepperTotalEnergy_Private(MbsStepper st, PetscReal *E)
+{
+  const PetscReal work = st->ext_work;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperEnergy(st, E, NULL, NULL, NULL));
+  st->ext_work = work;
+  PetscFunctionReturn(0);
+}
+
 /* The energy a run starts with and its scale: the largest of |E|, T, |V| and the work gravity does over
    the model's extent (a chain released from rest at V = 0 has E = T = V = 0). */
 PetscErrorCode MbsStepperEnergyStart_Private(MbsStepper st)
@@ -144,6 +155,43 @@ PetscErrorCode MbsStepperSetEnergyDivergence(MbsStepper st, PetscReal factor)
     (double)factor);
   st->energy_divergence = factor;
   st->energy_set        = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetEnergyTolerance - For the schemes that conserve energy exactly (EM, EM-G: E = T + V, less the
+  work of external forces, is the same after a step whenever its equations hold): a (sub-)step whose solve
+  converged but that changes E - W by more than tol times the energy's scale (MbsStepperSetEnergyDivergence())
+  is not accepted; it fails like a step that did not converge (retried with -mbs_adapt, else reported).
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- tol - the bound, relative to the energy's scale (default 1e-8; 0 switches the check off)
+
+  Options Database Key:
+. -mbs_energy_tol <tol> - the bound
+
+  Note:
+  Converged steps change the energy by round-off, measured at most 1e-14 of its scale (Bricard's mechanism, the
+  chains, the heavy top). A larger change means the solve stopped short of its equations' solution (a
+  residual above its round-off floor accepted by a loosened test such as -mbs_stagnation_tol, a singular
+  Jacobian); this check keeps such a step from being accepted silently. It costs two energy evaluations per
+  step. Other schemes are unaffected.
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetEnergyDivergence()`, `MbsStepperStep()`
+@*/
+PetscErrorCode MbsStepperSetEnergyTolerance(MbsStepper st, PetscReal tol)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCheck(tol >= 0 && !PetscIsInfOrNanReal(tol), PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
+             "The energy tolerance (-mbs_energy_tol) must be non-negative and finite (0: no check), got %g",
+             (double)tol);
+  st->energy_tol = tol;
   PetscFunctionReturn(0);
 }
 

@@ -111,21 +111,23 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
       "scale (0: never)",
       "MbsStepperSetEnergyDivergence", factor, &factor, &flg));
     if (flg) PetscCall(MbsStepperSetEnergyDivergence(st, factor));
+    factor = st->energy_tol;
+    PetscCall(
+      PetscOptionsReal("-mbs_energy_tol",
+                       "Energy-conserving schemes (em, em-g): a (sub-)step that changes E - W by more than this "
+                       "times the energy's scale is not accepted (0: no check)",
+                       "MbsStepperSetEnergyTolerance", factor, &factor, &flg));
+    if (flg) PetscCall(MbsStepperSetEnergyTolerance(st, factor));
     PetscCall(PetscOptionsString(
       "-mbs_failure_checkpoint",
       "Where a failed or diverged step leaves its state (default <output dir>/failed_step.bin, none: nowhere)",
       "MbsStepperSetFailureCheckpoint", st->failure_checkpoint, st->failure_checkpoint, sizeof(st->failure_checkpoint),
       NULL));
   }
-  PetscCall(PetscOptionsReal(
-    "-mbs_stagnation_tol",
-    "Below this residual norm, a Newton iteration that does not halve it has reached the round-off floor (converged)",
-    "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
-  PetscCall(
-    PetscOptionsReal("-mbs_stagnation_rtol",
-                     "... or below this factor times the step's initial residual norm (systems whose floor is above "
-                     "-mbs_stagnation_tol)",
-                     "MbsStepperCreate", st->stagnation_rtol, &st->stagnation_rtol, NULL));
+  PetscCall(PetscOptionsReal("-mbs_stagnation_tol",
+                             "Also accept a residual norm below this that no longer halves, even above the round-off "
+                             "floor (a deliberate loosening; default 0)",
+                             "MbsStepperCreate", st->stagnation_tol, &st->stagnation_tol, NULL));
   {
     const char *const splits[] = {"fields", "primal_dual"};
     PetscCall(PetscOptionsEList(
@@ -174,8 +176,10 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
 . -mbs_adapt - retry failed steps with halved sub-steps
 . -mbs_adapt_max_halvings <n> - at most n halvings per step
 . -mbs_energy_divergence <factor> - stop a run whose energy diverges (MbsStepperSetEnergyDivergence())
-. -mbs_failure_checkpoint <file> - where a failed step leaves its state (MbsStepperSetFailureCheckpoint())
-. -mbs_allow_redundant_constraints - run consistent redundant constraints (MbsStepperSetAllowRedundantConstraints())
+. -mbs_energy_tol <tol> - energy-conserving schemes: the largest accepted energy change of a step
+(MbsStepperSetEnergyTolerance()) . -mbs_failure_checkpoint <file> - where a failed step leaves its state
+(MbsStepperSetFailureCheckpoint()) . -mbs_allow_redundant_constraints - run consistent redundant constraints
+(MbsStepperSetAllowRedundantConstraints())
 - -mbs_fieldsplit_split <fields,primal_dual> - splits registered with -pc_type fieldsplit (docs/solvers.md)
 
   Level: beginner

@@ -36,6 +36,16 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
              "A final time of %g with steps of %g makes %g steps, more than %" PetscInt_FMT " (the largest PetscInt)",
              (double)st->t_end, (double)st->h, (double)(st->t_end / st->h), (PetscInt)PETSC_MAX_INT);
   nsteps = MbsStepperNumSteps(st);
+  {
+    /* a fixed step size reaches only multiples of itself: a final time between two would be overshot */
+    const PetscReal r = st->t_end / st->h;
+    PetscCheck(PetscAbsReal(r - PetscFloorReal(r + 0.5)) <= 1e-9 * PetscMax(1.0, r), PetscObjectComm((PetscObject)st),
+               PETSC_ERR_USER_INPUT,
+               "The final time %g (time.end, -mbs_t_end) is not a whole number of steps of %g (time.step, -mbs_dt): "
+               "%.6g steps, so the run would end at %g. Give a final time of %g or %g, or a step that divides it",
+               (double)st->t_end, (double)st->h, (double)r, (double)(nsteps * st->h),
+               (double)(PetscFloorReal(r) * st->h), (double)(nsteps * st->h));
+  }
   PetscCheck(!st->restarted || st->step <= nsteps, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
              "The run continues from a checkpoint at step %" PetscInt_FMT " (t = %g), after its final time %g "
              "(-mbs_t_end): there is nothing to run; give a later final time",

@@ -2,14 +2,101 @@
 #include "stepper/stepperimpl.h"
 #include "model/redundancy.h"
 
-/* SNES's default test (atol, rtol, stol, max_it, NaN), and the round-off floor: once the residual norm
-   is below stagnation_tol, below stagnation_rtol times the solve's initial residual norm, or below
-   MBS_FLOOR_EPS_FACTOR eps |x| (the floor scales with the system: a long chain's coordinates and
-   tensions, tiny inertias putting M^-1 ~ 1e10 into some rows), an iteration that no longer
-   halves it has reached the floor that rounding sets for this system (quadratic convergence would have
-   cut it by orders of magnitude): converged.
-   Conservation to round-off needs Newton run to that floor; a fixed atol alone either stops one
-   iteration early or never triggers on systems whose floor lies above it. */
+/*
+  The round-off scale of the residual at X: s = |J| |X| + |F - J X|, J the Jacobian Newton works with.
+  Row i of |J| |X| sums the magnitudes of the terms in the unknowns, and F - J X holds the rest (the
+  step-start state p_n, q_n, forces, to first order), so s_i is the size of the terms that cancel in F_i near
+  the solution (p_{n+1} against p_n, h G^T lambda against h DV, g(q) against its coordinates), and rounding
+  leaves |F_i| of order eps s_i.
+  With F, *scale is the largest ratio ||F_f|| / ||s_f|| over the fields f (q, p, v, lambda, gamma: each
+  field at the round-off of its own terms, so a field of small terms, such as the velocity constraints, is
+  not hidden by one of large terms; a field whose terms are all below MBS_FLOOR_FIELD_MIN of the system's,
+  such as the velocities of a model at rest, is measured against that fraction); without F, ||s||_2. Unlike eps |X| it
+  sees the scaling of each row (M^-1 of a tiny inertia, the step size, huge multipliers), and unlike a residual relative
+  to the step's initial one it does not grow with a poor initial guess. Falls back to ||J||_F |X| for a Jacobian that is
+  not AIJ.
+*/
+PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, PetscReal *scale)
+{
+  Mat       blocks[2] = {NULL, NULL};
+  PetscBool isseq, ismpi;
+  PetscReal stotal;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isseq));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpi));
+  if (!isseq && !ismpi) {
+    PetscReal nj, nx;
+    PetscCall(MatNorm(st->J, NORM_FROBENIUS, &nj));
+    PetscCall(VecNorm(X, NORM_2, &nx));
+    *scale = nj * nx;
+    PetscFunctionReturn(0);
+  }
+  if (!st->Jabs) {
+    PetscCall(MatDuplicate(st->J, MAT_DO_NOT_COPY_VALUES, &st->Jabs));
+    PetscCall(VecDuplicate(X, &st->Xabs));
+    PetscCall(VecDuplicate(X, &st->Sabs));
+  }
+  PetscCall(MatCopy(st->J, st->Jabs, SAME_NONZERO_PATTERN));
+  if (isseq)
+    blocks[0] = st->Jabs;
+  else
+    PetscCall(MatMPIAIJGetSeqAIJ(st->Jabs, &blocks[0], &blocks[1], NULL));
+  for (int b = 0; b < 2; b++) {
+    const PetscInt *ia, *ja;
+    PetscInt        n;
+    PetscBool       done;
+    PetscScalar    *v;
+    if (!blocks[b]) continue;
+    PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
+    PetscCall(MatSeqAIJGetArray(blocks[b], &v));
+    for (PetscInt k = 0; k < ia[n]; k++) v[k] = PetscAbsScalar(v[k]);
+    PetscCall(MatSeqAIJRestoreArray(blocks[b], &v));
+    PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  }
+  PetscCall(VecCopy(X, st->Xabs));
+  PetscCall(VecAbs(st->Xabs));
+  PetscCall(MatMult(st->Jabs, st->Xabs, st->Sabs));
+  if (F) { /* max over the fields f of ||F_f|| / || s_f ||, s = |J| |X| + |F - J X| */
+    PetscCall(MatMult(st->J, X, st->Xabs));
+    PetscCall(VecAYPX(st->Xabs, -1.0, F));
+    PetscCall(VecAbs(st->Xabs));
+    PetscCall(VecAXPY(st->Sabs, 1.0, st->Xabs));
+    PetscCall(VecNorm(st->Sabs, NORM_2, &stotal));
+    *scale = 0;
+    for (PetscInt f = 0; f < st->sys->nfields; f++) {
+      Vec       Ff, Sf;
+      PetscReal nf, ns;
+      PetscCall(VecGetSubVector(F, st->sys->is[f], &Ff));
+      PetscCall(VecGetSubVector(st->Sabs, st->sys->is[f], &Sf));
+      PetscCall(VecNorm(Ff, NORM_2, &nf));
+      PetscCall(VecNorm(Sf, NORM_2, &ns));
+      PetscCall(VecRestoreSubVector(F, st->sys->is[f], &Ff));
+      PetscCall(VecRestoreSubVector(st->Sabs, st->sys->is[f], &Sf));
+      ns += MBS_FLOOR_FIELD_MIN * stotal;
+      if (nf > 0) *scale = PetscMax(*scale, ns > 0 ? nf / ns : PETSC_MAX_REAL);
+      if (PetscIsInfOrNanReal(nf)) *scale = PETSC_MAX_REAL;
+    }
+  } else
+    PetscCall(VecNorm(st->Sabs, NORM_2, scale));
+  PetscFunctionReturn(0);
+}
+
+/*
+  The convergence test of every scheme: SNES's default (atol, max_it, NaN, divergence), except that a
+  small Newton update (SNES's stol) alone is not convergence, and the round-off floor:
+
+    converged  <=>  ||F|| <= atol,  or  ||F_f|| <= MBS_FLOOR_EPS_FACTOR eps ||s_f|| in every field f
+                    (s = |J| |X| + |F - J X|, MbsStepperResidualScale_Private()) and the iteration no longer halves
+  ||F|| (it has reached the floor rounding sets for this system), or ||F|| <= -mbs_stagnation_tol (default 0) and it no
+  longer halves.
+
+  A small update with a residual above that floor is what a singular or nearly singular Jacobian gives
+  (redundant constraints, a lost rank): continuing makes it fail at max_it, and the step is retried or
+  reported, never accepted. Conservation to round-off needs Newton run to the floor; a fixed atol alone
+  either stops one iteration early or never triggers on systems whose floor lies above it.
+*/
 PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
                                            SNESConvergedReason *reason, void *ctx)
 {
@@ -23,19 +110,32 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
   else
     st->jac_uses++;
   PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, fnorm, reason, NULL));
-  /* With a kept (modified-Newton) Jacobian, slow linear convergence must not pass for the floor: above
-     the eps |x| estimate it counts only as stagnation with almost no progress; short of that the
-     Jacobian is refreshed below. */
-  if (it == 0) st->fnorm0 = fnorm;
-  if (*reason == SNES_CONVERGED_ITERATING && it > 0) {
-    const PetscReal floor_eps = MBS_FLOOR_EPS_FACTOR * PETSC_MACHINE_EPSILON * xnorm,
-                    floor_tol = PetscMax(PetscMax(st->stagnation_tol, st->stagnation_rtol * st->fnorm0), floor_eps);
-    if ((fnorm <= floor_tol && fnorm > (fresh ? 0.5 : 0.9) * st->fnorm_prev) ||
-        (fnorm <= floor_eps && fnorm > 0.5 * st->fnorm_prev)) {
-      PetscCall(PetscInfo(snes, "Residual norm %g stagnates at the round-off floor (previous %g): converged\n",
-                          (double)fnorm, (double)st->fnorm_prev));
+  /* With a kept (modified-Newton) Jacobian, slow linear convergence must not pass for the floor: it counts
+     only as stagnation with almost no progress (0.9); short of that the Jacobian is refreshed below. */
+  if (it > 0 && (*reason == SNES_CONVERGED_ITERATING || *reason == SNES_CONVERGED_SNORM_RELATIVE) &&
+      fnorm > (fresh ? 0.5 : 0.9) * st->fnorm_prev) {
+    Vec       X, F;
+    PetscReal ratio;
+    PetscCall(SNESGetSolution(snes, &X));
+    PetscCall(SNESGetFunction(snes, &F, NULL, NULL));
+    PetscCall(MbsStepperResidualScale_Private(st, X, F, &ratio));
+    ratio /= PETSC_MACHINE_EPSILON;
+    if (ratio <= MBS_FLOOR_EPS_FACTOR || fnorm <= st->stagnation_tol) {
+      PetscCall(PetscInfo(snes,
+                          "Residual norm %g stagnates at the round-off floor (previous %g, max over fields of "
+                          "||F_f|| / (eps ||s_f||) = %g): converged\n",
+                          (double)fnorm, (double)st->fnorm_prev, (double)ratio));
       *reason = SNES_CONVERGED_FNORM_ABS;
+    } else if (*reason == SNES_CONVERGED_SNORM_RELATIVE) {
+      PetscCall(PetscInfo(snes,
+                          "Small update but residual norm %g above the round-off floor (max over fields of "
+                          "||F_f|| / (eps ||s_f||) = %g): not converged\n",
+                          (double)fnorm, (double)ratio));
+      *reason = SNES_CONVERGED_ITERATING;
     }
+  } else if (*reason == SNES_CONVERGED_SNORM_RELATIVE) {
+    /* a small update while the residual still falls fast: the next iteration decides */
+    *reason = SNES_CONVERGED_ITERATING;
   }
   /* Modified Newton: a kept Jacobian that no longer contracts the residual by reuse_rate, or that has
      served MBS_REUSE_MAX_USES iterations of this solve, is refreshed at the next iteration (lag -2:
@@ -72,6 +172,7 @@ PetscErrorCode MbsStepperFormFunction_Private(SNES snes, Vec X, Vec F, void *ctx
   PetscCall(VecRestoreArray(sys->Floc, &f));
   PetscCall(VecSet(F, 0.0));
   PetscCall(MbsSystemLocalToGlobalAdd(sys, sys->Floc, F));
+  PetscCall(MbsStepperEliminateResidual_Private(st, X, F));
   PetscCall(PetscLogEventEnd(MBS_Residual, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -88,7 +189,12 @@ static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Ma
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(MbsSystemAssemblyBegin(sys));
   PetscCall(st->ops->jacobian(st, x));
+  if (st->allow_redundant) /* the diagonal of the constraint fields, for rows that MbsStepperEliminateJacobian_Private()
+                              makes identity rows */
+    for (PetscInt f = 0; f < sys->nfields; f++)
+      if (sys->kind[f] == MBS_FIELD_CONSTRAINT) PetscCall(MbsJacAddIdentity(sys, f, f, 0.0, MBS_SCALE_NONE));
   PetscCall(MbsSystemAssemblyEnd(sys, P));
+  PetscCall(MbsStepperEliminateJacobian_Private(st, P));
   PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
   if (J != P) {
     PetscCall(MatAssemblyBegin(J, MAT_FINAL_ASSEMBLY));
@@ -199,7 +305,29 @@ typedef struct {
   SNESConvergedReason reason;
   PetscReal           fnorm, t0, hstep;
   PetscInt            its, level;
+  PetscReal           gdrop;   /* violation of an eliminated (redundant) constraint row after a converged solve */
+  PetscInt            droprow; /* ... that row, or -1 */
+  PetscReal           dE; /* energy change (of its scale) in a converged (sub-)step of an energy-conserving scheme */
 } MbsStepFailure;
+
+/* Why a solve was not accepted: the SNES reason, or the eliminated (redundant) row it left violated */
+static void MbsStepFailureWhy(SNESConvergedReason reason, PetscInt droprow, PetscReal gdrop, PetscReal dE, char buf[],
+                              size_t len)
+{
+  if (dE != 0)
+    (void)PetscSNPrintf(buf, len,
+                        "SNES converged, but the energy changed by %.3e of its scale in the (sub-)step of an "
+                        "energy-conserving scheme (-mbs_energy_tol): the solve did not reach its round-off floor",
+                        (double)dE);
+  else if (droprow >= 0)
+    (void)PetscSNPrintf(buf, len,
+                        "SNES converged, but constraint row %" PetscInt_FMT
+                        ", eliminated as redundant, is violated by %.3e (the redundancy is not consistent along the "
+                        "motion, or the configuration is near a singular one)",
+                        droprow, (double)gdrop);
+  else
+    (void)PetscSNPrintf(buf, len, "SNES reason %s", SNESConvergedReasons[reason]);
+}
 
 /* Solves one (sub-)step of size st->hstep from the current state, starting at time t0, at halving
    level `level`. On success the state moves on and *failed is false; on failure the state stays, and
@@ -212,9 +340,23 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   PetscInt            its;
   PetscReal           fnorm;
   PetscBool           stale = PETSC_FALSE;
+  PetscReal           gdrop = 0, E0 = 0, dE = 0;
+  PetscInt            droprow      = -1;
+  const PetscBool     energy_check = (PetscBool)(st->ops->conserves_energy && st->energy_tol > 0 && st->energy_set);
+  const PetscReal     work0        = st->ext_work;
 
   PetscFunctionBegin;
   *failed = PETSC_FALSE;
+  if (st->allow_redundant) PetscCall(MbsStepperSelectConstraints_Private(st, st->q));
+  if (energy_check) {
+    PetscCall(MbsStepperTotalEnergy_Private(st, &E0));
+    if (!st->qsub) {
+      PetscCall(VecDuplicate(st->q, &st->qsub));
+      PetscCall(VecDuplicate(st->p, &st->psub));
+    }
+    PetscCall(VecCopy(st->q, st->qsub));
+    PetscCall(VecCopy(st->p, st->psub));
+  }
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
   if (st->force) {
@@ -245,6 +387,17 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     st->last_its += its;
     st->total_its += its;
   }
+  if (reason > 0 && st->ndrop) { /* the eliminated rows must hold too: else the redundancy was not consistent */
+    PetscReal gkept;
+    PetscCall(MbsStepperCheckEliminated_Private(st, st->X, &gdrop, &gkept, &droprow));
+    if (!(gdrop <= st->model->ic_tol + 10 * gkept)) {
+      PetscCall(PetscInfo(st,
+                          "Eliminated constraint row %" PetscInt_FMT " violated by %g after the solve: not accepted\n",
+                          droprow, (double)gdrop));
+      reason = SNES_DIVERGED_FUNCTION_DOMAIN;
+    } else
+      droprow = -1;
+  }
   if (reason > 0) {
     PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
     if (st->force) { /* the work of the external force along the step, for the energy check */
@@ -258,7 +411,19 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
       PetscCall(VecRestoreArrayRead(st->q, &q));
       PetscCall(VecRestoreArrayRead(st->Fext, &f));
     }
-    PetscFunctionReturn(0);
+    if (energy_check) { /* E - W must not change: else the solve stopped short of its floor (a spurious root) */
+      PetscReal E1, dW = st->ext_work - work0; /* this rank's part of the sub-step's external work */
+      PetscCall(MbsStepperTotalEnergy_Private(st, &E1));
+      PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dW, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
+      dE = (E1 - E0 - dW) / PetscMax(st->energy_scale, PETSC_SMALL);
+      if (PetscAbsReal(dE) <= st->energy_tol) PetscFunctionReturn(0);
+      PetscCall(PetscInfo(st, "Energy changed by %g of its scale in a converged solve: not accepted\n", (double)dE));
+      PetscCall(VecCopy(st->qsub, st->q));
+      PetscCall(VecCopy(st->psub, st->p));
+      st->ext_work = work0;
+      reason       = SNES_DIVERGED_FUNCTION_DOMAIN;
+    } else
+      PetscFunctionReturn(0);
   }
   {
     /* the norm of the last residual SNES evaluated: NaN stays NaN (SNES keeps 0 when the first residual is NaN) */
@@ -268,23 +433,28 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   }
   PetscCall(VecCopy(st->Xsave, st->X)); /* the guess, with the multipliers of the last accepted step */
   if (!st->adapt || level >= st->adapt_max) {
-    *failed      = PETSC_TRUE;
-    fail->reason = reason;
-    fail->fnorm  = fnorm;
-    fail->its    = its;
-    fail->level  = level;
-    fail->t0     = t0;
-    fail->hstep  = st->hstep;
+    *failed       = PETSC_TRUE;
+    fail->reason  = reason;
+    fail->fnorm   = fnorm;
+    fail->its     = its;
+    fail->level   = level;
+    fail->t0      = t0;
+    fail->hstep   = st->hstep;
+    fail->gdrop   = gdrop;
+    fail->droprow = droprow;
+    fail->dE      = dE;
     PetscFunctionReturn(0);
   }
   st->retries++;
-  PetscCall(
-    MbsStepperReport_Private(st,
-                             "gglmbs: step %" PetscInt_FMT
-                             " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after %" PetscInt_FMT
-                             " Newton iterations, SNES reason %s; retrying as 2 sub-steps of h = %g\n",
-                             st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its,
-                             SNESConvergedReasons[reason], (double)(0.5 * st->hstep)));
+  {
+    char why[256];
+    MbsStepFailureWhy(reason, droprow, gdrop, dE, why, sizeof(why));
+    PetscCall(MbsStepperReport_Private(
+      st,
+      "gglmbs: step %" PetscInt_FMT " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after "
+      "%" PetscInt_FMT " Newton iterations, %s; retrying as 2 sub-steps of h = %g\n",
+      st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its, why, (double)(0.5 * st->hstep)));
+  }
   st->hstep *= 0.5;
   PetscCall(MbsStepperAdvance(st, t0, level + 1, failed, fail));
   if (!*failed) PetscCall(MbsStepperAdvance(st, t0 + st->hstep, level + 1, failed, fail));
@@ -330,7 +500,8 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
                ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "");
   }
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
-  if (st->energy_divergence > 0 && !st->energy_set) PetscCall(MbsStepperEnergyStart_Private(st));
+  if ((st->energy_divergence > 0 || (st->ops->conserves_energy && st->energy_tol > 0)) && !st->energy_set)
+    PetscCall(MbsStepperEnergyStart_Private(st));
   PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
   st->hstep    = st->h;
   st->last_its = 0;
@@ -343,7 +514,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->hstep = st->h;
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
   if (failed) {
-    char        sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "";
+    char        sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "", why[256];
     const char *advice;
     PetscInt    ndependent = 0;
     if (st->adapt) {
@@ -360,9 +531,9 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       PetscCall(PetscSNPrintf(sub, sizeof(sub), " after %" PetscInt_FMT " halvings (sub-step t = %g, h = %g)",
                               fail.level, (double)fail.t0, (double)fail.hstep));
     PetscCall(MbsStepperWriteFailureState_Private(st, PETSC_TRUE, where, sizeof(where)));
-    {
+    if (!st->allow_redundant) {
       /* The diagnosis needs a factorization of its own; if that fails too, the step's failure is still
-         what gets reported. */
+         what gets reported. (With redundant constraints allowed, the dependent rows were eliminated.) */
       PetscErrorCode ierr;
       PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
       ierr = MbsModelFindRedundantConstraints(st->model, st->q, &ndependent, redundant, sizeof(redundant));
@@ -381,12 +552,13 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
     else
       advice = ". Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason";
     /* the checkpoint comes before the report, which may be long (PETSc keeps 2047 characters of a message) */
+    MbsStepFailureWhy(fail.reason, fail.droprow, fail.gdrop, fail.dE, why, sizeof(why));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_NOT_CONVERGED,
             "Step %" PetscInt_FMT
             " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT
-            " Newton iterations, SNES reason %s%s%s%s%s",
-            st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its,
-            SNESConvergedReasons[fail.reason], advice, where, ndependent ? ". Cause: " : "", redundant);
+            " Newton iterations, %s%s%s%s%s",
+            st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, why,
+            advice, where, ndependent ? ". Cause: " : "", redundant);
   }
   st->step++;
   st->t = st->step * st->h;

@@ -58,6 +58,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->reuse             = PETSC_TRUE; /* unless set, decided in MbsStepperSetUp() from the system size */
   st->reuse_rate        = 0.75;
   st->energy_divergence = MBS_ENERGY_DIVERGENCE;
+  st->energy_tol        = MBS_ENERGY_TOL;
   PetscCall(PetscStrncpy(st->output_dir, "output", sizeof(st->output_dir)));
   PetscCall(SNESCreate(comm, &st->snes));
   PetscCall(PetscObjectIncrementTabLevel((PetscObject)st->snes, (PetscObject)st, 1));
@@ -67,8 +68,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(SNESGetLineSearch(st->snes, &ls));
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBASIC));
   PetscCall(SNESSetTolerances(st->snes, 1e-15, 1e-300, 1e-13, 50, -1));
-  st->stagnation_tol  = 1e-11;
-  st->stagnation_rtol = 1e-8;
+  st->stagnation_tol = 0;
   PetscCall(SNESSetConvergenceTest(st->snes, MbsStepperConverged_Private, st, NULL));
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
@@ -91,12 +91,20 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsStepperReset(MbsStepper st)
+PetscErrorCode MbsStepperReset_Private(MbsStepper st)
 {
   PetscFunctionBegin;
   st->jac_valid = PETSC_FALSE;
   PetscCall(MbsSystemDestroy(&st->sys));
   PetscCall(MatDestroy(&st->J));
+  PetscCall(MatDestroy(&st->Jabs));
+  PetscCall(PetscFree(st->drop));
+  PetscCall(PetscFree(st->drop_x));
+  PetscCall(VecDestroy(&st->qsub));
+  PetscCall(VecDestroy(&st->psub));
+  st->ndrop = st->ndrop_x = 0;
+  PetscCall(VecDestroy(&st->Xabs));
+  PetscCall(VecDestroy(&st->Sabs));
   PetscCall(VecDestroy(&st->X));
   PetscCall(VecDestroy(&st->F));
   PetscCall(VecDestroy(&st->Xsave));
@@ -143,7 +151,7 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   PetscCall(MbsStepperMonitorCancel(st));
   PetscCall(PetscFree(st->monitors));
   PetscCall(MbsStepperOutputsDestroy_Private(st));
-  PetscCall(MbsStepperReset(st));
+  PetscCall(MbsStepperReset_Private(st));
   if (st->ops->destroy) PetscCall(st->ops->destroy(st));
   PetscCall(VecDestroy(&st->q));
   PetscCall(VecDestroy(&st->p));
@@ -351,7 +359,7 @@ PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
   PetscCall(PetscFunctionListFind(MbsSchemeFunctions, type, &create));
   PetscCheck(create, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
              "Unknown scheme '%s'; run with -help to list the registered schemes", type);
-  PetscCall(MbsStepperReset(st));
+  PetscCall(MbsStepperReset_Private(st));
   if (st->ops->destroy) PetscCall(st->ops->destroy(st));
   PetscCall(PetscMemzero(st->ops, sizeof(*st->ops)));
   st->data = NULL;
@@ -485,7 +493,7 @@ PetscErrorCode MbsStepperSetSchemeParameter(MbsStepper st, const char name[], Pe
     if (!ok || st->param[i] == value) continue;
     st->param[i] = value;
     /* Blocks with a zero coefficient are left out of the Jacobian's pattern: lay it out again. */
-    if (st->setup) PetscCall(MbsStepperReset(st));
+    if (st->setup) PetscCall(MbsStepperReset_Private(st));
   }
   PetscFunctionReturn(0);
 }
@@ -715,7 +723,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(MbsSystemCreateMatrix(st->sys, &st->J));
   PetscCall(SNESSetFunction(st->snes, st->F, MbsStepperFormFunction_Private, st));
   PetscCall(SNESSetJacobian(st->snes, st->J, st->J, MbsStepperFormJacobian_Private, st));
-  PetscCall(MbsStepperAllowRedundant_Private(st));
+  PetscCall(MbsStepperSelectConstraints_Private(st, st->q));
   PetscCall(MbsStepperSetUpFactorization(st));
   {
     KSP      ksp;
@@ -861,11 +869,11 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
                                      (double)st->reuse_rate));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Newton's method proper\n"));
-  PetscCall(PetscViewerASCIIPrintf(viewer,
-                                   "  converged at the round-off floor below max(%g, %g times the initial residual, %g "
-                                   "eps |x|)\n",
-                                   (double)st->stagnation_tol, (double)st->stagnation_rtol,
-                                   (double)MBS_FLOOR_EPS_FACTOR));
+  PetscCall(PetscViewerASCIIPrintf(
+    viewer,
+    "  converged at the round-off floor: a residual norm below %g eps || |J| |X| || that "
+    "no longer halves%s\n",
+    (double)MBS_FLOOR_EPS_FACTOR, st->stagnation_tol > 0 ? " (or below -mbs_stagnation_tol)" : ""));
   PetscCall(PetscViewerASCIIPrintf(
     viewer, "  failed step: %s; energy divergence bound %g%s; redundant constraints %s\n",
     st->errorifstepfailed ? "an error" : "a reason only", (double)st->energy_divergence,

@@ -26,15 +26,22 @@ typedef struct {
   /* the weight w of the configuration q_w = (1 - w) q_n + w q_{n+1} at which the scheme's momentum balance
      applies the constraint forces G(q_w)^T lambda (MbsStepperGetConstraintForceWeight()) */
   PetscErrorCode (*constraint_force_weight)(MbsStepper, PetscReal *);
+  /* the scheme conserves E = T + V exactly (up to the work of external forces) when its equations hold:
+     a (sub-)step that changes it by more than energy_tol times its scale did not converge (EM, EM-G) */
+  PetscBool conserves_energy;
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      4
 #define MBS_REUSE_MIN_UNKNOWNS 1000 /* default Jacobian reuse from this many unknowns on */
 #define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
-/* Round-off floor of the residual, relative to eps |X|: measured 20 on chain1000 (floor 1.3e-12) and
-   on a 1e5-particle chain (1.3e-9); the margin keeps the floor test from missing it. */
+/* Round-off floor of the residual, relative to eps ||s_f|| in each field (MbsStepperConverged_Private()),
+   and the smallest ||s_f|| counted, relative to ||s||: velocities of a model at rest are ~1e-25 */
 #define MBS_FLOOR_EPS_FACTOR  1e3
+#define MBS_FLOOR_FIELD_MIN   1e-8
 #define MBS_ENERGY_DIVERGENCE 10.0 /* default of MbsStepperSetEnergyDivergence() */
+/* Default of -mbs_energy_tol: EM and EM-G change E - W by round-off in a step (measured <= 1e-14 of the scale
+   on Bricard's mechanism, the chains and the heavy top); a step that changes it by more was not solved. */
+#define MBS_ENERGY_TOL 1e-8
 
 typedef struct {
   PetscErrorCode (*monitor)(MbsStepper, PetscInt, PetscReal, void *);
@@ -81,12 +88,13 @@ struct _p_MbsStepper {
   MbsSystem sys;
   SNES      snes;
   Mat       J;
+  Mat       Jabs;       /* |J|, for the round-off scale of the residual (MbsStepperResidualScale_Private()) */
+  Vec       Xabs, Sabs; /* |X| and |J| |X| */
   Vec       X, F, Xsave;
   Vec       qstart, pstart; /* state at the start of a step that -mbs_adapt may split */
   PetscBool started;
   PetscInt  last_its, total_its;
-  PetscReal stagnation_tol, fnorm_prev; /* round-off floor test of MbsStepperConverged() */
-  PetscReal stagnation_rtol, fnorm0;    /* ... also below stagnation_rtol times the solve's initial residual norm */
+  PetscReal stagnation_tol, fnorm_prev; /* floor test of MbsStepperConverged_Private(); -mbs_stagnation_tol */
   /* Jacobian reuse (modified Newton): keep the factored Jacobian across iterations and steps while
      each iteration still cuts the residual by reuse_rate; refresh when it does not, when the step size
      changes, and before giving up on a step. */
@@ -97,7 +105,11 @@ struct _p_MbsStepper {
   PetscInt  jac_evals;        /* Jacobian assemblies since set-up */
   PetscBool jac_fresh;        /* assembled since the last convergence test */
   PetscInt  jac_uses;         /* iterations of the current solve on the current Jacobian */
-  PetscBool allow_redundant;  /* MUMPS with null-pivot detection (MbsStepperSetAllowRedundantConstraints()) */
+  PetscBool allow_redundant;  /* eliminate dependent constraint rows (MbsStepperSetAllowRedundantConstraints()) */
+  PetscInt  ndrop;            /* constraint rows eliminated at the current (sub-)step (the same on every rank) */
+  PetscInt *drop;             /* ... their global constraint rows, sorted */
+  PetscInt  ndrop_x, *drop_x; /* ... the rows of X this rank owns that they make, over all constraint fields */
+  Vec       qsub, psub;       /* the state at the start of a (sub-)step, for the energy check */
   PetscInt  fieldsplit_split; /* splits registered with PCFIELDSPLIT: 0 one per field, 1 primal and dual */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
@@ -135,14 +147,15 @@ struct _p_MbsStepper {
   /* failures: a step that fails or whose energy diverges leaves its state in failure_checkpoint ("":
      <output dir>/failed_step.bin, "none": not written) */
   char      failure_checkpoint[PETSC_MAX_PATH_LEN];
-  PetscReal energy_divergence;        /* stop when |E - E_ref| > energy_divergence * energy_scale (0: never) */
-  PetscBool energy_set;               /* energy_ref and energy_scale hold for the current run */
+  PetscReal energy_divergence; /* stop when |E - E_ref| > energy_divergence * energy_scale (0: never) */
+  PetscReal energy_tol; /* energy-conserving schemes: largest change of E - W in one (sub-)step, times the scale */
+  PetscBool energy_set; /* energy_ref and energy_scale hold for the current run */
   PetscReal energy_ref, energy_scale; /* initial energy plus the work of external forces since; its scale */
   PetscReal ext_work; /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
 };
 
 PETSC_EXTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);
-PETSC_INTERN PetscErrorCode MbsStepperAllowRedundant_Private(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsStepperReset_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
@@ -162,6 +175,12 @@ PETSC_INTERN PetscInt             MbsNumSchemeParameters;
 
 PETSC_INTERN PetscErrorCode MbsStepperReport_Private(MbsStepper, const char format[], ...) PETSC_ATTRIBUTE_FORMAT(2, 3);
 /* step.c: the SNES callbacks */
+PETSC_INTERN PetscErrorCode MbsStepperResidualScale_Private(MbsStepper, Vec X, Vec F, PetscReal *);
+PETSC_INTERN PetscErrorCode MbsStepperSelectConstraints_Private(MbsStepper, Vec q);
+PETSC_INTERN PetscErrorCode MbsStepperEliminateResidual_Private(MbsStepper, Vec X, Vec F);
+PETSC_INTERN PetscErrorCode MbsStepperEliminateJacobian_Private(MbsStepper, Mat J);
+PETSC_INTERN PetscErrorCode MbsStepperCheckEliminated_Private(MbsStepper, Vec X, PetscReal *gmax, PetscReal *gkept,
+                                                              PetscInt *row);
 PETSC_INTERN PetscErrorCode MbsStepperConverged_Private(SNES, PetscInt, PetscReal, PetscReal, PetscReal,
                                                         SNESConvergedReason *, void *);
 PETSC_INTERN PetscErrorCode MbsStepperFormFunction_Private(SNES, Vec, Vec, void *);
@@ -169,6 +188,7 @@ PETSC_INTERN PetscErrorCode MbsStepperFormJacobian_Private(SNES, Vec, Mat, Mat, 
 /* failure.c: the energy check and the failure checkpoint */
 PETSC_INTERN PetscErrorCode MbsStepperEnergyStart_Private(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsStepperCheckEnergy_Private(MbsStepper, PetscBool *diverged, PetscReal *E);
+PETSC_INTERN PetscErrorCode MbsStepperTotalEnergy_Private(MbsStepper, PetscReal *E);
 PETSC_INTERN PetscErrorCode MbsStepperWriteFailureState_Private(MbsStepper, PetscBool restartable, char where[],
                                                                 size_t len);
 /* output.c: the outputs at the points of MbsStepperSolve() and MbsStepperMonitor() */
