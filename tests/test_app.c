@@ -695,6 +695,14 @@ static void TestHelp(void **state)
   }
   ExpectContains("stdout", run.out, "-mbs_predictor");
   ExpectContains("stdout", run.out, "-mbs_adapt");
+  ExpectContains("stdout", run.out, "gglmbs --version");
+  FreeRun(&run);
+  /* the version of the library and of the PETSc it was built with, one line, without starting MPI */
+  run = RunProgram(dir, "--version", NULL);
+  ExpectSuccess("--version", &run);
+  ExpectContains("stdout", run.out, "gglmbs " GGLMBS_TEST_VERSION " (PETSc ");
+  if (LinesStarting(run.out, "gglmbs ", dir, sizeof(dir)) != 1)
+    fail_msg("--version: expected one line, got\n%s", run.out);
   FreeRun(&run);
 }
 

@@ -6,4 +6,7 @@
 #include <gglmbs/stepper.h>
 #include <gglmbs/io.h>
 
+/* The library's version, "MAJOR.MINOR.PATCH" (MbsGetVersion()) */
+PETSC_EXTERN PetscErrorCode MbsGetVersion(char version[], size_t len);
+
 #endif

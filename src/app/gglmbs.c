@@ -6,7 +6,8 @@ static const char help[] =
   "              [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir] [-mbs_output_every n]\n"
   "              [-mbs_write_state file] [-mbs_trajectory xdmf] [-mbs_trajectory_every n]\n"
   "              [-mbs_checkpoint_every n] [-mbs_checkpoint file] [-mbs_restart file]\n"
-  "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n\n";
+  "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n"
+  "       gglmbs --version\n\n";
 
 #include <string.h>
 #include <unistd.h>
@@ -214,6 +215,13 @@ int main(int argc, char **argv)
   PetscErrorCode ierr;
   int            signum = 0;
 
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--version")) { /* before MPI and PETSc start: a script may ask on a login node */
+      char version[128];
+      if (MbsGetVersion(version, sizeof(version))) return 1;
+      printf("gglmbs %s\n", version);
+      return 0;
+    }
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscPushErrorHandler(MbsAppErrorHandler, NULL));
   PetscCall(MbsInterruptHandlerPush());

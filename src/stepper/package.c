@@ -247,3 +247,28 @@ PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, c
   }
   PetscFunctionReturn(0);
 }
+
+/*@C
+  MbsGetVersion - The version of the gglmbs library, "MAJOR.MINOR.PATCH", and the PETSc version it was built
+  with, e.g. "0.1.0 (PETSc 3.18.5)".
+
+  Not Collective
+
+  Input Parameter:
+. len - the size of version
+
+  Output Parameter:
+. version - the text
+
+  Note:
+  The program prints it with `gglmbs --version`.
+
+  Level: beginner
+@*/
+PetscErrorCode MbsGetVersion(char version[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(version, len, "%s (PETSc %d.%d.%d)", GGLMBS_VERSION, PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR,
+                          PETSC_VERSION_SUBMINOR));
+  PetscFunctionReturn(0);
+}

@@ -30,6 +30,11 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
     PetscCall(MatNorm(st->J, NORM_FROBENIUS, &nj));
     PetscCall(VecNorm(X, NORM_2, &nx));
     *scale = nj * nx;
+    if (F) { /* the ratio, as below */
+      PetscReal nf;
+      PetscCall(VecNorm(F, NORM_2, &nf));
+      *scale = *scale > 0 ? nf / *scale : (nf > 0 ? PETSC_MAX_REAL : 0);
+    }
     PetscFunctionReturn(0);
   }
   if (!st->Jabs) {
