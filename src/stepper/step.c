@@ -105,8 +105,7 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
 PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xnorm, PetscReal snorm, PetscReal fnorm,
                                            SNESConvergedReason *reason, void *ctx)
 {
-  MbsStepper st    = (MbsStepper)ctx;
-  PetscBool  fresh = (PetscBool)(!st->reuse || st->jac_fresh); /* this iteration used a Jacobian assembled for it */
+  MbsStepper st = (MbsStepper)ctx;
 
   PetscFunctionBegin;
   st->jac_fresh = PETSC_FALSE;
@@ -115,10 +114,10 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
   else
     st->jac_uses++;
   PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, fnorm, reason, NULL));
-  /* With a kept (modified-Newton) Jacobian, slow linear convergence must not pass for the floor: it counts
-     only as stagnation with almost no progress (0.9); short of that the Jacobian is refreshed below. */
+  /* An iteration that no longer halves the residual, with a fresh or a kept (modified-Newton) Jacobian: at the
+     floor it is converged; above it, a kept Jacobian is refreshed below. */
   if (it > 0 && (*reason == SNES_CONVERGED_ITERATING || *reason == SNES_CONVERGED_SNORM_RELATIVE) &&
-      fnorm > (fresh ? 0.5 : 0.9) * st->fnorm_prev) {
+      fnorm > 0.5 * st->fnorm_prev) {
     Vec       X, F;
     PetscReal ratio;
     PetscCall(SNESGetSolution(snes, &X));
