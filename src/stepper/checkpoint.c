@@ -503,6 +503,21 @@ static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, P
   PetscFunctionReturn(0);
 }
 
+/* A checkpoint that cannot be continued: the stepper goes back to the model's initial state, not on from a state
+   that is half loaded or not finite. */
+static PetscErrorCode MbsCheckpointDiscardState(MbsStepper st)
+{
+  Vec q, p;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCreateInitialState(st->model, &q, &p));
+  PetscCall(VecCopy(q, st->q));
+  PetscCall(VecCopy(p, st->p));
+  PetscCall(VecDestroy(&q));
+  PetscCall(VecDestroy(&p));
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsStepperLoadCheckpoint - Continues a run from a checkpoint of MbsStepperWriteCheckpoint(): sets the
   time, step and state, and (on the same number of ranks and partition) the multipliers and the kept
@@ -635,12 +650,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   if (!ok) {
     PetscCall(VecDestroy(&qlast));
     PetscCall(VecDestroy(&plast));
-    /* the state may be half loaded: do not let the stepper go on from it */
-    PetscCall(MbsModelCreateInitialState(model, &qlast, &plast));
-    PetscCall(VecCopy(qlast, st->q));
-    PetscCall(VecCopy(plast, st->p));
-    PetscCall(VecDestroy(&qlast));
-    PetscCall(VecDestroy(&plast));
+    PetscCall(MbsCheckpointDiscardState(st)); /* the state may be half loaded */
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_READ,
             "Checkpoint '%s' is truncated or corrupt: reading %s failed", filename, ierr ? what : "its end marker");
   }
@@ -652,11 +662,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     if (PetscIsInfOrNanReal(nq) || PetscIsInfOrNanReal(np)) {
       PetscCall(VecDestroy(&qlast));
       PetscCall(VecDestroy(&plast));
-      PetscCall(MbsModelCreateInitialState(model, &qlast, &plast));
-      PetscCall(VecCopy(qlast, st->q));
-      PetscCall(VecCopy(plast, st->p));
-      PetscCall(VecDestroy(&qlast));
-      PetscCall(VecDestroy(&plast));
+      PetscCall(MbsCheckpointDiscardState(st));
       SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED,
               "Checkpoint '%s' holds a state that is not finite (max |q| = %g, max |p| = %g): a run cannot continue "
               "from it",

@@ -8,15 +8,15 @@
   step-start state p_n, q_n, forces, to first order), so s_i is the size of the terms that cancel in F_i near
   the solution (p_{n+1} against p_n, h G^T lambda against h DV, g(q) against its coordinates), and rounding
   leaves |F_i| of order eps s_i.
-  With F, *scale is the largest ratio ||F_f|| / ||s_f|| over the fields f (q, p, v, lambda, gamma: each
+  *ratio is the largest ||F_f|| / ||s_f|| over the fields f of the unknowns (q, p, v, lambda, gamma: each
   field at the round-off of its own terms, so a field of small terms, such as the velocity constraints, is
   not hidden by one of large terms; a field whose terms are all below MBS_FLOOR_FIELD_MIN of the system's,
-  such as the velocities of a model at rest, is measured against that fraction); without F, ||s||_2. Unlike eps |X| it
-  sees the scaling of each row (M^-1 of a tiny inertia, the step size, huge multipliers), and unlike a residual relative
-  to the step's initial one it does not grow with a poor initial guess. Falls back to ||J||_F |X| for a Jacobian that is
-  not AIJ.
+  such as the velocities of a model at rest, is measured against that fraction). Unlike eps |X| it sees the
+  scaling of each row (M^-1 of a tiny inertia, the step size, huge multipliers), and unlike a residual
+  relative to the step's initial one it does not grow with a poor initial guess. For a Jacobian that is not
+  AIJ it falls back to ||F|| / (||J||_F ||X||).
 */
-PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, PetscReal *scale)
+PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, PetscReal *ratio)
 {
   Mat       blocks[2] = {NULL, NULL};
   PetscBool isseq, ismpi;
@@ -27,14 +27,11 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpi));
   if (!isseq && !ismpi) {
     PetscReal nj, nx;
+    PetscReal nf;
     PetscCall(MatNorm(st->J, NORM_FROBENIUS, &nj));
     PetscCall(VecNorm(X, NORM_2, &nx));
-    *scale = nj * nx;
-    if (F) { /* the ratio, as below */
-      PetscReal nf;
-      PetscCall(VecNorm(F, NORM_2, &nf));
-      *scale = *scale > 0 ? nf / *scale : (nf > 0 ? PETSC_MAX_REAL : 0);
-    }
+    PetscCall(VecNorm(F, NORM_2, &nf));
+    *ratio = nj * nx > 0 ? nf / (nj * nx) : (nf > 0 ? PETSC_MAX_REAL : 0);
     PetscFunctionReturn(0);
   }
   if (!st->Jabs) {
@@ -63,28 +60,26 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
   PetscCall(VecCopy(X, st->Xabs));
   PetscCall(VecAbs(st->Xabs));
   PetscCall(MatMult(st->Jabs, st->Xabs, st->Sabs));
-  if (F) { /* max over the fields f of ||F_f|| / || s_f ||, s = |J| |X| + |F - J X| */
-    PetscCall(MatMult(st->J, X, st->Xabs));
-    PetscCall(VecAYPX(st->Xabs, -1.0, F));
-    PetscCall(VecAbs(st->Xabs));
-    PetscCall(VecAXPY(st->Sabs, 1.0, st->Xabs));
-    PetscCall(VecNorm(st->Sabs, NORM_2, &stotal));
-    *scale = 0;
-    for (PetscInt f = 0; f < st->sys->nfields; f++) {
-      Vec       Ff, Sf;
-      PetscReal nf, ns;
-      PetscCall(VecGetSubVector(F, st->sys->is[f], &Ff));
-      PetscCall(VecGetSubVector(st->Sabs, st->sys->is[f], &Sf));
-      PetscCall(VecNorm(Ff, NORM_2, &nf));
-      PetscCall(VecNorm(Sf, NORM_2, &ns));
-      PetscCall(VecRestoreSubVector(F, st->sys->is[f], &Ff));
-      PetscCall(VecRestoreSubVector(st->Sabs, st->sys->is[f], &Sf));
-      ns += MBS_FLOOR_FIELD_MIN * stotal;
-      if (nf > 0) *scale = PetscMax(*scale, ns > 0 ? nf / ns : PETSC_MAX_REAL);
-      if (PetscIsInfOrNanReal(nf)) *scale = PETSC_MAX_REAL;
-    }
-  } else
-    PetscCall(VecNorm(st->Sabs, NORM_2, scale));
+  /* max over the fields f of ||F_f|| / ||s_f||, s = |J| |X| + |F - J X| */
+  PetscCall(MatMult(st->J, X, st->Xabs));
+  PetscCall(VecAYPX(st->Xabs, -1.0, F));
+  PetscCall(VecAbs(st->Xabs));
+  PetscCall(VecAXPY(st->Sabs, 1.0, st->Xabs));
+  PetscCall(VecNorm(st->Sabs, NORM_2, &stotal));
+  *ratio = 0;
+  for (PetscInt f = 0; f < st->sys->nfields; f++) {
+    Vec       Ff, Sf;
+    PetscReal nf, ns;
+    PetscCall(VecGetSubVector(F, st->sys->is[f], &Ff));
+    PetscCall(VecGetSubVector(st->Sabs, st->sys->is[f], &Sf));
+    PetscCall(VecNorm(Ff, NORM_2, &nf));
+    PetscCall(VecNorm(Sf, NORM_2, &ns));
+    PetscCall(VecRestoreSubVector(F, st->sys->is[f], &Ff));
+    PetscCall(VecRestoreSubVector(st->Sabs, st->sys->is[f], &Sf));
+    ns += MBS_FLOOR_FIELD_MIN * stotal;
+    if (nf > 0) *ratio = PetscMax(*ratio, ns > 0 ? nf / ns : PETSC_MAX_REAL);
+    if (PetscIsInfOrNanReal(nf)) *ratio = PETSC_MAX_REAL;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -108,7 +103,6 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
   MbsStepper st = (MbsStepper)ctx;
 
   PetscFunctionBegin;
-  st->jac_fresh = PETSC_FALSE;
   if (it == 0)
     st->jac_uses = 0;
   else
@@ -214,7 +208,6 @@ PetscErrorCode MbsStepperFormJacobian_Private(SNES snes, Vec X, Mat J, Mat P, vo
 
   PetscFunctionBegin;
   st->jac_valid = PETSC_TRUE;
-  st->jac_fresh = PETSC_TRUE;
   st->jac_h     = st->hstep;
   st->jac_evals++;
   /* What defines a kept Jacobian, for a checkpoint to rebuild the same factors: X, the (sub-)step's
@@ -243,7 +236,6 @@ PetscErrorCode MbsStepperRebuildJacobian(MbsStepper st)
   PetscCall(MbsStepperAssembleJacobian(st, st->Xjac, st->J, st->J));
   st->hstep     = h;
   st->jac_valid = PETSC_TRUE;
-  st->jac_fresh = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 

@@ -103,7 +103,6 @@ struct _p_MbsStepper {
   PetscBool jac_valid;        /* st->J holds an assembled Jacobian */
   PetscReal jac_h;            /* the step size it was assembled for */
   PetscInt  jac_evals;        /* Jacobian assemblies since set-up */
-  PetscBool jac_fresh;        /* assembled since the last convergence test */
   PetscInt  jac_uses;         /* iterations of the current solve on the current Jacobian */
   PetscBool allow_redundant;  /* eliminate dependent constraint rows (MbsStepperSetAllowRedundantConstraints()) */
   PetscInt  ndrop;            /* constraint rows eliminated at the current (sub-)step (the same on every rank) */
@@ -175,7 +174,7 @@ PETSC_INTERN PetscInt             MbsNumSchemeParameters;
 
 PETSC_INTERN PetscErrorCode MbsStepperReport_Private(MbsStepper, const char format[], ...) PETSC_ATTRIBUTE_FORMAT(2, 3);
 /* step.c: the SNES callbacks */
-PETSC_INTERN PetscErrorCode MbsStepperResidualScale_Private(MbsStepper, Vec X, Vec F, PetscReal *);
+PETSC_INTERN PetscErrorCode MbsStepperResidualScale_Private(MbsStepper, Vec X, Vec F, PetscReal *ratio);
 PETSC_INTERN PetscErrorCode MbsStepperSelectConstraints_Private(MbsStepper, Vec q);
 PETSC_INTERN PetscErrorCode MbsStepperEliminateResidual_Private(MbsStepper, Vec X, Vec F);
 PETSC_INTERN PetscErrorCode MbsStepperEliminateJacobian_Private(MbsStepper, Mat J);
