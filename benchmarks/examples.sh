@@ -12,7 +12,7 @@ for ex in pendulum3d heavy_top four_particle chain1000; do
   "$build/gglmbs" -i "inputs/$ex.yaml" -mbs_output_dir "$out/$ex" "$@" | grep '^gglmbs:'
   python3 - "$out/$ex/diagnostics.csv" <<'PY'
 import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+rows = list(csv.DictReader(line for line in open(sys.argv[1]) if not line.startswith("#")))
 col = lambda k: [float(r[k]) for r in rows]
 E = col("E")
 drift = lambda k: max(abs(v - col(k)[0]) for v in col(k))

@@ -98,13 +98,13 @@ unknowns, steps, wall, newton = int(summ.group(1)), int(summ.group(2)), float(su
 lin = [int(x) for x in re.findall(r"Linear solve converged due to \S+ iterations (\d+)", log)]
 nfact, _ = event("MatLUFactorNum")
 nstep, tstep = event("MbsStep")
-rows = list(csv.DictReader(open(os.path.join(out, "diagnostics.csv"))))
+rows = list(csv.DictReader(line for line in open(os.path.join(out, "diagnostics.csv")) if not line.startswith("#")))
 E = [float(r["E"]) for r in rows]
 drift = max(abs(e - E[0]) for e in E) / abs(E[0])
 dev = ""
 if ref and os.path.exists(os.path.join(ref, "state.csv")):
-    a = list(csv.DictReader(open(os.path.join(out, "state.csv"))))
-    b = list(csv.DictReader(open(os.path.join(ref, "state.csv"))))
+    a = list(csv.DictReader(line for line in open(os.path.join(out, "state.csv")) if not line.startswith("#")))
+    b = list(csv.DictReader(line for line in open(os.path.join(ref, "state.csv")) if not line.startswith("#")))
     for k in ("q", "p"):
         d = max(abs(float(x[k]) - float(y[k])) for x, y in zip(a, b)) / max(abs(float(y[k])) for y in b)
         dev += "%s%s %.1e" % (", " if dev else "", k, d)

@@ -79,11 +79,11 @@ nstep, tstep = event("MbsStep")
 njac, _ = event("MbsJacobian")
 nfact, _ = event("MatLUFactorNum")
 lin = [int(x) for x in re.findall(r"Linear solve converged due to \S+ iterations (\d+)", log)]
-E = [float(r["E"]) for r in csv.DictReader(open(os.path.join(out, "diagnostics.csv")))]
+E = [float(r["E"]) for r in csv.DictReader(line for line in open(os.path.join(out, "diagnostics.csv")) if not line.startswith("#"))]
 dev = "(reference)"
 if ref:
-    a = list(csv.DictReader(open(os.path.join(out, "state.csv"))))
-    b = list(csv.DictReader(open(os.path.join(ref, "state.csv"))))
+    a = list(csv.DictReader(line for line in open(os.path.join(out, "state.csv")) if not line.startswith("#")))
+    b = list(csv.DictReader(line for line in open(os.path.join(ref, "state.csv")) if not line.startswith("#")))
     dev = ", ".join("%s %.1e" % (k, max(abs(float(x[k]) - float(y[k])) for x, y in zip(a, b)) / max(abs(float(y[k])) for y in b)) for k in ("q", "p"))
 print("| %s | %s | %d | %.3g | %.2f | %d | %d | %.1f | %.1e | %s |" % (cname, vname, steps, tstep / max(nstep, 1), newton, njac, nfact,
       sum(lin) / max(len(lin), 1), max(abs(e - E[0]) for e in E) / abs(E[0]), dev))

@@ -65,7 +65,7 @@ def parse_time(rundir):
 def parse_diag(path):
     if not os.path.exists(path):
         return {}
-    rows = list(csv.DictReader(open(path)))
+    rows = list(csv.DictReader(line for line in open(path) if not line.startswith("#")))
     if not rows:
         return {}
     E = [float(r["E"]) for r in rows]

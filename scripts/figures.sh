@@ -112,7 +112,7 @@ label = {s.lower(): s for s in sys.argv[2:]}
 
 def state(path):
     with open(path) as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     return [float(r["q"]) for r in rows], [float(r["p"]) for r in rows]
 
 def rel(x, ref):

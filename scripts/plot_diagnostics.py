@@ -44,7 +44,7 @@ def tex(col):
 def read_columns(path):
     """Return {column: [float or None]} of a diagnostics CSV."""
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     if not rows:
         sys.exit(f"{path}: no data rows")
     return {k: [float(r[k]) if r[k] not in ("", None) else None for r in rows] for k in rows[0]}
@@ -122,7 +122,7 @@ def plot_series(args):
 def read_errors(path, select=None):
     series = {}
     with open(path, newline="") as f:
-        for r in csv.DictReader(f):
+        for r in csv.DictReader(line for line in f if not line.startswith("#")):
             qty = r.get("quantity") or ""
             if select is None or qty == select:
                 series.setdefault((r["scheme"], qty), []).append((float(r["h"]), float(r["error"])))

@@ -294,22 +294,35 @@ static void ExpectUserError(const char *name, const ProgramRun *run)
 #define CSV_MAX_COLS 16
 
 typedef struct {
+  char   comments[4096]; /* the comment lines "# ..." before the header (the provenance), as in the file */
   char   header[256];
   int    nrows, ncols;
   double v[CSV_MAX_ROWS][CSV_MAX_COLS];
 } Csv;
 
-/* Reads a CSV file of a header line and rows of numbers; every row must be complete (newline-terminated)
-   and have as many fields as the header. An empty field reads as NaN. */
+/* The text after the comment lines ("# ...") at the start of a file */
+static const char *AfterComments(const char *text)
+{
+  const char *eol;
+  while (*text == '#' && (eol = strchr(text, '\n'))) text = eol + 1;
+  return text;
+}
+
+/* Reads a CSV file of comment lines ("# ..."), a header line and rows of numbers; every row must be complete
+   (newline-terminated) and have as many fields as the header. An empty field reads as NaN. */
 static void ReadCsv(const char *path, Csv *csv)
 {
   char       *text = ReadFile(path), *s, *end;
   const char *eol;
 
   if (!text) fail_msg("cannot read %s", path);
-  eol = strchr(text, '\n');
-  if (!eol || (size_t)(eol - text) >= sizeof(csv->header)) fail_msg("%s: no header line", path);
-  snprintf(csv->header, sizeof(csv->header), "%.*s", (int)(eol - text), text);
+  s = (char *)AfterComments(text);
+  if ((size_t)(s - text) >= sizeof(csv->comments))
+    fail_msg("%s: comments longer than %zu bytes", path, sizeof(csv->comments));
+  snprintf(csv->comments, sizeof(csv->comments), "%.*s", (int)(s - text), text);
+  eol = strchr(s, '\n');
+  if (!eol || (size_t)(eol - s) >= sizeof(csv->header)) fail_msg("%s: no header line", path);
+  snprintf(csv->header, sizeof(csv->header), "%.*s", (int)(eol - s), s);
   csv->ncols = 1;
   for (const char *c = csv->header; *c; c++) csv->ncols += *c == ',';
   if (csv->ncols > CSV_MAX_COLS) fail_msg("%s: %d columns, at most %d supported", path, csv->ncols, CSV_MAX_COLS);
@@ -427,6 +440,26 @@ static void ReadDiagnostics(const char *dir, Csv *csv)
   assert_int_equal(csv->ncols, NCOLS);
 }
 
+/* The provenance comments of an output of a run of `input` with the option `option`: the version, the input's
+   name, size and FNV-1a hash (computed here from the file), the option among the options. */
+static void ExpectProvenance(const char *file, const char *comments, const char *input, const char *option)
+{
+  char               line[PATH_SIZE + 128];
+  char              *text = ReadFile(input);
+  unsigned long long h    = 14695981039346656037ULL;
+
+  if (!text) fail_msg("cannot read %s", input);
+  for (const unsigned char *c = (const unsigned char *)text; *c; c++) h = (h ^ *c) * 1099511628211ULL;
+  snprintf(line, sizeof(line), "# program: gglmbs %s (PETSc ", GGLMBS_TEST_VERSION);
+  if (strncmp(comments, line, strlen(line))) fail_msg("%s does not start with '%s':\n%s", file, line, comments);
+  snprintf(line, sizeof(line), "\n# input: %s (%zu bytes, FNV-1a 64 %016llx)\n", input, strlen(text), h);
+  ExpectContains(file, comments, line);
+  snprintf(line, sizeof(line), " %s", option);
+  ExpectContains(file, comments, "\n# options: -i ");
+  ExpectContains(file, comments, line);
+  free(text);
+}
+
 static void ExpectSuccess(const char *name, const ProgramRun *run)
 {
   if (!run->exited || run->status)
@@ -464,6 +497,7 @@ static void TestPendulum(void **state)
 
   /* diagnostics: steps 0..10, exact energy conservation, constraints held, Newton iterations counted */
   ReadDiagnostics(dir, &d);
+  ExpectProvenance("diagnostics.csv", d.comments, input, "-mbs_t_end 0.5");
   assert_int_equal(d.nrows, 11);
   for (int i = 0; i < d.nrows; i++) {
     const double *r = d.v[i];
@@ -480,6 +514,7 @@ static void TestPendulum(void **state)
 
   /* the final state: on the unit sphere, velocity tangent to it */
   ReadCsv(statefile, &s);
+  ExpectProvenance("state.csv", s.comments, input, "-mbs_t_end 0.5");
   assert_string_equal(s.header, "index,q,p");
   assert_int_equal(s.nrows, 3);
   {
@@ -727,24 +762,29 @@ static void CopyFile(const char *from, const char *to, long nbytes)
   free(text);
 }
 
-/* The two files are byte for byte the same; otherwise fails naming the first line that differs. */
-static void ExpectSameFile(const char *a, const char *b)
+/* The diagnostics of a run (a) and of the same run restarted (b) have the same rows, byte for byte (otherwise fails
+   naming the first line that differs), and b's provenance says it was continued. */
+static void ExpectSameRows(const char *a, const char *b)
 {
-  char *ta = ReadFile(a), *tb = ReadFile(b);
-  int   line = 1;
+  char       *fa = ReadFile(a), *fb = ReadFile(b);
+  const char *ta, *tb;
+  int         line = 1;
 
-  if (!ta || !tb) fail_msg("cannot read %s or %s", a, b);
+  if (!fa || !fb) fail_msg("cannot read %s or %s", a, b);
+  ExpectContains(b, fb, "\n# continued from step ");
+  ta = AfterComments(fa);
+  tb = AfterComments(fb);
   for (size_t i = 0; ta[i] || tb[i]; i++) {
     if (ta[i] != tb[i]) {
       const char *la = ta + i, *lb = tb + i;
       while (la > ta && la[-1] != '\n') la--;
       while (lb > tb && lb[-1] != '\n') lb--;
-      fail_msg("%s and %s differ from line %d:\n  %.200s\n  %.200s", a, b, line, la, lb);
+      fail_msg("%s and %s differ from row line %d:\n  %.200s\n  %.200s", a, b, line, la, lb);
     }
     line += ta[i] == '\n';
   }
-  free(ta);
-  free(tb);
+  free(fa);
+  free(fb);
 }
 
 #define RESTART_STEPS "40"
@@ -787,7 +827,7 @@ static void RestartCase(const char *name, int np, const char *input_rel, const c
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
-  ExpectSameFile(fa, fb);
+  ExpectSameRows(fa, fb);
   {
     char tmp[PATH_SIZE];
     JoinPath(tmp, b, "checkpoint.bin.tmp");
@@ -919,13 +959,14 @@ static pid_t SpawnProgram(const char *dir, int np, const char *disk, long disk_k
   return pid;
 }
 
+/* The lines of a file after its comments (header and rows of a CSV file) */
 static int CountLines(const char *path)
 {
   char *text = ReadFile(path);
   int   n    = 0;
 
   if (!text) return 0;
-  for (const char *c = text; *c; c++) n += *c == '\n';
+  for (const char *c = AfterComments(text); *c; c++) n += *c == '\n';
   free(text);
   return n;
 }
@@ -1001,7 +1042,7 @@ static void InterruptCase(const char *name, int np, int sig, const char *signame
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
-  ExpectSameFile(fa, fb);
+  ExpectSameRows(fa, fb);
 }
 
 static void TestInterrupt(void **state)
@@ -1063,7 +1104,7 @@ static void TestFailureCheckpoint(void **state)
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
   JoinPath(fb, b, "diagnostics.csv");
-  ExpectSameFile(fa, fb);
+  ExpectSameRows(fa, fb);
 }
 
 /* VI-S on the four particles at h = 0.05 blows up (seed 004 Fig. 32): the run stops at the first step

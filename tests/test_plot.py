@@ -65,7 +65,7 @@ def parse_summary(text):
 def expected_summary(path):
     """The summary computed independently, by column name, with the csv module."""
     with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     col = {k: [r[k] for r in rows] for k in HEADER}
     num = {k: [float(v) for v in col[k]] for k in HEADER if k != "Gv_max"}
     E, E0 = num["E"], num["E"][0]
@@ -210,7 +210,9 @@ class PlotTest(unittest.TestCase):
         self.need_runs()
         with open(self.runs["vi-b"]) as f:
             lines = f.readlines()
-        path = write(os.path.join(self.dir, "one", "diagnostics.csv"), "".join(lines[:2]))
+        comments = [line for line in lines if line.startswith("#")]
+        self.assertTrue(comments and lines[:len(comments)] == comments, "no provenance before the header")
+        path = write(os.path.join(self.dir, "one", "diagnostics.csv"), "".join(lines[:len(comments) + 2]))
         out = os.path.join(self.dir, "png-one")
         r = plot("--summary", "-o", out, path)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -9,7 +9,7 @@ import sys
 
 
 def summarise(path, all_momenta):
-    rows = list(csv.DictReader(open(path)))
+    rows = list(csv.DictReader(line for line in open(path) if not line.startswith("#")))
     col = lambda k: [float(r[k]) for r in rows]
     E, t = col("E"), col("t")
     E0 = E[0]

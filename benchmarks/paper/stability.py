@@ -31,7 +31,7 @@ for line in open(os.path.join(out, "cases.tsv")):
     tag, scheme, h, rc, wall, every, cmd = line.rstrip("\n").split("\t")
     stdout = open(os.path.join(out, tag + ".stdout")).read()
     stderr = open(os.path.join(out, tag + ".stderr")).read()
-    data = list(csv.DictReader(open(os.path.join(out, tag, "diagnostics.csv"))))
+    data = list(csv.DictReader(line for line in open(os.path.join(out, tag, "diagnostics.csv")) if not line.startswith("#")))
     t = [float(r["t"]) for r in data]
     E = [float(r["E"]) for r in data]
     E0s.append(E[0])

@@ -30,6 +30,8 @@ PETSC_EXTERN PetscErrorCode MbsModelGetOptionsPrefix(MbsModel, const char *[]);
 PETSC_EXTERN PetscErrorCode MbsModelViewFromOptions(MbsModel, PetscObject, const char[]);
 PETSC_EXTERN PetscErrorCode MbsModelDestroy(MbsModel *);
 PETSC_EXTERN PetscErrorCode MbsModelGetComm(MbsModel, MPI_Comm *);
+PETSC_EXTERN PetscErrorCode MbsModelSetSource(MbsModel, const char[]);
+PETSC_EXTERN PetscErrorCode MbsModelGetSource(MbsModel, const char *[]);
 PETSC_EXTERN PetscErrorCode MbsModelSetGravity(MbsModel, const PetscReal[3]);
 PETSC_EXTERN PetscErrorCode MbsModelGetGravity(MbsModel, PetscReal[3]);
 

@@ -148,6 +148,7 @@ typedef PetscErrorCode (*MbsOutputCreateFn)(MbsStepper, MbsOutputOps *ops, void 
 PETSC_EXTERN PetscErrorCode MbsOutputRegister(const char name[], MbsOutputCreateFn create);
 PETSC_EXTERN PetscErrorCode MbsStepperAddOutput(MbsStepper, const char name[], PetscInt every);
 PETSC_EXTERN PetscErrorCode MbsStepperGetOutputDirectory(MbsStepper, const char *directory[]);
+PETSC_EXTERN PetscErrorCode MbsStepperGetProvenance(MbsStepper, const char *text[]);
 
 /* Trajectories for visualization (XDMF + HDF5) */
 PETSC_EXTERN PetscErrorCode MbsStepperSetTrajectory(MbsStepper, const char format[], PetscInt every);

@@ -24,6 +24,7 @@ PetscErrorCode MbsStepperWriteState(MbsStepper st, const char filename[])
   MbsModel    model;
   PetscMPIInt rank;
   int         err = 0;
+  const char *provenance;
 
   PetscFunctionBegin;
   PetscCall(MbsStepperGetState(st, &q, &p));
@@ -36,6 +37,7 @@ PetscErrorCode MbsStepperWriteState(MbsStepper st, const char filename[])
   PetscCall(VecScatterEnd(scatter, q, q0, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterBegin(scatter, p, p0, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(scatter, p, p0, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(MbsStepperGetProvenance(st, &provenance));
   if (rank == 0) {
     const PetscScalar *qa, *pa;
     PetscInt           n;
@@ -49,7 +51,13 @@ PetscErrorCode MbsStepperWriteState(MbsStepper st, const char filename[])
     if (!fp)
       err = errno;
     else {
-      if (fprintf(fp, "index,q,p\n") < 0) err = errno ? errno : EIO;
+      for (const char *line = provenance; *line && !err;) { /* the provenance as comment lines */
+        const char *end = strchr(line, '\n');
+        const int   len = end ? (int)(end - line) : (int)strlen(line);
+        if (fprintf(fp, "# %.*s\n", len, line) < 0) err = errno ? errno : EIO;
+        line += len + (end ? 1 : 0);
+      }
+      if (!err && fprintf(fp, "index,q,p\n") < 0) err = errno ? errno : EIO;
       for (PetscInt i = 0; i < n && !err; i++)
         if (fprintf(fp, "%" PetscInt_FMT ",%.17g,%.17g\n", i, (double)PetscRealPart(qa[i]),
                     (double)PetscRealPart(pa[i])) < 0)

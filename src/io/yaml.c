@@ -606,6 +606,12 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   PetscCheck(!status, comm, PETSC_ERR_FILE_OPEN, "%s: cannot read the input file: %s", filename,
              MbsReadFileError(status));
   {
+    char source[PETSC_MAX_PATH_LEN + 96];
+    PetscCall(PetscSNPrintf(source, sizeof(source), "%s (%lld bytes, FNV-1a 64 %016llx)", filename, (long long)nbytes,
+                            (unsigned long long)MbsFNV1a(MBS_FNV1A_INIT, bytes, (size_t)nbytes)));
+    PetscCall(MbsModelSetSource(model, source));
+  }
+  {
     PetscBool   too_deep;
     yaml_mark_t deep = {0, 0, 0};
     PetscCall(MbsYAMLCheckDepth(bytes, (size_t)nbytes, &too_deep, &deep));

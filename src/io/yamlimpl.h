@@ -10,6 +10,7 @@
 #include "io/gmsh.h"
 #include "io/readfile.h"
 #include "model/memory.h"
+#include "model/hash.h"
 
 #define MBS_YAML_MAX_BYTES    (256 * (PetscInt64)1048576) /* an input file; meshes are read separately */
 #define MBS_YAML_MAX_DEPTH    64                          /* nesting of sequences and mappings */

@@ -184,6 +184,7 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   for (PetscInt e = 0; e < m->nelems; e++) PetscCall(PetscFree(m->elems[e].label));
   PetscCall(PetscFree(m->bodies));
   PetscCall(PetscFree(m->elems));
+  PetscCall(PetscFree(m->source));
   PetscCall(PetscFree2(m->rank_qstart, m->rank_cstart));
   PetscCall(PetscFree2(m->body_rank, m->body_q));
   PetscCall(PetscFree(m->owned_body));
@@ -206,6 +207,46 @@ PetscErrorCode MbsModelGetComm(MbsModel model, MPI_Comm *comm)
 {
   PetscFunctionBegin;
   *comm = PetscObjectComm((PetscObject)model);
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetSource - Says where the model came from, in one line (an input file's name, size and hash, or a host
+  program's own description); the outputs record it in their provenance (docs/output.md).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+- source - the text (copied; NULL clears it)
+
+  Level: intermediate
+
+.seealso: `MbsModelGetSource()`, `MbsModelLoadYAML()`, `MbsStepperGetProvenance()`
+@*/
+PetscErrorCode MbsModelSetSource(MbsModel model, const char source[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  PetscCall(PetscFree(model->source));
+  PetscCall(PetscStrallocpy(source, &model->source));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetSource - Gets the text set by `MbsModelSetSource()` (NULL if none).
+
+  Not Collective
+
+  Level: intermediate
+
+.seealso: `MbsModelSetSource()`
+@*/
+PetscErrorCode MbsModelGetSource(MbsModel model, const char *source[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  *source = model->source;
   PetscFunctionReturn(0);
 }
 

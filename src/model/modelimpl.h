@@ -28,6 +28,7 @@ struct _p_MbsModel {
   PETSCHEADER(int);
   PetscMPIInt rank, size;
   PetscReal   gravity[3];
+  char       *source; /* where it came from (MbsModelSetSource()), for the outputs' provenance */
   PetscReal   ic_tol;
   PetscBool   setup;
   PetscBool   options_read;     /* MbsModelSetFromOptions() was called */

@@ -17,21 +17,45 @@ struct _n_MbsDiagnosticsFile {
 
 static const char MbsDiagnosticsHeader[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max\n";
 
-/* Rank 0: rewrites path keeping the header and the rows of steps <= keep_upto (under a temporary name,
-   then renamed), and reopens it for appending. A missing file starts afresh. Returns an errno. */
-static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp, PetscInt *last_kept)
+/* The provenance as comment lines "# ...", before the header; returns an errno */
+static int MbsDiagnosticsPutComments(FILE *fp, const char text[])
+{
+  for (const char *line = text; *line;) {
+    const char *end = strchr(line, '\n');
+    const int   len = end ? (int)(end - line) : (int)strlen(line);
+    if (fprintf(fp, "# %.*s\n", len, line) < 0) return errno ? errno : EIO;
+    line += len + (end ? 1 : 0);
+  }
+  return 0;
+}
+
+/* Rank 0: a new file with the provenance and the header; returns an errno */
+static int MbsDiagnosticsCreate(const char path[], const char provenance[], FILE **fp)
+{
+  int err;
+
+  *fp = fopen(path, "w");
+  if (!*fp) return errno;
+  err = MbsDiagnosticsPutComments(*fp, provenance);
+  if (!err && (fputs(MbsDiagnosticsHeader, *fp) < 0 || fflush(*fp))) err = errno ? errno : EIO;
+  return err;
+}
+
+/* Rank 0: rewrites path keeping its comments (the provenance of the runs before), this run's provenance after
+   them, the header and the rows of steps <= keep_upto (under a temporary name, then renamed), and reopens it for
+   appending. A missing file starts afresh. Returns an errno. */
+static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, const char provenance[], FILE **fp,
+                                PetscInt *last_kept)
 {
   char  tmp[PETSC_MAX_PATH_LEN + 8], line[4096];
   FILE *in, *out;
-  int   err = 0;
+  int   err = 0, header = 0;
 
   *last_kept = -1;
   in         = fopen(path, "r");
   if (!in) {
     if (errno != ENOENT) return errno;
-    *fp = fopen(path, "w");
-    if (!*fp || fputs(MbsDiagnosticsHeader, *fp) < 0 || fflush(*fp)) return errno ? errno : EIO;
-    return 0;
+    return MbsDiagnosticsCreate(path, provenance, fp);
   }
   snprintf(tmp, sizeof(tmp), "%s.tmp", path);
   out = fopen(tmp, "w");
@@ -40,8 +64,18 @@ static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp
     fclose(in);
     return err;
   }
-  if (fputs(MbsDiagnosticsHeader, out) < 0) err = errno ? errno : EIO;
-  if (fgets(line, sizeof(line), in)) { /* skip the old header */
+  for (int start = 1; !err && fgets(line, sizeof(line), in);) { /* the comments, up to the old header */
+    if (start && line[0] != '#') {
+      header = 1;
+      break;
+    }
+    if (fputs(line, out) < 0) err = errno ? errno : EIO;
+    start = strchr(line, '\n') != NULL; /* a comment longer than line[] comes in several pieces */
+  }
+  if (!err && fprintf(out, "# continued from step %" PetscInt_FMT " by:\n", keep_upto) < 0) err = errno ? errno : EIO;
+  if (!err) err = MbsDiagnosticsPutComments(out, provenance);
+  if (!err && fputs(MbsDiagnosticsHeader, out) < 0) err = errno ? errno : EIO;
+  if (header) {
     while (!err && fgets(line, sizeof(line), in)) {
       long long    step;
       const size_t n = strlen(line);
@@ -63,7 +97,7 @@ static int MbsDiagnosticsReopen(const char path[], PetscInt keep_upto, FILE **fp
 }
 
 static PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory[], PetscInt keep_upto,
-                                             MbsDiagnosticsFile *file)
+                                             const char provenance[], MbsDiagnosticsFile *file)
 {
   MbsDiagnosticsFile f;
   PetscMPIInt        rank;
@@ -78,11 +112,9 @@ static PetscErrorCode MbsDiagnosticsFileOpen(MPI_Comm comm, const char directory
   f->last_kept = -1;
   if (rank == 0) {
     if (keep_upto >= 0)
-      err = MbsDiagnosticsReopen(f->path, keep_upto, &f->fp, &f->last_kept);
-    else {
-      f->fp = fopen(f->path, "w");
-      if (!f->fp || fputs(MbsDiagnosticsHeader, f->fp) < 0 || fflush(f->fp)) err = errno ? errno : EIO;
-    }
+      err = MbsDiagnosticsReopen(f->path, keep_upto, provenance, &f->fp, &f->last_kept);
+    else
+      err = MbsDiagnosticsCreate(f->path, provenance, &f->fp);
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(&f->last_kept, 1, MPIU_INT, 0, comm));
@@ -173,9 +205,12 @@ static PetscErrorCode MbsOutputBegin_CSV(MbsStepper st, PetscInt every, void *ct
 {
   MbsOutputCSV *csv = (MbsOutputCSV *)ctx;
 
+  const char *provenance;
+
   PetscFunctionBegin;
-  PetscCall(
-    MbsDiagnosticsFileOpen(PetscObjectComm((PetscObject)st), st->output_dir, st->step > 0 ? st->step : -1, &csv->file));
+  PetscCall(MbsStepperGetProvenance(st, &provenance));
+  PetscCall(MbsDiagnosticsFileOpen(PetscObjectComm((PetscObject)st), st->output_dir, st->step > 0 ? st->step : -1,
+                                   provenance, &csv->file));
   if (!MbsDiagnosticsFileHasStep(csv->file, st->step) && st->step % every == 0)
     PetscCall(MbsOutputWriteRow_CSV(st, csv));
   csv->last_written = st->step;

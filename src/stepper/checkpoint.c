@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "stepper/stepperimpl.h"
+#include "model/hash.h"
 
 #define MBS_CKPT_VERSION                                                                                            \
   3 /* 3: the model hash over whole element data blocks; 2: the energy check's reference; versions 1 and 2 are read \
@@ -65,13 +66,11 @@ enum {
   MBS_CKPT_NREALS
 };
 
-/* FNV-1a over the bytes of values (not of structs: no padding). */
+/* FNV-1a over the bytes of values (not of structs: no padding), from this file's own start value (kept: it is in
+   every checkpoint's hashes). */
 static void MbsHash(PetscInt64 *h, const void *data, size_t n)
 {
-  const unsigned char *c = (const unsigned char *)data;
-  uint64_t             x = (uint64_t)*h;
-  for (size_t i = 0; i < n; i++) x = (x ^ c[i]) * 1099511628211ULL;
-  *h = (PetscInt64)(x & 0x7fffffffffffffffULL);
+  *h = (PetscInt64)(MbsFNV1a((uint64_t)*h, data, n) & 0x7fffffffffffffffULL);
 }
 
 /* The bodies' part of the model hash: type, mass, inertia, in order */
@@ -272,7 +271,7 @@ static int MbsFileChecksum(const char path[], long long n, uint64_t *h, long lon
   if (n < 0) n = *size;
   while (done < n) {
     const size_t want = (size_t)PetscMin((long long)sizeof(buf), n - done), got = fread(buf, 1, want, fp);
-    for (size_t i = 0; i < got; i++) x = (x ^ buf[i]) * 1099511628211ULL;
+    x = MbsFNV1a(x, buf, got);
     done += (long long)got;
     if (got < want) break;
   }

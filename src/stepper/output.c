@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <gglmbs/gglmbs.h>
 #include "stepper/stepperimpl.h"
 
 /*@C
@@ -84,6 +85,55 @@ PetscErrorCode MbsStepperGetOutputDirectory(MbsStepper st, const char *directory
   PetscFunctionBegin;
   PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
   *directory = st->output_dir;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperGetProvenance - What produced the stepper's results, as lines "key: value" for the outputs' headers and
+  attributes: the program's and PETSc's versions, the model's source (`MbsModelSetSource()`; an input file's name,
+  size and hash), the options database, the number of ranks, the scheme and its step.
+
+  Collective
+
+  Input Parameter:
+. st - the stepper
+
+  Output Parameter:
+. text - the lines, each ended by a newline, with no control characters inside a line (borrowed: valid until the
+         next call or the stepper's destruction)
+
+  Level: intermediate
+
+.seealso: `MbsModelSetSource()`, `MbsGetVersion()`, `MbsOutputRegister()`
+@*/
+PetscErrorCode MbsStepperGetProvenance(MbsStepper st, const char *text[])
+{
+  char        version[64], *options = NULL;
+  const char *source;
+  PetscMPIInt size;
+  size_t      len;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCall(MbsGetVersion(version, sizeof(version)));
+  PetscCall(MbsModelGetSource(st->model, &source));
+  PetscCall(PetscOptionsGetAll(((PetscObject)st)->options, &options));
+  PetscCall(PetscStrlen(options, &len));
+  while (len && options[len - 1] == ' ') options[--len] = 0;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
+  PetscCall(PetscFree(st->provenance));
+  PetscCall(PetscStrlen(options, &len));
+  len += PETSC_MAX_PATH_LEN + 512 + (source ? strlen(source) : 0);
+  PetscCall(PetscMalloc1(len, &st->provenance));
+  PetscCall(
+    PetscSNPrintf(st->provenance, len,
+                  "program: gglmbs %s\ninput: %s\noptions:%s%s\nranks: %d\nscheme: %s, h = %.15g, t_end = %.15g\n",
+                  version, source ? source : "(built by a program)", options && options[0] ? " " : "",
+                  options ? options : "", (int)size, st->type, (double)st->h, (double)st->t_end));
+  PetscCall(PetscFree(options));
+  for (char *c = st->provenance; *c; c++) /* one line per key, whatever the values hold */
+    if ((unsigned char)*c < 0x20 && *c != '\n') *c = '?';
+  *text = st->provenance;
   PetscFunctionReturn(0);
 }
 
@@ -184,6 +234,7 @@ PetscErrorCode MbsStepperOutputsDestroy_Private(MbsStepper st)
     if (st->outputs[i].created && st->outputs[i].ops.destroy)
       PetscCall(st->outputs[i].ops.destroy(&st->outputs[i].ctx));
   PetscCall(PetscFree(st->outputs));
+  PetscCall(PetscFree(st->provenance));
   st->noutputs = st->maxoutputs = 0;
   PetscFunctionReturn(0);
 }

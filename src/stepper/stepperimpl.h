@@ -132,6 +132,7 @@ struct _p_MbsStepper {
   /* outputs (MbsStepperAddOutput()), created at first use */
   PetscInt       noutputs, maxoutputs;
   MbsOutputLink *outputs;
+  char          *provenance;   /* MbsStepperGetProvenance() */
   PetscBool      solving;      /* inside MbsStepperSolve() */
   PetscInt       solve_nsteps; /* its final step */
 

@@ -79,13 +79,14 @@ def child_environment():
 
 def read_state(path):
     with open(path) as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     return np.array([float(r["q"]) for r in rows]), np.array([float(r["p"]) for r in rows])
 
 
-def read_trajectory(xdmf):
-    """All time steps of the file: list of (time, dataset) with numpy arrays."""
-    reader = simple.Xdmf3ReaderS(FileName=[xdmf])
+def read_trajectory(xdmf, legacy=False):
+    """All time steps of the file: list of (time, dataset) with numpy arrays; with ParaView's Xdmf3 reader, or
+    with its legacy XDMF (version 2) reader."""
+    reader = simple.XDMFReader(FileNames=[xdmf]) if legacy else simple.Xdmf3ReaderS(FileName=[xdmf])
     reader.UpdatePipelineInformation()
     frames = []
     for t in reader.TimestepValues:
@@ -103,9 +104,34 @@ def read_trajectory(xdmf):
     return frames
 
 
+def fnv1a64(path):
+    h = 14695981039346656037
+    with open(path, "rb") as f:
+        for c in f.read():
+            h = ((h ^ c) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def check_provenance(args, case, outdir):
+    """The XDMF file's Information element names the program, the input with its size and hash, the options."""
+    import xml.etree.ElementTree as ET
+    info = [e for e in ET.parse(os.path.join(outdir, "trajectory.xdmf")).getroot().iter("Information") if e.get("Name") == "provenance"]
+    if not check(len(info) == 1, "%s: %d provenance elements in the XDMF file, expected 1" % (case["name"], len(info))):
+        return
+    lines = dict(line.split(": ", 1) for line in info[0].get("Value").splitlines() if ": " in line)
+    path = os.path.join(args.source, case["input"])
+    want = "%s (%d bytes, FNV-1a 64 %016x)" % (path, os.path.getsize(path), fnv1a64(path))
+    check(lines.get("program", "").startswith("gglmbs "), "%s: provenance program %r" % (case["name"], lines.get("program")))
+    check(lines.get("input") == want, "%s: provenance input %r, expected %r" % (case["name"], lines.get("input"), want))
+    check("-mbs_t_end %s" % repr(case["t_end"]) in lines.get("options", ""), "%s: provenance options %r" % (case["name"], lines.get("options")))
+
+
 def check_case(args, case, outdir):
     name = case["name"]
     frames = read_trajectory(os.path.join(outdir, "trajectory.xdmf"))
+    # the legacy XDMF reader (and other XDMF 2 readers) read the same file as the Xdmf3 reader
+    compare(name, frames, read_trajectory(os.path.join(outdir, "trajectory.xdmf"), legacy=True), "read by the legacy XDMF reader")
+    check_provenance(args, case, outdir)
     times = [f["time"] for f in frames]
     expected = [s * case["h"] for s in case["steps"]]
     if not check(len(times) == len(expected) and np.allclose(times, expected, rtol=0, atol=1e-12),
