@@ -312,14 +312,15 @@ static void test_failed_step_reason(void **state)
   CHECK(PetscOptionsClearValue(NULL, "-mbs4_mbs_failure_checkpoint"));
 }
 
-/* Checkpoints verify themselves: a changed byte is caught by the checksum, a state that is not finite is refused
-   even with an intact checksum, and a restart after the final time is refused instead of running no step. */
+/* Checkpoints verify themselves: a changed byte is caught by the checksum; a state that is not finite, or one that
+   violates the constraints more than the state written did, is refused even with an intact checksum; and a restart
+   after the final time is refused instead of running no step. */
 static void test_checkpoint_verification(void **state)
 {
   MbsModel   model;
   MbsStepper st, st2;
   Vec        q;
-  char       dir[] = "/tmp/gglmbs_test_ckpt_XXXXXX", good[96], flipped[96], nan[96];
+  char       dir[] = "/tmp/gglmbs_test_ckpt_XXXXXX", good[96], flipped[96], nan[96], moved_path[96];
   FILE      *fp;
   long       size;
 
@@ -328,6 +329,7 @@ static void test_checkpoint_verification(void **state)
   snprintf(good, sizeof(good), "%s/good.bin", dir);
   snprintf(flipped, sizeof(flipped), "%s/flipped.bin", dir);
   snprintf(nan, sizeof(nan), "%s/nan.bin", dir);
+  snprintf(moved_path, sizeof(moved_path), "%s/moved.bin", dir);
   CreatePendulum(&model);
   CHECK(MbsStepperCreate(model, &st));
   CHECK(MbsStepperSetTimeStep(st, 0.05));
@@ -349,7 +351,40 @@ static void test_checkpoint_verification(void **state)
     fclose(fp);
     free(bytes);
   }
-  CHECK(MbsStepperGetState(st, &q, NULL));
+  { /* the same file with q_0 moved by 1 % (off the constraint manifold) and sealed again with a valid checksum: what
+       a writer that stored another state than it measured, or a tool that edits checkpoints, would leave */
+    char              *bytes;
+    const PetscScalar *qa;
+    unsigned char      be[8], *hit = NULL;
+    double             q0, moved;
+    uint64_t           u, h = 1469598103934665603ULL; /* the checkpoint checksum's FNV-1a start */
+    CHECK(MbsStepperGetState(st, &q, NULL));
+    CHECK(VecGetArrayRead(q, &qa));
+    q0 = (double)qa[0];
+    CHECK(VecRestoreArrayRead(q, &qa));
+    memcpy(&u, &q0, 8);
+    for (int i = 0; i < 8; i++) be[i] = (unsigned char)(u >> (56 - 8 * i)); /* PETSc binary files are big-endian */
+    fp = fopen(good, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    size = ftell(fp);
+    rewind(fp);
+    bytes = malloc((size_t)size);
+    assert_int_equal((long)fread(bytes, 1, (size_t)size, fp), size);
+    fclose(fp);
+    for (long i = 0; i + 8 <= size && !hit; i++)
+      if (!memcmp(bytes + i, be, 8)) hit = (unsigned char *)bytes + i;
+    assert_non_null(hit); /* the first copy of q_0 is the state's */
+    moved = q0 * 1.01 + 0.01;
+    memcpy(&u, &moved, 8);
+    for (int i = 0; i < 8; i++) hit[i] = (unsigned char)(u >> (56 - 8 * i));
+    for (long i = 0; i < size - 24; i++) h = (h ^ (unsigned char)bytes[i]) * 1099511628211ULL;
+    memcpy(bytes + size - 8, &h, 8);
+    fp = fopen(moved_path, "wb");
+    assert_int_equal((long)fwrite(bytes, 1, (size_t)size, fp), size);
+    fclose(fp);
+    free(bytes);
+  }
   CHECK(VecSetValue(q, 0, PETSC_MAX_REAL * 10, INSERT_VALUES)); /* inf */
   CHECK(VecAssemblyBegin(q));
   CHECK(VecAssemblyEnd(q));
@@ -365,6 +400,9 @@ static void test_checkpoint_verification(void **state)
   ClearError();
   assert_int_equal((int)MbsStepperLoadCheckpoint(st2, nan), PETSC_ERR_FILE_UNEXPECTED);
   assert_non_null(strstr(error_message, "not finite"));
+  ClearError();
+  assert_int_equal((int)MbsStepperLoadCheckpoint(st2, moved_path), PETSC_ERR_FILE_UNEXPECTED);
+  assert_non_null(strstr(error_message, "violates the constraints"));
   CHECK(PetscPopErrorHandler());
   CHECK(MbsStepperLoadCheckpoint(st2, good)); /* the intact file loads */
   CHECK(MbsStepperSetFinalTime(st2, 0.1));    /* the checkpoint is at t = 0.2 */
@@ -378,6 +416,7 @@ static void test_checkpoint_verification(void **state)
   remove(good);
   remove(flipped);
   remove(nan);
+  remove(moved_path);
   rmdir(dir);
 }
 

@@ -5,8 +5,10 @@
 
     char[16]    "GGLMBS-CKPT"                      magic
     int64[24]   header (MBS_CKPT_* below)           version, sizes, step, counters, model and layout hashes
-    real[10]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale (8 reals in version 1)
+    real[12]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale, the state's
+                constraint violations max |g(q)| and max |G(q) M^-1 p| (8 reals in version 1, 10 in 2 and 3)
     char[64]    scheme name
+    int64, char (version 4) the length of the provenance (MbsStepperGetProvenance()), and its text
     real[nq]    q, p                                 input (natural) order: any number of ranks can read them
     Vec         X, Xjac                              solver state in the scheme's unknown layout
     Vec         qjac, pjac, qlast, plast             coordinate layout (same ranks and partition only)
@@ -28,11 +30,11 @@
 #include "stepper/stepperimpl.h"
 #include "model/hash.h"
 
-#define MBS_CKPT_VERSION                                                                                            \
-  3 /* 3: the model hash over whole element data blocks; 2: the energy check's reference; versions 1 and 2 are read \
-       too */
-#define MBS_CKPT_MAGIC "GGLMBS-CKPT"
-#define MBS_CKPT_END   "GGLMBS-CKPT-END"
+/* 4: the state's constraint violations and the provenance; 3: the model hash over whole element data blocks; 2: the
+   energy check's reference; versions 1 to 3 are read too */
+#define MBS_CKPT_VERSION 4
+#define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
+#define MBS_CKPT_END     "GGLMBS-CKPT-END"
 
 enum {
   MBS_CKPT_VERSION_I,
@@ -63,6 +65,9 @@ enum {
   MBS_CKPT_NREALS_V1  = MBS_CKPT_PARAM0 + 4, /* four slots for scheme parameters (versions 1 and 2) */
   MBS_CKPT_ENERGY_REF = MBS_CKPT_NREALS_V1,
   MBS_CKPT_ENERGY_SCALE,
+  MBS_CKPT_NREALS_V3,
+  MBS_CKPT_G_MAX = MBS_CKPT_NREALS_V3, /* max |g(q)| of the state written (version 4) */
+  MBS_CKPT_GV_MAX,                     /* max |G(q) M^-1 p| */
   MBS_CKPT_NREALS
 };
 
@@ -188,6 +193,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscInt64  ints[MBS_CKPT_NINTS]   = {0};
   PetscReal   reals[MBS_CKPT_NREALS] = {0};
   Vec         qlast, plast;
+  const char *provenance;
 
   PetscFunctionBegin;
   ints[MBS_CKPT_VERSION_I] = MBS_CKPT_VERSION;
@@ -215,6 +221,13 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
     reals[MBS_CKPT_PARAM0 + i] = st->param[i]; /* versions 1 and 2 kept them here; version 3 after the name */
   reals[MBS_CKPT_ENERGY_REF]   = st->energy_ref;
   reals[MBS_CKPT_ENERGY_SCALE] = st->energy_scale;
+  {
+    MbsDiagnostics d;
+    PetscCall(MbsStepperComputeDiagnostics(st, &d));
+    reals[MBS_CKPT_G_MAX]  = d.g_max;
+    reals[MBS_CKPT_GV_MAX] = d.gv_max;
+  }
+  PetscCall(MbsStepperGetProvenance(st, &provenance));
   PetscCall(PetscMemzero(scheme, sizeof(scheme)));
   PetscCall(PetscStrncpy(scheme, st->type, sizeof(scheme)));
 
@@ -230,6 +243,11 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(PetscViewerBinaryWrite(viewer, reals, MBS_CKPT_NREALS, PETSC_REAL));
   PetscCall(PetscViewerBinaryWrite(viewer, scheme, sizeof(scheme), PETSC_CHAR));
   if (st->nparams) PetscCall(PetscViewerBinaryWrite(viewer, st->param, st->nparams, PETSC_REAL));
+  {
+    PetscInt64 len = (PetscInt64)strlen(provenance);
+    PetscCall(PetscViewerBinaryWrite(viewer, &len, 1, PETSC_INT64));
+    PetscCall(PetscViewerBinaryWrite(viewer, provenance, (PetscInt)len, PETSC_CHAR));
+  }
   {
     Vec state[2] = {st->q, st->p};
     PetscCall(MbsWriteNatural(viewer, model, 2, state));
@@ -447,7 +465,8 @@ typedef struct {
   PetscReal *params; /* the scheme's parameters (version 3: their own array; before: in reals), freed by the reader */
 } MbsCheckpointHeader;
 
-#define MBS_CKPT_MAX_PARAMS 4096 /* more parameters than this is a damaged header */
+#define MBS_CKPT_MAX_PARAMS     4096      /* more parameters than this is a damaged header */
+#define MBS_CKPT_MAX_PROVENANCE (1 << 30) /* and a longer provenance */
 
 static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointHeader *hd, const char **what)
 {
@@ -460,8 +479,14 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
   if (hd->ints[MBS_CKPT_VERSION_I] < 1 || hd->ints[MBS_CKPT_VERSION_I] > MBS_CKPT_VERSION)
     PetscFunctionReturn(0); /* checked by the caller */
   PetscCall(PetscMemzero(hd->reals, sizeof(hd->reals)));
-  PetscCall(PetscViewerBinaryRead(
-    viewer, hd->reals, hd->ints[MBS_CKPT_VERSION_I] == 1 ? MBS_CKPT_NREALS_V1 : MBS_CKPT_NREALS, NULL, PETSC_REAL));
+  {
+    const PetscInt64 version = hd->ints[MBS_CKPT_VERSION_I];
+    PetscCall(PetscViewerBinaryRead(viewer, hd->reals,
+                                    version == 1  ? MBS_CKPT_NREALS_V1
+                                    : version < 4 ? MBS_CKPT_NREALS_V3
+                                                  : MBS_CKPT_NREALS,
+                                    NULL, PETSC_REAL));
+  }
   PetscCall(PetscViewerBinaryRead(viewer, hd->scheme, sizeof(hd->scheme), NULL, PETSC_CHAR));
   hd->scheme[63] = 0;
   {
@@ -476,6 +501,16 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
                  "%" PetscInt64_FMT " scheme parameters", n);
       for (PetscInt64 i = 0; i < n; i++) hd->params[i] = hd->reals[MBS_CKPT_PARAM0 + i];
     }
+  }
+  if (hd->ints[MBS_CKPT_VERSION_I] >= 4) { /* the provenance: read past it */
+    PetscInt64 len;
+    char       buf[1024];
+    PetscCall(PetscViewerBinaryRead(viewer, &len, 1, NULL, PETSC_INT64));
+    PetscCheck(len >= 0 && len <= MBS_CKPT_MAX_PROVENANCE, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
+               "a provenance of %" PetscInt64_FMT " bytes", len);
+    for (PetscInt64 done = 0; done < len; done += (PetscInt64)sizeof(buf))
+      PetscCall(
+        PetscViewerBinaryRead(viewer, buf, (PetscInt)PetscMin(len - done, (PetscInt64)sizeof(buf)), NULL, PETSC_CHAR));
   }
   PetscFunctionReturn(0);
 }
@@ -666,6 +701,23 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
               "Checkpoint '%s' holds a state that is not finite (max |q| = %g, max |p| = %g): a run cannot continue "
               "from it",
               filename, (double)nq, (double)np);
+    }
+    /* version 4: the state must satisfy the constraints as it did when it was written (the same computation, row
+       by row, whatever the ranks: equal up to round-off in the norms) */
+    if (hd.ints[MBS_CKPT_VERSION_I] >= 4) {
+      MbsDiagnostics  d;
+      const PetscReal g0 = hd.reals[MBS_CKPT_G_MAX], gv0 = hd.reals[MBS_CKPT_GV_MAX];
+      PetscCall(MbsStepperComputeDiagnostics(st, &d));
+      if (!(d.g_max <= 2 * g0 + 1e-12 * PetscMax(1.0, nq)) || !(d.gv_max <= 2 * gv0 + 1e-12 * PetscMax(1.0, np))) {
+        PetscCall(VecDestroy(&qlast));
+        PetscCall(VecDestroy(&plast));
+        PetscCall(MbsCheckpointDiscardState(st));
+        SETERRQ(
+          PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED,
+          "Checkpoint '%s' holds a state that violates the constraints by max |g(q)| = %.3e and max |G(q) M^-1 p| "
+          "= %.3e, while it was written with %.3e and %.3e: the state is not the one written for this model",
+          filename, (double)d.g_max, (double)d.gv_max, (double)g0, (double)gv0);
+      }
     }
   }
   st->step      = (PetscInt)hd.ints[MBS_CKPT_STEP];
