@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <cmocka.h>
 #include <unistd.h>
@@ -420,6 +421,84 @@ static void test_checkpoint_verification(void **state)
   rmdir(dir);
 }
 
+/* The external force of test_signal_during_step: raises SIGTERM as step 7 starts (once). */
+static PetscErrorCode SignalAtStep7(MbsStepper st, PetscReal t, PetscReal h, Vec q, Vec p, Vec F, void *ctx)
+{
+  PetscInt step;
+
+  PetscFunctionBegin;
+  PetscCall(MbsStepperGetStepNumber(st, &step));
+  if (step == 6 && !*(int *)ctx) {
+    *(int *)ctx = 1;
+    raise(SIGTERM);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A signal during a step (a long step of a large model must not delay it until the step ends): the step is abandoned
+   at its next Newton iteration, MbsStepperSolve() writes a checkpoint of the state at the step's start and returns
+   PETSC_ERR_SIG with the reason MBS_STEP_INTERRUPTED; the run continued from the checkpoint ends where the
+   uninterrupted run does. */
+static void test_signal_during_step(void **state)
+{
+  MbsModel      model;
+  MbsStepper    st;
+  PetscReal     straight[3], continued[3];
+  PetscInt      step;
+  MbsStepReason reason;
+  int           raised = 0;
+  char          dir[]  = "/tmp/gglmbs_test_signal_XXXXXX", file[96];
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFinalTime(st, 0.5));
+  CHECK(MbsStepperSolve(st));
+  CHECK(MbsStepperGetPointPosition(st, 0, NULL, straight));
+  CHECK(MbsStepperDestroy(&st));
+
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFinalTime(st, 0.5));
+  CHECK(MbsStepperSetOutput(st, dir, 1));
+  CHECK(MbsStepperSetExternalForce(st, SignalAtStep7, &raised));
+  CHECK(MbsInterruptHandlerPush());
+  CHECK(PetscPushErrorHandler(CaptureError, NULL));
+  ClearError();
+  assert_int_equal((int)MbsStepperSolve(st), PETSC_ERR_SIG);
+  CHECK(PetscPopErrorHandler());
+  CHECK(MbsInterruptHandlerPop());
+  assert_int_equal(raised, 1);
+  assert_non_null(strstr(error_message, "Interrupted by SIGTERM after step 6 of 10"));
+  CHECK(MbsStepperGetConvergedReason(st, &reason));
+  assert_int_equal((int)reason, (int)MBS_STEP_INTERRUPTED);
+  CHECK(MbsStepperGetStepNumber(st, &step));
+  assert_int_equal((int)step, 6); /* the abandoned step 7 left the state at its start */
+  CHECK(MbsStepperDestroy(&st));
+
+  snprintf(file, sizeof(file), "%s/checkpoint.bin", dir);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFinalTime(st, 0.5));
+  CHECK(MbsStepperLoadCheckpoint(st, file));
+  CHECK(MbsStepperGetStepNumber(st, &step));
+  assert_int_equal((int)step, 6);
+  CHECK(MbsStepperSolve(st));
+  CHECK(MbsStepperGetPointPosition(st, 0, NULL, continued));
+  for (int i = 0; i < 3; i++)
+    if (PetscAbsReal(continued[i] - straight[i]) > 1e-12)
+      fail_msg("continued run ends at x[%d] = %.17g, the uninterrupted one at %.17g", i, (double)continued[i],
+               (double)straight[i]);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  remove(file);
+  snprintf(file, sizeof(file), "%s/diagnostics.csv", dir);
+  remove(file);
+  rmdir(dir);
+}
+
 /* A host's own output: registered by name, attached like a monitor, called at the documented points. */
 typedef struct {
   PetscInt begins, writes, lasts, finishes, ends, destroys, every_seen;
@@ -506,7 +585,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_prefix_isolates_host_options), cmocka_unit_test(test_prefix_reaches_mbs_options),
     cmocka_unit_test(test_options_database_untouched),   cmocka_unit_test(test_stepper_references_model),
     cmocka_unit_test(test_failed_step_reason),           cmocka_unit_test(test_output_interface),
-    cmocka_unit_test(test_checkpoint_verification),
+    cmocka_unit_test(test_checkpoint_verification),      cmocka_unit_test(test_signal_during_step),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

@@ -9,6 +9,7 @@ static const char help[] =
   "              [-mbs_monitor] [-mbs_progress] [-mbs_view] [-snes_monitor] [PETSc options]\n"
   "       gglmbs --version\n\n";
 
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <petsctime.h>
@@ -89,6 +90,24 @@ static PetscErrorCode CheckOwnOptions(void)
   PetscFunctionReturn(0);
 }
 
+/* A signal during set-up (which takes minutes for a model of 10^6 bodies) stops the program at the end of the phase
+   it came in, with nothing to save; during the run, MbsStepperSolve() acts on it (a checkpoint). */
+static PetscErrorCode CheckInterrupted(const char phase[])
+{
+  int sig;
+
+  PetscFunctionBegin;
+  PetscCall(MbsInterruptPending(NULL, &sig));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCheck(!sig, PETSC_COMM_WORLD, PETSC_ERR_SIG, "Interrupted by %s while %s: no step was run, nothing was written",
+             sig == SIGINT    ? "SIGINT"
+             : sig == SIGTERM ? "SIGTERM"
+             : sig == SIGHUP  ? "SIGHUP"
+                              : "a signal",
+             phase);
+  PetscFunctionReturn(0);
+}
+
 /* The run; *model and *st are created here and destroyed by the caller, also when the run fails. */
 static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
 {
@@ -119,7 +138,9 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   model = *model_out;
   PetscCall(MbsRunConfigSetDefaults(&cfg));
   PetscCall(MbsModelLoadYAML(model, input, &cfg));
+  PetscCall(CheckInterrupted("reading the input"));
   PetscCall(MbsModelSetUp(model));
+  PetscCall(CheckInterrupted("setting up the model"));
   PetscCall(MbsStepperCreate(model, st_out));
   st = *st_out;
   PetscCall(MbsStepperSetRunConfig(st, &cfg));
@@ -136,6 +157,7 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsStepperSetReportViewer(st, PETSC_VIEWER_STDOUT_WORLD));
   PetscCall(MbsStepperSetFromOptions(st));
   PetscCall(MbsStepperSetUp(st));
+  PetscCall(CheckInterrupted("setting up the solver"));
   PetscCall(CheckOwnOptions());
   if (view) {
     PetscCall(MbsModelView(model, NULL));

@@ -9,8 +9,9 @@
   -mbs_restart FILE it first continues from that checkpoint (MbsStepperLoadCheckpoint()), appending to
   the diagnostics of the interrupted run.
 
-  With the handlers of MbsInterruptHandlerPush() installed, a SIGINT or SIGTERM stops the run after the
-  step in progress: a checkpoint (the file of MbsStepperSetCheckpoint(), default <output
+  With the handlers of MbsInterruptHandlerPush() installed, a SIGINT, SIGTERM or SIGHUP stops the run at the next
+  Newton iteration of the step in progress, which is abandoned (a long step of a large model does not delay it): a
+  checkpoint of the state at the step's start (the file of MbsStepperSetCheckpoint(), default <output
   directory>/checkpoint.bin) is written, the outputs are closed, and Solve returns
   PETSC_ERR_SIG with a message naming the checkpoint and the -mbs_restart option that continues the run.
   A step that fails or diverges is an error of MbsStepperStep(); the diagnostics written so far stay
@@ -57,8 +58,9 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
     PetscCallMPI(MPI_Allreduce(&installed, &catch_signals, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
     PetscCall(MbsInterruptSetAgreed_Private(0));
   }
-  st->solving      = PETSC_TRUE;
-  st->solve_nsteps = nsteps;
+  st->solving       = PETSC_TRUE;
+  st->catch_signals = catch_signals;
+  st->solve_nsteps  = nsteps;
   /* The outputs open their files (a continued run appends to what it continues) and, with the monitors, see
      the state the run starts from; then every accepted step. */
   ierr = MbsStepperOutputsBegin_Private(st);
@@ -71,9 +73,14 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
       if (signum) break;
     }
     ierr = MbsStepperStep(st);
+    if (!ierr && st->reason == MBS_STEP_INTERRUPTED) { /* a signal during the step, which was abandoned */
+      signum = st->step_signal;
+      break;
+    }
     if (st->reason < 0) break; /* a failed step, with MbsStepperSetErrorIfStepFails() off */
   }
-  st->solving = PETSC_FALSE;
+  st->solving       = PETSC_FALSE;
+  st->catch_signals = PETSC_FALSE;
   if (signum) {
     char path[PETSC_MAX_PATH_LEN];
 

@@ -108,6 +108,19 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
   else
     st->jac_uses++;
   PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, fnorm, reason, NULL));
+  if (st->catch_signals && *reason == SNES_CONVERGED_ITERATING) {
+    /* a signal stops a long step between Newton iterations, on every rank at the same one: the step is abandoned
+       and MbsStepperSolve() checkpoints the state at its start */
+    int sig;
+    PetscCall(MbsInterruptPending(NULL, &sig));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)st)));
+    if (sig) {
+      PetscCall(PetscInfo(snes, "Signal %d at Newton iteration %" PetscInt_FMT ": the step is abandoned\n", sig, it));
+      st->step_signal = sig;
+      *reason         = SNES_DIVERGED_FUNCTION_DOMAIN;
+      PetscFunctionReturn(0);
+    }
+  }
   /* An iteration that no longer halves the residual, with a fresh or a kept (modified-Newton) Jacobian: at the
      floor it is converged; above it, a kept Jacobian is refreshed below. */
   if (it > 0 && (*reason == SNES_CONVERGED_ITERATING || *reason == SNES_CONVERGED_SNORM_RELATIVE) &&
@@ -372,6 +385,12 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   PetscCall(SNESGetIterationNumber(st->snes, &its));
   st->last_its += its;
   st->total_its += its;
+  if (st->step_signal) { /* interrupted: no retry, the caller stops */
+    PetscCall(VecCopy(st->Xsave, st->X));
+    *failed      = PETSC_TRUE;
+    fail->reason = reason;
+    PetscFunctionReturn(0);
+  }
   if (reason <= 0 && stale) { /* a failure that started from an old Jacobian: retry once with a fresh one */
     PetscCall(PetscInfo(st->snes, "Step failed from a reused Jacobian (%s): retrying with a fresh one\n",
                         SNESConvergedReasons[reason]));
@@ -499,9 +518,10 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   if ((st->energy_divergence > 0 || (st->ops->conserves_energy && st->energy_tol > 0)) && !st->energy_set)
     PetscCall(MbsStepperEnergyStart_Private(st));
   PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
-  st->hstep    = st->h;
-  st->last_its = 0;
-  st->ext_work = 0;
+  st->hstep       = st->h;
+  st->last_its    = 0;
+  st->ext_work    = 0;
+  st->step_signal = 0;
   if (st->adapt) { /* sub-steps may be accepted before a later one fails */
     PetscCall(VecCopy(st->q, st->qstart));
     PetscCall(VecCopy(st->p, st->pstart));
@@ -516,6 +536,10 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
     if (st->adapt) {
       PetscCall(VecCopy(st->qstart, st->q));
       PetscCall(VecCopy(st->pstart, st->p));
+    }
+    if (st->step_signal) { /* abandoned for a signal: the state is the step's start; MbsStepperSolve() stops */
+      st->reason = MBS_STEP_INTERRUPTED;
+      PetscFunctionReturn(0);
     }
     st->reason = MBS_STEP_DIVERGED_NONLINEAR_SOLVE;
     if (!st->errorifstepfailed) {

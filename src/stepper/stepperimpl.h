@@ -132,9 +132,11 @@ struct _p_MbsStepper {
   /* outputs (MbsStepperAddOutput()), created at first use */
   PetscInt       noutputs, maxoutputs;
   MbsOutputLink *outputs;
-  char          *provenance;   /* MbsStepperGetProvenance() */
-  PetscBool      solving;      /* inside MbsStepperSolve() */
-  PetscInt       solve_nsteps; /* its final step */
+  char          *provenance;    /* MbsStepperGetProvenance() */
+  PetscBool      solving;       /* inside MbsStepperSolve() */
+  PetscBool      catch_signals; /* inside MbsStepperSolve() with signal handlers on some rank: Newton looks too */
+  int            step_signal;   /* the signal that stopped the Newton iterations of the step (0: none) */
+  PetscInt       solve_nsteps;  /* its final step */
 
   /* checkpoint and restart; the kept Jacobian is defined by the unknowns, step-start state and step
      size it was assembled at, so a restart can rebuild exactly the same factors */
