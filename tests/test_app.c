@@ -655,6 +655,13 @@ static void TestOptionErrors(void **state)
   ExpectContains("stderr", run.err, "is not a whole number of steps of 0.05");
   ExpectContains("stderr", run.err, "Give a final time of 0.1 or 0.15");
   FreeRun(&run);
+  /* a failed step with -mbs_error_if_step_fails 0: exit 0, and the reason is said */
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-snes_max_it", "1",
+                   "-mbs_error_if_step_fails", "0", NULL);
+  ExpectSuccess("failed step, no error", &run);
+  ExpectContains("stderr", run.err, "the run stopped at step 0 (t = 0");
+  ExpectContains("stderr", run.err, "DIVERGED_NONLINEAR_SOLVE");
+  FreeRun(&run);
 }
 
 /* A scheme with a velocity unknown (vi-a) chosen and parametrised from the command line: its own

@@ -184,6 +184,19 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
                         " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f%s\n",
                         input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12),
                         steps ? (double)its / steps : 0.0, step0 ? " (continued from a checkpoint)" : ""));
+  {
+    /* -mbs_error_if_step_fails 0: the run ended at a step that was not accepted (or whose energy diverged), and
+       says so; the exit status is 0 */
+    MbsStepReason reason;
+    PetscReal     t;
+    PetscCall(MbsStepperGetConvergedReason(st, &reason));
+    PetscCall(MbsStepperGetTime(st, &t));
+    if (reason < 0)
+      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR,
+                             "gglmbs: the run stopped at step %" PetscInt_FMT " (t = %g) before its final time: %s "
+                             "(-mbs_error_if_step_fails 0; -info shows the solver's reason)\n",
+                             step0 + steps, (double)t, MbsStepReasons[reason]));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -103,9 +103,10 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
   MbsStepper st = (MbsStepper)ctx;
 
   PetscFunctionBegin;
-  if (it == 0)
-    st->jac_uses = 0;
-  else
+  if (it == 0) {
+    st->jac_uses    = 0;
+    st->fnorm_start = fnorm; /* SNES stops before this test when the first residual is not finite */
+  } else
     st->jac_uses++;
   PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, fnorm, reason, NULL));
   if (st->catch_signals && *reason == SNES_CONVERGED_ITERATING) {
@@ -317,6 +318,7 @@ typedef struct {
   PetscReal           gdrop;   /* violation of an eliminated (redundant) constraint row after a converged solve */
   PetscInt            droprow; /* ... that row, or -1 */
   PetscReal           dE; /* energy change (of its scale) in a converged (sub-)step of an energy-conserving scheme */
+  PetscReal           fnorm_start; /* the residual norm at the start of the failed solve, -1 if not finite */
 } MbsStepFailure;
 
 /* Why a solve was not accepted: the SNES reason, or the eliminated (redundant) row it left violated */
@@ -380,6 +382,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     stale = (PetscBool)(st->jac_valid && st->jac_h == st->hstep);
     PetscCall(SNESSetLagJacobian(st->snes, stale ? -1 : -2));
   }
+  st->fnorm_start = -1;
   PetscCall(SNESSolve(st->snes, NULL, st->X));
   PetscCall(SNESGetConvergedReason(st->snes, &reason));
   PetscCall(SNESGetIterationNumber(st->snes, &its));
@@ -396,6 +399,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
                         SNESConvergedReasons[reason]));
     PetscCall(VecCopy(st->Xsave, st->X));
     PetscCall(SNESSetLagJacobian(st->snes, -2));
+    st->fnorm_start = -1;
     PetscCall(SNESSolve(st->snes, NULL, st->X));
     PetscCall(SNESGetConvergedReason(st->snes, &reason));
     PetscCall(SNESGetIterationNumber(st->snes, &its));
@@ -448,27 +452,29 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   }
   PetscCall(VecCopy(st->Xsave, st->X)); /* the guess, with the multipliers of the last accepted step */
   if (!st->adapt || level >= st->adapt_max) {
-    *failed       = PETSC_TRUE;
-    fail->reason  = reason;
-    fail->fnorm   = fnorm;
-    fail->its     = its;
-    fail->level   = level;
-    fail->t0      = t0;
-    fail->hstep   = st->hstep;
-    fail->gdrop   = gdrop;
-    fail->droprow = droprow;
-    fail->dE      = dE;
+    *failed           = PETSC_TRUE;
+    fail->reason      = reason;
+    fail->fnorm       = fnorm;
+    fail->its         = its;
+    fail->level       = level;
+    fail->t0          = t0;
+    fail->hstep       = st->hstep;
+    fail->gdrop       = gdrop;
+    fail->droprow     = droprow;
+    fail->dE          = dE;
+    fail->fnorm_start = st->fnorm_start;
     PetscFunctionReturn(0);
   }
   st->retries++;
   {
     char why[256];
     MbsStepFailureWhy(reason, droprow, gdrop, dE, why, sizeof(why));
-    PetscCall(MbsStepperReport_Private(
-      st,
-      "gglmbs: step %" PetscInt_FMT " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after "
-      "%" PetscInt_FMT " Newton iterations, %s; retrying as 2 sub-steps of h = %g\n",
-      st->step + 1, (double)t0, (double)st->hstep, st->type, (double)fnorm, its, why, (double)(0.5 * st->hstep)));
+    PetscCall(MbsStepperReport_Private(st,
+                                       "gglmbs: step %" PetscInt_FMT
+                                       " (t = %g, h = %g) of scheme %s did not converge: residual norm %.3e after "
+                                       "%" PetscInt_FMT " Newton iterations, %s; retrying as 2 sub-steps of h = %g\n",
+                                       st->step + 1, (double)t0, (double)st->hstep, st->type,
+                                       (double)PetscAbsReal(fnorm), its, why, (double)(0.5 * st->hstep)));
   }
   st->hstep *= 0.5;
   PetscCall(MbsStepperAdvance(st, t0, level + 1, failed, fail));
@@ -530,7 +536,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->hstep = st->h;
   PetscCall(PetscLogEventEnd(MBS_Step, 0, 0, 0, 0));
   if (failed) {
-    char        sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "", why[256];
+    char        sub[128] = "", where[2 * PETSC_MAX_PATH_LEN + 128], redundant[2048] = "", why[256], start[128] = "";
     const char *advice;
     PetscInt    ndependent = 0;
     if (st->adapt) {
@@ -564,7 +570,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
        once it gave up */
     if (ndependent)
       advice = "";
-    else if (PetscIsInfOrNanReal(fail.fnorm) && fail.its == 0 && fail.level == 0)
+    else if (fail.fnorm_start < 0 && fail.level == 0)
       advice = ". The residual at the step's start is not finite (NaN or Inf): a value of the state, a force or a "
                "parameter overflows; a smaller step cannot help";
     else if (st->adapt)
@@ -573,12 +579,18 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       advice = ". Try a smaller step (-mbs_dt), -mbs_adapt, or see -snes_monitor -snes_converged_reason";
     /* the checkpoint comes before the report, which may be long (PETSc keeps 2047 characters of a message) */
     MbsStepFailureWhy(fail.reason, fail.droprow, fail.gdrop, fail.dE, why, sizeof(why));
+    if (PetscIsInfOrNanReal(fail.fnorm) &&
+        fail.fnorm_start >= 0) /* finite at the start, then a Newton update was not */
+      PetscCall(PetscSNPrintf(start, sizeof(start),
+                              " (%.3e at the step's start: a Newton update was not finite, as from a singular "
+                              "Jacobian)",
+                              (double)fail.fnorm_start));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_NOT_CONVERGED,
             "Step %" PetscInt_FMT
-            " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e after %" PetscInt_FMT
+            " (t = %g -> %g) of scheme %s did not converge%s: residual norm %.3e%s after %" PetscInt_FMT
             " Newton iterations, %s%s%s%s%s",
-            st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)fail.fnorm, fail.its, why,
-            advice, where, ndependent ? ". Cause: " : "", redundant);
+            st->step + 1, (double)st->t, (double)(st->t + st->h), st->type, sub, (double)PetscAbsReal(fail.fnorm),
+            start, fail.its, why, advice, where, ndependent ? ". Cause: " : "", redundant);
   }
   st->step++;
   st->t = st->step * st->h;

@@ -95,6 +95,7 @@ struct _p_MbsStepper {
   PetscBool started;
   PetscInt  last_its, total_its;
   PetscReal stagnation_tol, fnorm_prev; /* floor test of MbsStepperConverged_Private(); -mbs_stagnation_tol */
+  PetscReal fnorm_start;                /* the residual norm at the start of the last solve, -1 if it was not finite */
   /* Jacobian reuse (modified Newton): keep the factored Jacobian across iterations and steps while
      each iteration still cuts the residual by reuse_rate; refresh when it does not, when the step size
      changes, and before giving up on a step. */
