@@ -803,7 +803,8 @@ static void ExpectSameRows(const char *a, const char *b)
    momentum, constraint residual and Newton iteration count to the last bit. Before the restart the
    stopped run's file is given 20 more rows of garbage, as a run killed after its checkpoint leaves them:
    the restart must replace them. */
-static void RestartCase(const char *name, int np, const char *input_rel, const char *opt, const char *val)
+static void RestartCase(const char *name, int np, const char *input_rel, const char *opt, const char *val,
+                        const char *flag)
 {
   char       input[PATH_SIZE], dir[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], fa[PATH_SIZE], fb[PATH_SIZE], ck[PATH_SIZE];
   ProgramRun run;
@@ -813,11 +814,11 @@ static void RestartCase(const char *name, int np, const char *input_rel, const c
   JoinPath(a, dir, "full");
   JoinPath(b, dir, "stopped");
   run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end",
-                    RESTART_T_END, "-mbs_output_dir", a, NULL);
+                    RESTART_T_END, "-mbs_output_dir", a, flag, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end",
-                    RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "7", NULL);
+                    RESTART_T_MID, "-mbs_output_dir", b, "-mbs_checkpoint_every", "7", flag, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fb, b, "diagnostics.csv");
@@ -830,7 +831,7 @@ static void RestartCase(const char *name, int np, const char *input_rel, const c
   JoinPath(ck, b, "checkpoint.bin");
   if (!FileExists(ck)) fail_msg("%s: no checkpoint %s", name, ck);
   run = RunParallel(dir, np, "-i", input, opt, val, "-mbs_dt", "1e-3", "-mbs_output_every", "1", "-mbs_t_end",
-                    RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, NULL);
+                    RESTART_T_END, "-mbs_output_dir", b, "-mbs_restart", ck, flag, NULL);
   ExpectSuccess(name, &run);
   FreeRun(&run);
   JoinPath(fa, a, "diagnostics.csv");
@@ -846,20 +847,29 @@ static void RestartCase(const char *name, int np, const char *input_rel, const c
 static void TestRestartChain(void **state)
 {
   (void)state;
-  RestartCase("restart_chain", 1, "inputs/chain1000.yaml", "-mbs_scheme", "em");
+  RestartCase("restart_chain", 1, "inputs/chain1000.yaml", "-mbs_scheme", "em", NULL);
 }
 
 static void TestRestartChainParallel(void **state)
 {
   (void)state;
-  RestartCase("restart_chain_np2", 2, "inputs/chain1000.yaml", "-mbs_scheme", "em");
+  RestartCase("restart_chain_np2", 2, "inputs/chain1000.yaml", "-mbs_scheme", "em", NULL);
 }
 
 /* VI-B on the heavy top (Newton proper; its own velocity residual Gv_max is in the diagnostics) */
 static void TestRestartTop(void **state)
 {
   (void)state;
-  RestartCase("restart_top", 1, "inputs/heavy_top.yaml", "-mbs_scheme", "vi-b");
+  RestartCase("restart_top", 1, "inputs/heavy_top.yaml", "-mbs_scheme", "vi-b", NULL);
+}
+
+/* Bricard's over-constrained loop under modified Newton: the rows eliminated as redundant are chosen again from
+   the restored state, and the kept Jacobian rebuilt with them, so the restart is bit-identical too */
+static void TestRestartRedundant(void **state)
+{
+  (void)state;
+  RestartCase("restart_bricard", 1, "inputs/bricard.yaml", "-mbs_jacobian_reuse", "1",
+              "-mbs_allow_redundant_constraints");
 }
 
 /* A checkpoint written on 2 ranks continues on 1: the state is restored (not the solver's), the run says
@@ -1304,6 +1314,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"restart chain", TestRestartChain, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart chain on 2 ranks", TestRestartChainParallel, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart heavy top vi-b", TestRestartTop, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart redundant", TestRestartRedundant, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"interrupt", TestInterrupt, NULL, NULL, NULL};
