@@ -639,6 +639,11 @@ static void TestOptionErrors(void **state)
     ExpectContains("the message", line, cases[i][2]);
     FreeRun(&run);
   }
+  /* a bad memory limit is an error for a model of bodies listed one by one too (no generator sizes it) */
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-mbs_memory_limit", "abc", NULL);
+  ExpectUserError("-mbs_memory_limit, no generator", &run);
+  ExpectContains("stderr", run.err, "-mbs_memory_limit: expected a size in bytes");
+  FreeRun(&run);
   /* gglmbs' own options misspelt: an error before any step; others (a solver's) are reported after the run */
   run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-mbs_sheme", "vi-a", NULL);
   ExpectUserError("misspelt option", &run);

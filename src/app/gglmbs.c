@@ -65,13 +65,13 @@ static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fu
   Before the first step: an option of gglmbs' own (-mbs_...) that set-up did not read is misspelt (-mbs_sheme
   vi-a), and a run that ignores it would run with something else for as long as it takes: an error, before
   anything runs. Options read only later are exempt: -mbs_redundancy_tol (read when a step fails or at each
-  step with -mbs_allow_redundant_constraints), -mbs_memory_limit (read for generated models), and the viewer
+  step with -mbs_allow_redundant_constraints) and the viewer
   options of the Jacobian (-mbs_jac_..., read at its first assembly). Other options (-snes_..., -ksp_...) may
   belong to solvers created later; they are reported after the run (ReportUnusedOptions()).
 */
 static PetscErrorCode CheckOwnOptions(void)
 {
-  static const char *const late[] = {"mbs_redundancy_tol", "mbs_memory_limit", "mbs_jac_"};
+  static const char *const late[] = {"mbs_redundancy_tol", "mbs_jac_"};
   PetscInt                 n;
   char                   **names, **values, bad[256] = "";
 
@@ -138,6 +138,10 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   model = *model_out;
   PetscCall(MbsRunConfigSetDefaults(&cfg));
   PetscCall(MbsModelLoadYAML(model, input, &cfg));
+  {
+    PetscInt64 limit; /* read (and its value checked) also for a model that no generator sized against it */
+    PetscCall(MbsModelGetMemoryLimit(model, &limit));
+  }
   PetscCall(CheckInterrupted("reading the input"));
   PetscCall(MbsModelSetUp(model));
   PetscCall(CheckInterrupted("setting up the model"));
