@@ -22,7 +22,8 @@
 
 #include "io/gmsh.h"
 
-#define MBS_GMSH_GOT_LEN 96
+#define MBS_GMSH_GOT_LEN   96
+#define MBS_GMSH_MAX_BYTES ((PetscInt64)16 << 30) /* 16 GiB: every rank holds the whole file */
 
 typedef struct {
   MPI_Comm    comm;
@@ -39,6 +40,7 @@ typedef struct {
   PetscBool   v41, have_entities, have_nodes, have_elements, have_names;
   PetscHMapI  node_index;           /* node tag -> node index */
   PetscHMapIJ edge_index;           /* (smaller, larger node index) -> edge */
+  PetscHMapIJ group_index;          /* (dimension, physical tag) -> physical group */
   PetscHMapI  entity[4];            /* entity tag of each dimension -> offset in phys */
   PetscInt   *phys, nphys, physcap; /* per entity: the count, then the physical tags */
   PetscInt    nnames, namecap;
@@ -128,6 +130,9 @@ static PetscErrorCode NextLine(MbsGmshParser *p)
     char       *s;
 
     if (p->eof) PetscFunctionReturn(0);
+    PetscCheck(p->line < PETSC_MAX_INT - 1, p->comm, PETSC_ERR_FILE_UNEXPECTED,
+               "%s: more than %" PetscInt_FMT " lines, which this reader does not count (it names lines in messages)",
+               p->file, PETSC_MAX_INT - 1);
     p->line++;
     if (p->pos >= p->len) {
       p->eof = PETSC_TRUE;
@@ -474,6 +479,8 @@ static PetscErrorCode ReadNodes(MbsGmshParser *p, MbsGmshMesh *mesh)
   PetscFunctionReturn(0);
 }
 
+/* The physical group (dim, tag), found through p->group_index (a mesh may have a group per element), *cache
+   when it is the last one used; a new one is appended. */
 static PetscErrorCode AddToGroup(MbsGmshParser *p, MbsGmshMesh *mesh, PetscInt dim, PetscInt tag, PetscInt nnodes,
                                  const PetscInt nodes[], PetscInt *cache)
 {
@@ -481,12 +488,24 @@ static PetscErrorCode AddToGroup(MbsGmshParser *p, MbsGmshMesh *mesh, PetscInt d
 
   PetscFunctionBegin;
   if (*cache >= 0 && mesh->groups[*cache].dim == dim && mesh->groups[*cache].tag == tag) g = &mesh->groups[*cache];
-  for (PetscInt k = 0; !g && k < mesh->ngroups; k++)
-    if (mesh->groups[k].dim == dim && mesh->groups[k].tag == tag) {
+  if (!g) {
+    PetscHashIJKey key;
+    PetscInt       k;
+
+    key.i = dim;
+    key.j = tag;
+    PetscCall(PetscHMapIJGet(p->group_index, key, &k));
+    if (k >= 0) {
       g      = &mesh->groups[k];
       *cache = k;
     }
+  }
   if (!g) {
+    PetscHashIJKey key;
+
+    key.i = dim;
+    key.j = tag;
+    PetscCall(PetscHMapIJSet(p->group_index, key, mesh->ngroups));
     if (mesh->ngroups == mesh->group_cap) {
       mesh->group_cap = mesh->group_cap ? 2 * mesh->group_cap : 8;
       PetscCall(PetscRealloc(sizeof(MbsGmshGroup) * mesh->group_cap, &mesh->groups));
@@ -708,9 +727,7 @@ static PetscErrorCode FinishGroups(MbsGmshParser *p, MbsGmshMesh *mesh)
   for (PetscInt i = 0; i < p->nnames; i++) {
     PetscInt cache = -1;
 
-    for (PetscInt k = 0; k < mesh->ngroups; k++)
-      if (mesh->groups[k].dim == p->names[i].dim && mesh->groups[k].tag == p->names[i].tag) cache = k;
-    if (cache < 0) PetscCall(AddToGroup(p, mesh, p->names[i].dim, p->names[i].tag, 0, NULL, &cache));
+    PetscCall(AddToGroup(p, mesh, p->names[i].dim, p->names[i].tag, 0, NULL, &cache));
     if (mesh->groups[cache].name) {
       char got[MBS_GMSH_GOT_LEN];
 
@@ -763,6 +780,7 @@ static PetscErrorCode ParserDestroy(MbsGmshParser *p)
   PetscCall(PetscFree(p->tok));
   PetscCall(PetscHMapIDestroy(&p->node_index));
   PetscCall(PetscHMapIJDestroy(&p->edge_index));
+  PetscCall(PetscHMapIJDestroy(&p->group_index));
   for (int d = 0; d < 4; d++) PetscCall(PetscHMapIDestroy(&p->entity[d]));
   PetscCall(PetscFree(p->phys));
   for (PetscInt i = 0; i < p->nnames; i++) PetscCall(PetscFree(p->names[i].name));
@@ -807,7 +825,7 @@ PetscErrorCode MbsGmshMeshDestroy(MbsGmshMesh *mesh)
 */
 PetscErrorCode MbsGmshRead(MPI_Comm comm, const char filename[], const char context[], MbsGmshMesh *mesh)
 {
-  PetscMPIInt    nbytes;
+  PetscInt64     nbytes;
   char          *bytes = NULL;
   int            status;
   MbsGmshParser  p;
@@ -815,7 +833,11 @@ PetscErrorCode MbsGmshRead(MPI_Comm comm, const char filename[], const char cont
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(mesh, sizeof(*mesh)));
-  PetscCall(MbsReadFileBroadcast(comm, filename, (PetscInt64)PETSC_MPI_INT_MAX, &bytes, &nbytes, &status));
+  PetscCall(MbsReadFileBroadcast(comm, filename, MBS_GMSH_MAX_BYTES, &bytes, &nbytes, &status));
+  if (status == MBS_READFILE_TOO_LARGE)
+    SETERRQ(comm, PETSC_ERR_FILE_OPEN,
+            "%s%s%s: the mesh file is larger than %d GiB, the most this reader takes (every rank holds the whole text)",
+            context ? context : "", context ? ": " : "", filename, (int)(MBS_GMSH_MAX_BYTES >> 30));
   if (status) {
     if (context)
       SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: expected a readable Gmsh mesh file, got '%s' (%s)", context, filename,
@@ -831,6 +853,7 @@ PetscErrorCode MbsGmshRead(MPI_Comm comm, const char filename[], const char cont
   p.len     = (size_t)nbytes;
   PetscCall(PetscHMapICreate(&p.node_index));
   PetscCall(PetscHMapIJCreate(&p.edge_index));
+  PetscCall(PetscHMapIJCreate(&p.group_index));
   for (int d = 0; d < 4; d++) PetscCall(PetscHMapICreate(&p.entity[d]));
   ierr = PetscStrallocpy(filename, &mesh->file);
   if (!ierr) ierr = Parse(&p, mesh);

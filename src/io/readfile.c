@@ -6,6 +6,8 @@
 
 #include "io/readfile.h"
 
+#define MBS_READFILE_PIECE (1 << 30) /* bytes per broadcast */
+
 /* Rank 0 reads the whole file; *status is 0, an errno value, or MBS_READFILE_NOT_REGULAR or _TOO_LARGE, checked
    before anything is read: a device (/dev/zero) or pipe would be read until memory runs out. */
 static PetscErrorCode ReadFile(const char filename[], PetscInt64 limit, char **bytes, PetscInt64 *len, int *status)
@@ -50,7 +52,7 @@ static PetscErrorCode ReadFile(const char filename[], PetscInt64 limit, char **b
 }
 
 PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], PetscInt64 limit, char **bytes,
-                                    PetscMPIInt *nbytes, int *status)
+                                    PetscInt64 *nbytes, int *status)
 {
   PetscMPIInt rank;
   PetscInt64  header[2] = {0, 0}; /* length, errno */
@@ -60,7 +62,7 @@ PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], PetscI
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (rank == 0) {
     int st;
-    PetscCall(ReadFile(filename, PetscMin(limit, (PetscInt64)PETSC_MPI_INT_MAX - 1), bytes, &header[0], &st));
+    PetscCall(ReadFile(filename, limit, bytes, &header[0], &st));
     header[1] = st;
   }
   PetscCallMPI(MPI_Bcast(header, 2, MPIU_INT64, 0, comm));
@@ -70,9 +72,13 @@ PetscErrorCode MbsReadFileBroadcast(MPI_Comm comm, const char filename[], PetscI
     PetscCall(PetscFree(*bytes));
     PetscFunctionReturn(0);
   }
-  PetscCall(PetscMPIIntCast(header[0], nbytes));
+  *nbytes = header[0];
   if (rank != 0) PetscCall(PetscMalloc1(header[0] + 1, bytes));
-  PetscCallMPI(MPI_Bcast(*bytes, *nbytes + 1, MPI_CHAR, 0, comm));
+  /* in pieces: an MPI count is an int, and a file may be larger than 2 GiB */
+  for (PetscInt64 done = 0; done < header[0] + 1; done += MBS_READFILE_PIECE) {
+    const PetscMPIInt n = (PetscMPIInt)PetscMin(header[0] + 1 - done, (PetscInt64)MBS_READFILE_PIECE);
+    PetscCallMPI(MPI_Bcast(*bytes + done, n, MPI_CHAR, 0, comm));
+  }
   PetscFunctionReturn(0);
 }
 

@@ -8,9 +8,9 @@
    (NUL-terminated, free with PetscFree) holds its *nbytes bytes, and *status is 0; if it cannot be read, *status is the
    errno value on every rank and *bytes is NULL. Collective. */
 PETSC_INTERN PetscErrorCode MbsReadFileBroadcast(MPI_Comm, const char filename[], PetscInt64 limit, char **bytes,
-                                                 PetscMPIInt *nbytes, int *status);
+                                                 PetscInt64 *nbytes, int *status);
 #define MBS_READFILE_NOT_REGULAR (-1) /* a status: the path is not a regular file */
-#define MBS_READFILE_TOO_LARGE   (-2) /* a status: the file is larger than the limit (at most 2 GiB, the MPI count) */
+#define MBS_READFILE_TOO_LARGE   (-2) /* a status: the file is larger than the limit */
 PETSC_INTERN const char *MbsReadFileError(int status);
 
 #endif

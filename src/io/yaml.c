@@ -7,6 +7,7 @@
 */
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -508,6 +509,7 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   }
   if (bodies) PetscCall(AddBodies(r, bodies, bpath));
   PetscCall(PetscCalloc1(ngen, &r->groups));
+  PetscCall(MbsYAMLGroupTablesCreate(r, ngen));
   for (PetscInt k = 0; k < 4; k++)
     if (gen[k]) PetscCall(generators[k].add(r, gen[k], gpath[k]));
 
@@ -522,6 +524,241 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
     PetscCall(AddElements(r, node, path, sections[s][0], sections[s][1]));
   }
   PetscFunctionReturn(0);
+}
+
+/* libyaml's loader (yaml_parser_load()) keeps the anchors of a document in a list and searches it for every
+   anchor and alias, so that its time grows with their product: a 1 MB input of 16,000 anchors took 3 s, 50 MB
+   would take hours. The document is composed here from the parser's events instead, in the same form (nodes,
+   tags, styles, marks), with the same errors, and with the anchors in a hash table. */
+typedef struct {
+  char **name; /* open addressing, linear probing; NULL: an empty slot */
+  int   *node;
+  size_t cap, n; /* cap a power of two, at most half full */
+} MbsYAMLAnchors;
+
+typedef struct {
+  int node; /* a sequence or mapping being composed */
+  int key;  /* a mapping's key waiting for its value, or 0 */
+} MbsYAMLFrame;
+
+typedef struct {
+  yaml_parser_t *parser;
+  int            started, ended; /* the stream's start and end events were read */
+  char           problem[192];   /* the text of an error of our own, which parser->problem points to */
+} MbsYAMLComposer;
+
+static size_t AnchorSlot(const MbsYAMLAnchors *a, const char name[])
+{
+  size_t i = MbsYAMLHash(name, strlen(name)) & (a->cap - 1);
+
+  while (a->name[i] && strcmp(a->name[i], name)) i = (i + 1) & (a->cap - 1);
+  return i;
+}
+
+static void AnchorsDestroy(MbsYAMLAnchors *a)
+{
+  for (size_t i = 0; i < a->cap; i++) free(a->name[i]);
+  free(a->name);
+  free(a->node);
+  memset(a, 0, sizeof(*a));
+}
+
+/* Names 'node' by 'anchor'; 0 if out of memory or if the anchor names a node already (then *first is that one). */
+static int AnchorsAdd(MbsYAMLAnchors *a, const char anchor[], int node, int *first)
+{
+  size_t slot;
+
+  *first = 0;
+  if (2 * (a->n + 1) > a->cap) {
+    MbsYAMLAnchors b;
+
+    b.cap  = a->cap ? 2 * a->cap : 64;
+    b.n    = a->n;
+    b.name = (char **)calloc(b.cap, sizeof(*b.name));
+    b.node = (int *)calloc(b.cap, sizeof(*b.node));
+    if (!b.name || !b.node) {
+      free(b.name);
+      free(b.node);
+      return 0;
+    }
+    for (size_t i = 0; i < a->cap; i++) {
+      if (!a->name[i]) continue;
+      slot         = AnchorSlot(&b, a->name[i]);
+      b.name[slot] = a->name[i];
+      b.node[slot] = a->node[i];
+    }
+    free(a->name);
+    free(a->node);
+    *a = b;
+  }
+  slot = AnchorSlot(a, anchor);
+  if (a->name[slot]) {
+    *first = a->node[slot];
+    return 0;
+  }
+  a->name[slot] = (char *)malloc(strlen(anchor) + 1);
+  if (!a->name[slot]) return 0;
+  strcpy(a->name[slot], anchor);
+  a->node[slot] = node;
+  a->n++;
+  return 1;
+}
+
+/* As libyaml's loader reports them */
+static int ComposerError(yaml_parser_t *parser, const char *context, yaml_mark_t context_mark, const char *problem,
+                         yaml_mark_t problem_mark)
+{
+  parser->error        = YAML_COMPOSER_ERROR;
+  parser->context      = context;
+  parser->context_mark = context_mark;
+  parser->problem      = problem;
+  parser->problem_mark = problem_mark;
+  return 0;
+}
+
+static int MemoryError(yaml_parser_t *parser)
+{
+  parser->error   = YAML_MEMORY_ERROR;
+  parser->problem = "out of memory";
+  return 0;
+}
+
+/* The node just made (or an alias's node) becomes the next item of the sequence or key or value of the
+   mapping being composed; the root has no parent. */
+static int AddToParent(yaml_document_t *doc, MbsYAMLFrame *top, int node)
+{
+  if (!top) return 1;
+  if (doc->nodes.start[top->node - 1].type == YAML_SEQUENCE_NODE)
+    return yaml_document_append_sequence_item(doc, top->node, node);
+  if (!top->key) {
+    top->key = node;
+    return 1;
+  }
+  node     = yaml_document_append_mapping_pair(doc, top->node, top->key, node);
+  top->key = 0;
+  return node;
+}
+
+/* The next document of the stream, as yaml_parser_load(): 1 and a document without nodes at the end of the
+   stream, 0 with parser->error set on an error. */
+static int Compose(MbsYAMLComposer *c, yaml_document_t *doc)
+{
+  yaml_parser_t *parser = c->parser;
+  yaml_event_t   ev;
+  MbsYAMLAnchors anchors = {NULL, NULL, 0, 0};
+  MbsYAMLFrame  *stack   = NULL;
+  size_t         depth = 0, cap = 0;
+  int            ok = 1, done = 0;
+
+  memset(doc, 0, sizeof(*doc));
+  if (c->ended) return 1;
+  if (!c->started) {
+    if (!yaml_parser_parse(parser, &ev)) return 0;
+    yaml_event_delete(&ev); /* the stream's start */
+    c->started = 1;
+  }
+  if (!yaml_parser_parse(parser, &ev)) return 0;
+  if (ev.type == YAML_STREAM_END_EVENT) {
+    c->ended = 1;
+    yaml_event_delete(&ev);
+    return 1;
+  }
+  if (!yaml_document_initialize(doc, NULL, NULL, NULL, ev.data.document_start.implicit, 1)) {
+    yaml_event_delete(&ev);
+    return MemoryError(parser);
+  }
+  yaml_event_delete(&ev);
+  while (ok && !done) {
+    MbsYAMLFrame *top    = depth ? &stack[depth - 1] : NULL;
+    const char   *anchor = NULL, *tag = NULL;
+    int           node = 0, first;
+
+    if (!yaml_parser_parse(parser, &ev)) {
+      ok = 0;
+      break;
+    }
+    switch (ev.type) {
+      case YAML_ALIAS_EVENT: {
+        size_t slot = anchors.cap ? AnchorSlot(&anchors, (const char *)ev.data.alias.anchor) : 0;
+
+        if (!anchors.cap || !anchors.name[slot])
+          ok = ComposerError(parser, NULL, ev.start_mark, "found undefined alias", ev.start_mark);
+        else
+          ok = AddToParent(doc, top, anchors.node[slot]) ? 1 : MemoryError(parser);
+      } break;
+      case YAML_SCALAR_EVENT:
+        anchor = (const char *)ev.data.scalar.anchor;
+        tag    = (const char *)ev.data.scalar.tag;
+        node = yaml_document_add_scalar(doc, tag && strcmp(tag, "!") ? ev.data.scalar.tag : NULL, ev.data.scalar.value,
+                                        (int)ev.data.scalar.length, ev.data.scalar.style);
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        anchor = (const char *)ev.data.sequence_start.anchor;
+        tag    = (const char *)ev.data.sequence_start.tag;
+        node   = yaml_document_add_sequence(doc, tag && strcmp(tag, "!") ? ev.data.sequence_start.tag : NULL,
+                                            ev.data.sequence_start.style);
+        break;
+      case YAML_MAPPING_START_EVENT:
+        anchor = (const char *)ev.data.mapping_start.anchor;
+        tag    = (const char *)ev.data.mapping_start.tag;
+        node   = yaml_document_add_mapping(doc, tag && strcmp(tag, "!") ? ev.data.mapping_start.tag : NULL,
+                                           ev.data.mapping_start.style);
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT:
+        doc->nodes.start[top->node - 1].end_mark = ev.end_mark;
+        depth--;
+        break;
+      case YAML_DOCUMENT_END_EVENT:
+        doc->end_implicit = ev.data.document_end.implicit;
+        done              = 1;
+        break;
+      default: ok = ComposerError(parser, NULL, ev.start_mark, "unexpected event", ev.start_mark);
+    }
+    if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+      if (!node && doc->nodes.start && (size_t)((char *)doc->nodes.end - (char *)doc->nodes.start) >= INT_MAX / 2) {
+        /* libyaml's stacks stop growing at 1 GiB */
+        snprintf(c->problem, sizeof(c->problem),
+                 "more than %zu nodes (scalars, sequences and mappings), the most libyaml's document holds; large "
+                 "models come from generators and meshes (docs/input.md)",
+                 (size_t)(doc->nodes.end - doc->nodes.start));
+        ok = ComposerError(parser, NULL, ev.start_mark, c->problem, ev.start_mark);
+      } else if (!node)
+        ok = MemoryError(parser);
+      if (ok) {
+        doc->nodes.start[node - 1].start_mark = ev.start_mark;
+        doc->nodes.start[node - 1].end_mark   = ev.end_mark;
+      }
+      if (ok && anchor && !AnchorsAdd(&anchors, anchor, node, &first)) {
+        if (first)
+          ok = ComposerError(parser, "found duplicate anchor; first occurrence", doc->nodes.start[first - 1].start_mark,
+                             "second occurrence", ev.start_mark);
+        else
+          ok = MemoryError(parser);
+      }
+      if (ok) ok = AddToParent(doc, top, node) ? 1 : MemoryError(parser);
+      if (ok && ev.type != YAML_SCALAR_EVENT) {
+        if (depth == cap) {
+          MbsYAMLFrame *grown = (MbsYAMLFrame *)realloc(stack, (cap ? 2 * cap : 16) * sizeof(*stack));
+
+          if (grown) {
+            stack = grown;
+            cap   = cap ? 2 * cap : 16;
+          } else
+            ok = MemoryError(parser);
+        }
+        if (ok) {
+          stack[depth].node  = node;
+          stack[depth++].key = 0;
+        }
+      }
+    }
+    yaml_event_delete(&ev);
+  }
+  AnchorsDestroy(&anchors);
+  free(stack);
+  if (!ok) yaml_document_delete(doc);
+  return ok;
 }
 
 /* libyaml's time grows with the square of the nesting depth (a 200 kB file of nested brackets takes 37 s): the
@@ -584,7 +821,7 @@ of a YAML input file to a model and reads its run parameters
 PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunConfig *cfg)
 {
   MPI_Comm        comm;
-  PetscMPIInt     nbytes;
+  PetscInt64      nbytes;
   char           *bytes  = NULL;
   int             status = 0;
   yaml_parser_t   parser;
@@ -593,6 +830,7 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   yaml_mark_t     second_mark = {0, 0, 0};
   MbsRunConfig    local;
   MbsYAMLReader   r;
+  MbsYAMLComposer composer = {NULL, 0, 0, ""};
   PetscErrorCode  ierr;
 
   PetscFunctionBegin;
@@ -629,9 +867,10 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "Cannot initialize the YAML parser");
   }
   yaml_parser_set_input_string(&parser, (const unsigned char *)bytes, (size_t)nbytes);
-  loaded = yaml_parser_load(&parser, &doc);
+  composer.parser = &parser;
+  loaded          = Compose(&composer, &doc);
   if (loaded) {
-    extra_loaded = yaml_parser_load(&parser, &extra);
+    extra_loaded = Compose(&composer, &extra);
     if (extra_loaded) {
       yaml_node_t *root = yaml_document_get_root_node(&extra);
 
@@ -692,6 +931,7 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   PetscCall(PetscFree(r.sorted));
   for (PetscInt k = 0; k < r.ngroups; k++) PetscCall(PetscFree2(r.groups[k].tags, r.groups[k].tag_node));
   PetscCall(PetscFree(r.groups));
+  PetscCall(MbsYAMLGroupTablesDestroy(&r));
   PetscCall(ierr);
   if (cfg) *cfg = local;
   PetscFunctionReturn(0);

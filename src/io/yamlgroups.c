@@ -57,10 +57,12 @@ static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const ch
     snprintf(got, sizeof(got), "'%.60s', already the name of bodies[%" PetscInt_FMT "]", g->name, listed->item);
     PetscCall(MbsYAMLFail(r, (*name)->start_mark, npath, expected, got));
   }
-  for (PetscInt k = 0; k < r->ngroups; k++) {
-    if (!strcmp(r->groups[k].name, g->name)) {
-      snprintf(got, sizeof(got), "'%.60s', already the name of %s[%" PetscInt_FMT "]", g->name, r->groups[k].section,
-               r->groups[k].item);
+  {
+    const MbsYAMLGroup *other = MbsYAMLFindGroup(r, g->name, g->len);
+
+    if (other) {
+      snprintf(got, sizeof(got), "'%.60s', already the name of %s[%" PetscInt_FMT "]", g->name, other->section,
+               other->item);
       PetscCall(MbsYAMLFail(r, (*name)->start_mark, npath, expected, got));
     }
   }
@@ -68,54 +70,86 @@ static PetscErrorCode NewGroup(MbsYAMLReader *r, MbsYAMLGroupKind kind, const ch
   PetscFunctionReturn(0);
 }
 
+/* Compares a name with "<prefix[0..len)>.": 0 if it starts with it. */
+static int ComparePrefix(const char name[], const char prefix[], size_t len)
+{
+  int c = strncmp(name, prefix, len);
+
+  return c ? c : (int)(unsigned char)name[len] - (int)'.';
+}
+
 /* Registers a group whose members are known; none of them may be a name in 'bodies' or a member of an
-   earlier generator. Only a net and a group named "<net>.<i>" can share members. */
+   earlier generator. Only a net and a group named "<net>.<i>" can share members. Only the listed bodies named
+   "<group>.<...>", a range of the sorted names, and only the groups named like the group or like its members are
+   looked at, so that a model of many generators and bodies loads in time proportional to its size. */
 static PetscErrorCode RegisterGroup(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node_t *name, const char npath[])
 {
-  char expected[160], got[MBS_YAML_GOT_LEN + 160];
+  char                expected[160], got[MBS_YAML_GOT_LEN + 160];
+  const MbsYAMLBody  *clashing = NULL;
+  const MbsYAMLGroup *other = NULL, *net = NULL, *single = NULL;
+  PetscInt            lo = 0, hi = r->nbodies;
 
   PetscFunctionBegin;
-  r->ngroups++;
-  for (PetscInt k = 0; k < r->nbodies; k++) {
+  MbsYAMLGroupTablesAdd(r, r->ngroups++);
+  while (lo < hi) {
+    const PetscInt mid = lo + (hi - lo) / 2;
+
+    if (ComparePrefix(r->sorted[mid]->name, g->name, g->len) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (PetscInt k = lo; k < r->nbodies && !ComparePrefix(r->sorted[k]->name, g->name, g->len); k++) {
     MbsYAMLGroup *clash;
     PetscInt      body;
 
-    MbsYAMLFindGroupMember(r, r->bodies[k].name, &clash, &body, NULL);
-    if (clash == g) {
-      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not names in 'bodies'",
-               GroupKindName(g->kind), MbsYAMLGroupMemberPattern(g->kind));
-      snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", g->name,
-               r->bodies[k].name, r->bodies[k].item);
-      PetscCall(MbsYAMLFail(r, name->start_mark, npath, expected, got));
-    }
+    MbsYAMLFindGroupMember(r, r->sorted[k]->name, &clash, &body, NULL);
+    if (clash == g && (!clashing || r->sorted[k]->item < clashing->item)) clashing = r->sorted[k];
   }
-  for (PetscInt k = 0; k + 1 < r->ngroups; k++) {
-    const MbsYAMLGroup *other = &r->groups[k], *net = NULL, *single = NULL;
-    size_t              len;
-    PetscInt            i;
+  if (clashing) {
+    snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not names in 'bodies'", GroupKindName(g->kind),
+             MbsYAMLGroupMemberPattern(g->kind));
+    snprintf(got, sizeof(got), "'%.60s', whose body '%.60s' is already bodies[%" PetscInt_FMT "]", g->name,
+             clashing->name, clashing->item);
+    PetscCall(MbsYAMLFail(r, name->start_mark, npath, expected, got));
+  }
+  if (g->kind == MBS_YAML_NET) {
+    /* the first chain, rigid chain or mesh named "<g>.<i>" with i < nx */
+    for (PetscInt k = r->prefix_head[MbsYAMLHash(g->name, g->len) & ((size_t)r->nbuckets - 1)]; k >= 0;
+         k          = r->prefix_next[k]) {
+      size_t   len;
+      PetscInt i;
 
-    if (g->kind == MBS_YAML_NET && other->kind != MBS_YAML_NET) {
-      net    = g;
-      single = other;
-    } else if (g->kind != MBS_YAML_NET && other->kind == MBS_YAML_NET) {
-      net    = other;
-      single = g;
-    } else
-      continue;
-    if (MbsYAMLSplitIndex(single->name, single->len, &len, &i) && MbsYAMLGroupNamed(net, single->name, len) &&
-        i < net->count) {
-      snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not those of another generator",
-               GroupKindName(g->kind), MbsYAMLGroupMemberPattern(g->kind));
-      if (g == net)
-        snprintf(got, sizeof(got),
-                 "'%.60s', whose nodes '%.60s.<j>' are already the bodies of %s[%" PetscInt_FMT "] '%.60s'", g->name,
-                 single->name, other->section, other->item, other->name);
-      else
-        snprintf(got, sizeof(got),
-                 "'%.60s', whose bodies '%.60s.<%s>' are already nodes of %s[%" PetscInt_FMT "] '%.60s'", g->name,
-                 g->name, g->kind == MBS_YAML_MESH ? "node tag" : "i", other->section, other->item, other->name);
-      PetscCall(MbsYAMLFail(r, name->start_mark, npath, expected, got));
+      if (MbsYAMLSplitIndex(r->groups[k].name, r->groups[k].len, &len, &i) &&
+          MbsYAMLGroupNamed(g, r->groups[k].name, len) && i < g->count && (!other || &r->groups[k] < other))
+        other = &r->groups[k];
     }
+    net    = g;
+    single = other;
+  } else {
+    size_t   len;
+    PetscInt i;
+
+    if (MbsYAMLSplitIndex(g->name, g->len, &len, &i)) {
+      const MbsYAMLGroup *n = MbsYAMLFindGroup(r, g->name, len);
+
+      if (n && n->kind == MBS_YAML_NET && i < n->count) other = n;
+    }
+    net    = other;
+    single = g;
+  }
+  if (other) {
+    snprintf(expected, sizeof(expected), "a %s name whose bodies %s are not those of another generator",
+             GroupKindName(g->kind), MbsYAMLGroupMemberPattern(g->kind));
+    if (g == net)
+      snprintf(got, sizeof(got),
+               "'%.60s', whose nodes '%.60s.<j>' are already the bodies of %s[%" PetscInt_FMT "] '%.60s'", g->name,
+               single->name, other->section, other->item, other->name);
+    else
+      snprintf(got, sizeof(got),
+               "'%.60s', whose bodies '%.60s.<%s>' are already nodes of %s[%" PetscInt_FMT "] '%.60s'", g->name,
+               g->name, g->kind == MBS_YAML_MESH ? "node tag" : "i", other->section, other->item, other->name);
+    PetscCall(MbsYAMLFail(r, name->start_mark, npath, expected, got));
   }
   PetscFunctionReturn(0);
 }
@@ -502,6 +536,20 @@ PetscErrorCode MbsYAMLAddNets(MbsYAMLReader *r, yaml_node_t *list, const char pa
     PetscCall(RegisterGroup(r, net, name, npath));
     PetscCall(MbsYAMLLookup(r, item, ipath, "fixed", NULL, kpath, &node));
     if (node) PetscCall(ParseNetFixed(r, node, kpath, net->count, net->ny, &nfixed, &fixed));
+    if (nfixed) {
+      /* the fixed nodes' joints count too, as MbsModelAddNet() counts them: checked again now that they are
+         known (the check above comes first, so that no list of nx x ny nodes is made for a net too large) */
+      MbsModelSize added;
+      char         what[160];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeNet(&added, (PetscReal)net->count, (PetscReal)net->ny, (PetscReal)nfixed);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " x %" PetscInt_FMT " nodes, %" PetscInt_FMT " of them fixed,",
+               net->count, net->ny, nfixed);
+      ierr = CheckFits(r, node, kpath, &added, what);
+      if (ierr) PetscCall(PetscFree(fixed));
+      PetscCall(ierr);
+    }
 
     PetscCall(MbsModelGetNumElements(r->model, &first_elem));
     ierr = MbsModelAddNet(r->model, net->name, net->count, net->ny, mass, origin, step[0], step[1], nfixed, fixed,
@@ -567,19 +615,47 @@ static void MeshPath(MbsYAMLReader *r, const char file[], char out[], size_t siz
     snprintf(out, size, "%.*s/%s", (int)(slash - r->file), r->file, file);
 }
 
-/* 'fixed' of a mesh: names of physical groups; their nodes, each once. */
-static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsGmshMesh *mesh,
-                                     PetscInt *nfixed, PetscInt **fixed)
+typedef struct {
+  const char *name;
+  PetscInt    group;
+} MbsYAMLMeshGroupName;
+
+static int CompareMeshGroupNames(const void *a, const void *b)
 {
-  PetscBool *marked;
-  PetscInt   n          = 0, *list;
-  char       names[256] = "";
-  size_t     used       = 0;
+  const MbsYAMLMeshGroupName *x = (const MbsYAMLMeshGroupName *)a, *y = (const MbsYAMLMeshGroupName *)b;
+  int                         c = strcmp(x->name, y->name);
+
+  if (c) return c;
+  return (x->group > y->group) - (x->group < y->group);
+}
+
+/* The range [*lo, *hi) of the sorted group names equal to 'name' (the groups in increasing order). */
+static void FindMeshGroupName(const MbsYAMLMeshGroupName *sorted, PetscInt n, const char name[], PetscInt *lo,
+                              PetscInt *hi)
+{
+  PetscInt a = 0, b = n;
+
+  while (a < b) {
+    const PetscInt mid = a + (b - a) / 2;
+
+    if (strcmp(sorted[mid].name, name) < 0)
+      a = mid + 1;
+    else
+      b = mid;
+  }
+  *lo = a;
+  while (a < n && !strcmp(sorted[a].name, name)) a++;
+  *hi = a;
+}
+
+/* Each name of 'fixed' is that of a physical group with nodes (several groups may have the same name). */
+static PetscErrorCode CheckMeshFixedNames(MbsYAMLReader *r, yaml_node_t *node, const char path[],
+                                          const MbsGmshMesh *mesh, const MbsYAMLMeshGroupName *sorted, PetscInt nsorted)
+{
+  char   names[256] = "";
+  size_t used       = 0;
 
   PetscFunctionBegin;
-  *nfixed = 0;
-  *fixed  = NULL;
-  PetscCall(MbsYAMLExpectSequence(r, node, path, "a sequence of physical group names [name, ...]"));
   for (PetscInt g = 0; g < mesh->ngroups && used < sizeof(names); g++) {
     int w;
 
@@ -591,18 +667,15 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
     yaml_node_t *item = MbsYAMLSequenceItem(r, node, k);
     const char  *gname;
     char         kpath[MBS_YAML_PATH_LEN], expected[400], got[MBS_YAML_GOT_LEN + 64];
-    PetscInt     found = 0, nnodes = 0;
+    PetscInt     lo, hi, nnodes = 0;
 
     MbsYAMLPathIndex(kpath, path, k);
     snprintf(expected, sizeof(expected), "the name of a physical group of %s (%s%s)", mesh->file,
              used ? "its named groups: " : "it has no named physical groups", names);
     PetscCall(MbsYAMLParseString(r, item, kpath, expected, &gname));
-    for (PetscInt g = 0; g < mesh->ngroups; g++)
-      if (mesh->groups[g].name && !strcmp(mesh->groups[g].name, gname)) {
-        found++;
-        nnodes += mesh->groups[g].nnodes;
-      }
-    if (!found) {
+    FindMeshGroupName(sorted, nsorted, gname, &lo, &hi);
+    for (PetscInt i = lo; i < hi; i++) nnodes += mesh->groups[sorted[i].group].nnodes;
+    if (lo == hi) {
       snprintf(got, sizeof(got), "'%.60s', which it does not have", gname);
       PetscCall(MbsYAMLFail(r, item->start_mark, kpath, expected, got));
     }
@@ -612,15 +685,45 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
                             "a physical group with nodes (Gmsh saves the elements of physical groups)", got));
     }
   }
-  PetscCall(PetscCalloc1(mesh->nnodes, &marked));
+  PetscFunctionReturn(0);
+}
+
+/* 'fixed' of a mesh: names of physical groups; their nodes, each once, in the order of the names, of the
+   groups and of the groups' nodes. The group names are sorted and each group is taken once, so that the time
+   grows with the sizes of the list and of the mesh, not with their product. */
+static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const char path[], const MbsGmshMesh *mesh,
+                                     PetscInt *nfixed, PetscInt **fixed)
+{
+  PetscBool            *marked, *taken;
+  PetscInt              n = 0, nsorted = 0, *list;
+  MbsYAMLMeshGroupName *sorted;
+  PetscErrorCode        ierr;
+
+  PetscFunctionBegin;
+  *nfixed = 0;
+  *fixed  = NULL;
+  PetscCall(MbsYAMLExpectSequence(r, node, path, "a sequence of physical group names [name, ...]"));
+  PetscCall(PetscMalloc1(mesh->ngroups, &sorted));
+  for (PetscInt g = 0; g < mesh->ngroups; g++) {
+    if (!mesh->groups[g].name) continue;
+    sorted[nsorted].name    = mesh->groups[g].name;
+    sorted[nsorted++].group = g;
+  }
+  if (nsorted) qsort(sorted, (size_t)nsorted, sizeof(*sorted), CompareMeshGroupNames);
+  ierr = CheckMeshFixedNames(r, node, path, mesh, sorted, nsorted);
+  if (ierr) PetscCall(PetscFree(sorted));
+  PetscCall(ierr);
+  PetscCall(PetscCalloc2(mesh->nnodes, &marked, mesh->ngroups, &taken));
   PetscCall(PetscMalloc1(mesh->nnodes, &list));
   for (PetscInt k = 0; k < MbsYAMLSequenceLength(node); k++) {
-    const char *gname = MbsYAMLScalarText(MbsYAMLSequenceItem(r, node, k));
+    PetscInt lo, hi;
 
-    for (PetscInt g = 0; g < mesh->ngroups; g++) {
-      const MbsGmshGroup *grp = &mesh->groups[g];
+    FindMeshGroupName(sorted, nsorted, MbsYAMLScalarText(MbsYAMLSequenceItem(r, node, k)), &lo, &hi);
+    for (PetscInt i = lo; i < hi; i++) {
+      const MbsGmshGroup *grp = &mesh->groups[sorted[i].group];
 
-      if (!grp->name || strcmp(grp->name, gname)) continue;
+      if (taken[sorted[i].group]) continue;
+      taken[sorted[i].group] = PETSC_TRUE;
       for (PetscInt l = 0; l < grp->nnodes; l++)
         if (!marked[grp->nodes[l]]) {
           marked[grp->nodes[l]] = PETSC_TRUE;
@@ -628,7 +731,8 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
         }
     }
   }
-  PetscCall(PetscFree(marked));
+  PetscCall(PetscFree2(marked, taken));
+  PetscCall(PetscFree(sorted));
   *nfixed = n;
   *fixed  = list;
   PetscFunctionReturn(0);

@@ -55,8 +55,14 @@ typedef struct {
   MbsYAMLBody     *bodies; /* in list order */
   MbsYAMLBody    **sorted; /* by name, for lookup */
   MbsYAMLGroup    *groups; /* chains, rigid chains, nets and meshes, in this order */
-  const char      *text;   /* the input's bytes, for what the document API does not keep (explicit tags) */
-  size_t           ntext;
+  /* the registered groups in hash tables with chained buckets (first group name_head[bucket], next one
+     name_next[group]), so that a lookup does not search all generators: by name, and the chains, rigid chains
+     and meshes named "<prefix>.<i>" by their prefix (prefix_head, prefix_next; a net named <prefix> would
+     share bodies with them) */
+  PetscInt    nbuckets; /* a power of two */
+  PetscInt   *name_head, *name_next, *prefix_head, *prefix_next;
+  const char *text; /* the input's bytes, for what the document API does not keep (explicit tags) */
+  size_t      ntext;
 } MbsYAMLReader;
 
 /* A resolved body reference: MBS_GROUND, a listed body or a chain member. */
@@ -79,6 +85,11 @@ PETSC_INTERN PetscErrorCode MbsYAMLFailNode(MbsYAMLReader *r, yaml_node_t *node,
 PETSC_INTERN void MbsYAMLFindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **group, PetscInt *body,
                                          MbsYAMLGroup **near);
 PETSC_INTERN MbsYAMLBody   *MbsYAMLFindListedBody(MbsYAMLReader *r, const char name[]);
+PETSC_INTERN MbsYAMLGroup  *MbsYAMLFindGroup(MbsYAMLReader *r, const char name[], size_t len);
+PETSC_INTERN size_t         MbsYAMLHash(const char s[], size_t len);
+PETSC_INTERN PetscErrorCode MbsYAMLGroupTablesCreate(MbsYAMLReader *r, PetscInt ngroups);
+PETSC_INTERN PetscErrorCode MbsYAMLGroupTablesDestroy(MbsYAMLReader *r);
+PETSC_INTERN void           MbsYAMLGroupTablesAdd(MbsYAMLReader *r, PetscInt g);
 PETSC_INTERN const char    *MbsYAMLGroupMemberPattern(MbsYAMLGroupKind kind);
 PETSC_INTERN PetscBool      MbsYAMLGroupNamed(const MbsYAMLGroup *g, const char name[], size_t len);
 PETSC_INTERN PetscErrorCode MbsYAMLLookup(MbsYAMLReader *r, yaml_node_t *map, const char parent[], const char key[],

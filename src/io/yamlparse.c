@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,12 +141,63 @@ PetscErrorCode MbsYAMLExpectSequence(MbsYAMLReader *r, yaml_node_t *node, const 
   PetscFunctionReturn(0);
 }
 
+typedef struct {
+  const char *text;
+  PetscInt    pair;
+} MbsYAMLKeyRef;
+
+static int CompareKeyRefs(const void *a, const void *b)
+{
+  const MbsYAMLKeyRef *x = (const MbsYAMLKeyRef *)a, *y = (const MbsYAMLKeyRef *)b;
+  int                  c = strcmp(x->text, y->text);
+
+  if (c) return c;
+  return (x->pair > y->pair) - (x->pair < y->pair);
+}
+
+/* The first pair of a mapping, in document order, whose scalar key an earlier pair has (*repeated, npairs if
+   none), and that earlier pair (*first). The keys are sorted, so that a mapping of n keys costs n log n, not n^2
+   (a 'scheme' mapping takes any key names before they are checked, 1 MB of them took 40 s). */
+static PetscErrorCode FindRepeatedKey(MbsYAMLReader *r, yaml_node_t *map, PetscInt *repeated, PetscInt *first)
+{
+  const PetscInt npairs = (PetscInt)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+  MbsYAMLKeyRef  small[16], *keys = small;
+  PetscInt       n = 0, run = 0;
+
+  PetscFunctionBegin;
+  *repeated = npairs;
+  *first    = -1;
+  if (npairs < 2) PetscFunctionReturn(0);
+  if (npairs > (PetscInt)(sizeof(small) / sizeof(small[0]))) PetscCall(PetscMalloc1(npairs, &keys));
+  for (PetscInt i = 0; i < npairs; i++) {
+    yaml_node_t *key = MbsYAMLNodeGet(r, map->data.mapping.pairs.start[i].key);
+
+    if (key->type != YAML_SCALAR_NODE) continue; /* refused before any later key is looked at */
+    keys[n].text   = MbsYAMLScalarText(key);
+    keys[n++].pair = i;
+  }
+  qsort(keys, (size_t)n, sizeof(*keys), CompareKeyRefs);
+  for (PetscInt k = 1; k < n; k++) {
+    if (strcmp(keys[k].text, keys[run].text))
+      run = k; /* a key not seen before; keys[run] is the first pair with it */
+    else if (keys[k].pair < *repeated) {
+      *repeated = keys[k].pair;
+      *first    = keys[run].pair;
+    }
+  }
+  if (keys != small) PetscCall(PetscFree(keys));
+  PetscFunctionReturn(0);
+}
+
 /* Every key of a mapping is a scalar, appears once and is one of 'allowed' (any name if allowed is NULL:
-   the caller checks the names itself). */
+   the caller checks the names itself). The first pair that breaks a rule is reported. */
 PetscErrorCode MbsYAMLCheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char path[], const char *const allowed[],
                                 const char context[])
 {
+  PetscInt repeated, first;
+
   PetscFunctionBegin;
+  PetscCall(FindRepeatedKey(r, map, &repeated, &first));
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top; pair++) {
     yaml_node_t *key = MbsYAMLNodeGet(r, pair->key);
     char         keypath[MBS_YAML_PATH_LEN], expected[256], got[MBS_YAML_GOT_LEN + 32];
@@ -163,14 +215,12 @@ PetscErrorCode MbsYAMLCheckKeys(MbsYAMLReader *r, yaml_node_t *map, const char p
       snprintf(got, sizeof(got), "unknown key '%.60s'", MbsYAMLScalarText(key));
       PetscCall(MbsYAMLFail(r, key->start_mark, keypath, expected, got));
     }
-    for (yaml_node_pair_t *prev = map->data.mapping.pairs.start; prev < pair; prev++) {
-      yaml_node_t *prevkey = MbsYAMLNodeGet(r, prev->key);
+    if (pair - map->data.mapping.pairs.start == repeated) {
+      yaml_node_t *prevkey = MbsYAMLNodeGet(r, map->data.mapping.pairs.start[first].key);
 
-      if (!strcmp(MbsYAMLScalarText(prevkey), MbsYAMLScalarText(key))) {
-        snprintf(got, sizeof(got), "it again (first at line %zu, column %zu)", prevkey->start_mark.line + 1,
-                 prevkey->start_mark.column + 1);
-        PetscCall(MbsYAMLFail(r, key->start_mark, keypath, "each key at most once", got));
-      }
+      snprintf(got, sizeof(got), "it again (first at line %zu, column %zu)", prevkey->start_mark.line + 1,
+               prevkey->start_mark.column + 1);
+      PetscCall(MbsYAMLFail(r, key->start_mark, keypath, "each key at most once", got));
     }
   }
   PetscFunctionReturn(0);
@@ -535,45 +585,100 @@ const char *MbsYAMLGroupMemberPattern(MbsYAMLGroupKind kind)
   }
 }
 
+/* FNV-1a (model/hash.h), its high bits folded into the low ones that pick a bucket */
+size_t MbsYAMLHash(const char s[], size_t len)
+{
+  const uint64_t h = MbsFNV1a(MBS_FNV1A_INIT, s, len);
+
+  return (size_t)(h ^ (h >> 32));
+}
+
+/* Tables for up to 'ngroups' groups (the items of all generator sections), empty. */
+PetscErrorCode MbsYAMLGroupTablesCreate(MbsYAMLReader *r, PetscInt ngroups)
+{
+  PetscInt n = 16;
+
+  PetscFunctionBegin;
+  while (n < 2 * ngroups) n *= 2;
+  PetscCall(PetscMalloc4(n, &r->name_head, n, &r->prefix_head, ngroups, &r->name_next, ngroups, &r->prefix_next));
+  for (PetscInt b = 0; b < n; b++) r->name_head[b] = r->prefix_head[b] = -1;
+  r->nbuckets = n;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsYAMLGroupTablesDestroy(MbsYAMLReader *r)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree4(r->name_head, r->prefix_head, r->name_next, r->prefix_next));
+  r->nbuckets = 0;
+  PetscFunctionReturn(0);
+}
+
+/* Enters the registered group r->groups[g] in the tables. */
+void MbsYAMLGroupTablesAdd(MbsYAMLReader *r, PetscInt g)
+{
+  const MbsYAMLGroup *gr   = &r->groups[g];
+  const size_t        mask = (size_t)r->nbuckets - 1;
+  size_t              b    = MbsYAMLHash(gr->name, gr->len) & mask, len;
+  PetscInt            i;
+
+  r->name_next[g]   = r->name_head[b];
+  r->name_head[b]   = g;
+  r->prefix_next[g] = -1;
+  if (gr->kind == MBS_YAML_NET || !MbsYAMLSplitIndex(gr->name, gr->len, &len, &i)) return;
+  b                 = MbsYAMLHash(gr->name, len) & mask;
+  r->prefix_next[g] = r->prefix_head[b];
+  r->prefix_head[b] = g;
+}
+
+/* The registered group named name[0..len), or NULL (group names are unique). */
+MbsYAMLGroup *MbsYAMLFindGroup(MbsYAMLReader *r, const char name[], size_t len)
+{
+  if (!r->nbuckets) return NULL;
+  for (PetscInt g = r->name_head[MbsYAMLHash(name, len) & ((size_t)r->nbuckets - 1)]; g >= 0; g = r->name_next[g])
+    if (MbsYAMLGroupNamed(&r->groups[g], name, len)) return &r->groups[g];
+  return NULL;
+}
+
 /* A generator member by name: *group and *body, or *group = NULL. *near is a generator whose name
-   matches but which has no such member (for the message), or NULL. */
+   matches but which has no such member (for the message), or NULL. The name's prefixes are looked up in
+   the table of group names: a member of a chain, rigid chain or mesh is "<name>.<i>", of a net
+   "<name>.<i>.<j>". */
 void MbsYAMLFindGroupMember(MbsYAMLReader *r, const char name[], MbsYAMLGroup **group, PetscInt *body,
                             MbsYAMLGroup **near)
 {
-  size_t   len = strlen(name), len1, len2;
-  PetscInt k1, k2;
+  size_t        len = strlen(name), len1, len2;
+  PetscInt      k1, k2;
+  MbsYAMLGroup *gr;
 
   *group = NULL;
   *body  = -1;
   if (near) *near = NULL;
   if (!MbsYAMLSplitIndex(name, len, &len1, &k1)) return;
-  for (PetscInt g = 0; g < r->ngroups; g++) {
-    MbsYAMLGroup *gr = &r->groups[g];
-
-    if (gr->kind == MBS_YAML_NET || !MbsYAMLGroupNamed(gr, name, len1)) continue;
+  gr = MbsYAMLFindGroup(r, name, len1);
+  if (gr && gr->kind != MBS_YAML_NET) {
     if (near) *near = gr;
     if (gr->kind == MBS_YAML_MESH) {
       PetscInt loc;
 
-      if (PetscFindInt(k1, gr->count, gr->tags, &loc) || loc < 0) continue;
-      *body = gr->first_body + gr->tag_node[loc];
-    } else if (k1 < gr->count)
-      *body = gr->first_body + k1;
-    else
-      continue;
-    *group = gr;
-    return;
+      if (!PetscFindInt(k1, gr->count, gr->tags, &loc) && loc >= 0) {
+        *body  = gr->first_body + gr->tag_node[loc];
+        *group = gr;
+        return;
+      }
+    } else if (k1 < gr->count) {
+      *body  = gr->first_body + k1;
+      *group = gr;
+      return;
+    }
   }
   if (!MbsYAMLSplitIndex(name, len1, &len2, &k2)) return;
-  for (PetscInt g = 0; g < r->ngroups; g++) {
-    MbsYAMLGroup *gr = &r->groups[g];
-
-    if (gr->kind != MBS_YAML_NET || !MbsYAMLGroupNamed(gr, name, len2)) continue;
+  gr = MbsYAMLFindGroup(r, name, len2);
+  if (gr && gr->kind == MBS_YAML_NET) {
     if (near) *near = gr;
     if (k2 < gr->count && k1 < gr->ny) {
       *group = gr;
       *body  = gr->first_body + k2 * gr->ny + k1;
-      return;
     }
   }
 }

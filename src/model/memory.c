@@ -169,16 +169,30 @@ static void FormatBytes(PetscReal bytes, char out[], size_t len)
     snprintf(out, len, "%.3g MiB", (double)(bytes / mib));
 }
 
+/* The counts of the model's bodies and elements, continued from those counted before (model->sized). */
 static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
 {
   PetscFunctionBegin;
   PetscCall(PetscMemzero(s, sizeof(*s)));
-  for (PetscInt b = 0; b < model->nbodies; b++) MbsModelSizeAddBodies(s, 1, (PetscInt)model->bodies[b].type);
-  for (PetscInt e = 0; e < model->nelems; e++) {
+  s->nbodies = model->sized[0];
+  s->nelems  = model->sized[1];
+  s->nq      = model->sized[2];
+  s->ncon    = model->sized[3];
+  s->nnz     = model->sized[4];
+  for (PetscInt b = model->sized_bodies; b < model->nbodies; b++)
+    MbsModelSizeAddBodies(s, 1, (PetscInt)model->bodies[b].type);
+  for (PetscInt e = model->sized_elems; e < model->nelems; e++) {
     const MbsElement *el = &model->elems[e];
 
     if (el->kernel != &MbsElemKernelGravity) MbsModelSizeAddElements(s, 1, MbsElemNq(&el->data), el->kernel->ncon);
   }
+  model->sized_bodies = model->nbodies;
+  model->sized_elems  = model->nelems;
+  model->sized[0]     = s->nbodies;
+  model->sized[1]     = s->nelems;
+  model->sized[2]     = s->nq;
+  model->sized[3]     = s->ncon;
+  model->sized[4]     = s->nnz;
   PetscFunctionReturn(0);
 }
 

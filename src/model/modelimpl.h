@@ -36,6 +36,12 @@ struct _p_MbsModel {
   PetscBool   memory_limit_set; /* MbsModelSetMemoryLimit() was called (else -mbs_memory_limit, else physical memory) */
   PetscInt64  memory_limit;     /* bytes, 0 for none */
   PetscReal   memory_physical;  /* physical memory of all the nodes the ranks run on, 0 until asked for */
+  /* the size estimate's counts of bodies [0, sized_bodies) and elements [0, sized_elems) (src/model/memory.c):
+     bodies, elements, coordinates, constraint rows, Jacobian nonzeros. Bodies and elements are only ever
+     appended, so each size check counts only the new ones, and a model of many generators, each checked
+     before it is added, costs time proportional to its size. */
+  PetscInt  sized_bodies, sized_elems;
+  PetscReal sized[5];
 
   PetscInt    nbodies, maxbodies;
   MbsBody    *bodies;

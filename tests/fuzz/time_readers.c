@@ -7,7 +7,8 @@
 
     cmake --build build --target time_readers
     tests/fuzz/make_large_seeds.py --sizes 1M,50M --only yaml_particles,gmsh41_quads /tmp/big
-    build/tests/time_readers -mbs_memory_limit 0 /tmp/big/yaml/yaml_particles_50M.yaml /tmp/big/gmsh/gmsh41_quads_50M.msh ...
+    build/tests/time_readers -mbs_memory_limit 0 /tmp/big/yaml/yaml_particles_50M.yaml
+  /tmp/big/gmsh/gmsh41_quads_50M.msh ...
 */
 #include <stdio.h>
 #include <string.h>
@@ -57,8 +58,8 @@ static PetscErrorCode ReadOnce(const char file[], PetscBool yaml, char outcome[]
 
     ierr = MbsGmshRead(PETSC_COMM_WORLD, file, NULL, &mesh);
     if (!ierr) {
-      snprintf(outcome, size, "%" PetscInt_FMT " nodes, %" PetscInt_FMT " edges, %" PetscInt_FMT " groups",
-               mesh.nnodes, mesh.nedges, mesh.ngroups);
+      snprintf(outcome, size, "%" PetscInt_FMT " nodes, %" PetscInt_FMT " edges, %" PetscInt_FMT " groups", mesh.nnodes,
+               mesh.nedges, mesh.ngroups);
       PetscCall(MbsGmshMeshDestroy(&mesh));
     }
   }
@@ -74,11 +75,11 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-repeat", &repeat, NULL));
   PetscCall(PetscPushErrorHandler(CaptureError, NULL));
   for (int i = 1; i < argc; i++) {
-    const char    *file = argv[i], *dot = strrchr(argv[i], '.');
+    const char     *file = argv[i], *dot = strrchr(argv[i], '.');
     const PetscBool yaml = (PetscBool)(dot && !strcmp(dot, ".yaml"));
-    struct stat    sb;
-    PetscLogDouble best = -1;
-    char           outcome[256] = "";
+    struct stat     sb;
+    PetscLogDouble  best         = -1;
+    char            outcome[256] = "";
 
     if (file[0] == '-') { /* an option and its value */
       if (i + 1 < argc && argv[i + 1][0] != '-') i++;
