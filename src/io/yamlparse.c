@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
