@@ -894,6 +894,9 @@ static PetscErrorCode MbsTrajWriteFields(MbsTrajectory tr, const char group[])
       status = H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0;
     else
       status = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    /* a restart from an earlier checkpoint writes again the steps an earlier run wrote after it */
+    if (status >= 0 && H5Lexists(grp, MbsTrajFields[f], H5P_DEFAULT) > 0)
+      status = H5Ldelete(grp, MbsTrajFields[f], H5P_DEFAULT);
     if (status >= 0)
       dset = H5Dcreate2(grp, MbsTrajFields[f], H5T_NATIVE_DOUBLE, fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (status >= 0 && dset < 0) status = -1;

@@ -195,14 +195,20 @@ def compare(name, reference, other, what):
 
 def check_restart(args):
     """A run interrupted at step 8 and restarted from its checkpoint appends to the trajectory of the first
-    part: the file lists the steps of both parts, with the data of an uninterrupted run."""
+    part: the file lists the steps of both parts, with the data of an uninterrupted run; restarted from step 8 once
+    more, it writes the later steps anew over those of the run before."""
     case = dict(name="restart", input="inputs/heavy_top.yaml", every=3)
     first, whole = os.path.join(args.work, "restart"), os.path.join(args.work, "restart_whole")
+    step8 = os.path.join(args.work, "restart_step8.bin")
     for outdir, t_end, extra in ((first, 0.016, ["-mbs_checkpoint_every", "4"]),
                                  (first, 0.03, ["-mbs_restart", os.path.join(first, "checkpoint.bin")]),
+                                 # again from step 8: the steps after it, written by the run before, are written anew
+                                 (first, 0.03, ["-mbs_restart", step8]),
                                  (whole, 0.03, [])):
         if not run_gglmbs(args, dict(case, t_end=t_end, options=extra), outdir, 1):
             return
+        if t_end == 0.016:
+            shutil.copyfile(os.path.join(first, "checkpoint.bin"), step8)
     restarted, straight = read_trajectory(os.path.join(first, "trajectory.xdmf")), read_trajectory(os.path.join(whole, "trajectory.xdmf"))
     steps = [round(f["time"] / 0.002) for f in restarted]
     check(steps == [0, 3, 6, 8, 9, 12, 15], "restart: the restarted trajectory lists the steps %s, expected 0, 3, 6, 8 (first part), 9, 12, 15" % steps)
