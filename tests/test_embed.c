@@ -313,6 +313,32 @@ static void test_failed_step_reason(void **state)
   CHECK(PetscOptionsClearValue(NULL, "-mbs4_mbs_failure_checkpoint"));
 }
 
+/* A whole file's bytes (free them) and its size; and writing them back. */
+static char *ReadWholeFile(const char *path, long *size)
+{
+  FILE *fp = fopen(path, "rb");
+  char *bytes;
+
+  assert_non_null(fp);
+  assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+  *size = ftell(fp);
+  rewind(fp);
+  bytes = malloc((size_t)*size);
+  assert_non_null(bytes);
+  assert_int_equal((long)fread(bytes, 1, (size_t)*size, fp), *size);
+  fclose(fp);
+  return bytes;
+}
+
+static void WriteWholeFile(const char *path, const char *bytes, long size)
+{
+  FILE *fp = fopen(path, "wb");
+
+  assert_non_null(fp);
+  assert_int_equal((long)fwrite(bytes, 1, (size_t)size, fp), size);
+  assert_int_equal(fclose(fp), 0);
+}
+
 /* Checkpoints verify themselves: a changed byte is caught by the checksum; a state that is not finite, or one that
    violates the constraints more than the state written did, is refused even with an intact checksum; and a restart
    after the final time is refused instead of running no step. */
@@ -322,7 +348,6 @@ static void test_checkpoint_verification(void **state)
   MbsStepper st, st2;
   Vec        q;
   char       dir[] = "/tmp/gglmbs_test_ckpt_XXXXXX", good[96], flipped[96], nan[96], moved_path[96];
-  FILE      *fp;
   long       size;
 
   (void)state;
@@ -338,18 +363,9 @@ static void test_checkpoint_verification(void **state)
   CHECK(MbsStepperWriteCheckpoint(st, good));
   { /* the same file with one bit of one byte in its middle flipped */
     char *bytes;
-    fp = fopen(good, "rb");
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    size = ftell(fp);
-    rewind(fp);
-    bytes = malloc((size_t)size);
-    assert_int_equal((long)fread(bytes, 1, (size_t)size, fp), size);
-    fclose(fp);
+    bytes = ReadWholeFile(good, &size);
     bytes[size / 2] ^= 0x01;
-    fp = fopen(flipped, "wb");
-    assert_int_equal((long)fwrite(bytes, 1, (size_t)size, fp), size);
-    fclose(fp);
+    WriteWholeFile(flipped, bytes, size);
     free(bytes);
   }
   { /* the same file with q_0 moved by 1 % (off the constraint manifold) and sealed again with a valid checksum: what
@@ -365,14 +381,7 @@ static void test_checkpoint_verification(void **state)
     CHECK(VecRestoreArrayRead(q, &qa));
     memcpy(&u, &q0, 8);
     for (int i = 0; i < 8; i++) be[i] = (unsigned char)(u >> (56 - 8 * i)); /* PETSc binary files are big-endian */
-    fp = fopen(good, "rb");
-    assert_non_null(fp);
-    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
-    size = ftell(fp);
-    rewind(fp);
-    bytes = malloc((size_t)size);
-    assert_int_equal((long)fread(bytes, 1, (size_t)size, fp), size);
-    fclose(fp);
+    bytes = ReadWholeFile(good, &size);
     for (long i = 0; i + 8 <= size && !hit; i++)
       if (!memcmp(bytes + i, be, 8)) hit = (unsigned char *)bytes + i;
     assert_non_null(hit); /* the first copy of q_0 is the state's */
@@ -381,9 +390,7 @@ static void test_checkpoint_verification(void **state)
     for (int i = 0; i < 8; i++) hit[i] = (unsigned char)(u >> (56 - 8 * i));
     for (long i = 0; i < size - 24; i++) h = (h ^ (unsigned char)bytes[i]) * 1099511628211ULL;
     memcpy(bytes + size - 8, &h, 8);
-    fp = fopen(moved_path, "wb");
-    assert_int_equal((long)fwrite(bytes, 1, (size_t)size, fp), size);
-    fclose(fp);
+    WriteWholeFile(moved_path, bytes, size);
     free(bytes);
   }
   CHECK(VecSetValue(q, 0, PETSC_MAX_REAL * 10, INSERT_VALUES)); /* inf */
