@@ -18,7 +18,7 @@ typedef struct _p_MbsStepper *MbsStepper;
 
 /* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or
    q_n + h M^-1 p_n ("advanced", seed 004 Table 2). Multipliers start from the previous step's. */
-typedef enum { MBS_PREDICTOR_SIMPLE, MBS_PREDICTOR_ADVANCED } MbsPredictor;
+typedef enum { MBS_PREDICTOR_SIMPLE, MBS_PREDICTOR_ADVANCED, MBS_PREDICTOR_EXTRAPOLATE } MbsPredictor;
 PETSC_EXTERN const char *const MbsPredictors[];
 
 /* A real parameter of a scheme (e.g. theta of vi-a), with its default and admissible range. */

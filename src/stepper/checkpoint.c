@@ -5,13 +5,15 @@
 
     char[16]    "GGLMBS-CKPT"                      magic
     int64[24]   header (MBS_CKPT_* below)           version, sizes, step, counters, model and layout hashes
-    real[12]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale, the state's
-                constraint violations max |g(q)| and max |G(q) M^-1 p| (8 reals in version 1, 10 in 2 and 3)
+    real[13]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale, the state's
+                constraint violations max |g(q)| and max |G(q) M^-1 p|, the step size of the predictor's history
+                (8 reals in version 1, 10 in 2 and 3, 12 in 4)
     char[64]    scheme name
     int64, char (version 4) the length of the provenance (MbsStepperGetProvenance()), and its text
     real[nq]    q, p                                 input (natural) order: any number of ranks can read them
     Vec         X, Xjac                              solver state in the scheme's unknown layout
     Vec         qjac, pjac, qlast, plast             coordinate layout (same ranks and partition only)
+    Vec         x_n, x_{n-1}, ...                    (version 5) the extrapolation predictor's history, newest first
     char[16]    "GGLMBS-CKPT-END"                    end marker
     char[16]    "GGLMBS-CKSUM"                       (version 3) FNV-1a over every byte before it
     uint64      the checksum
@@ -30,9 +32,9 @@
 #include "stepper/stepperimpl.h"
 #include "model/hash.h"
 
-/* 4: the state's constraint violations and the provenance; 3: the model hash over whole element data blocks; 2: the
-   energy check's reference; versions 1 to 3 are read too */
-#define MBS_CKPT_VERSION 4
+/* 5: the extrapolation predictor's history; 4: the state's constraint violations and the provenance; 3: the model hash
+   over whole element data blocks; 2: the energy check's reference; versions 1 to 4 are read too */
+#define MBS_CKPT_VERSION 5
 #define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
 #define MBS_CKPT_END     "GGLMBS-CKPT-END"
 
@@ -54,6 +56,7 @@ enum {
   MBS_CKPT_LAYOUT_HASH,
   MBS_CKPT_NPARAMS,
   MBS_CKPT_ENERGY_SET,
+  MBS_CKPT_NHIST, /* version 5: the number of history vectors after plast */
   MBS_CKPT_NINTS = 24
 };
 enum {
@@ -68,6 +71,8 @@ enum {
   MBS_CKPT_NREALS_V3,
   MBS_CKPT_G_MAX = MBS_CKPT_NREALS_V3, /* max |g(q)| of the state written (version 4) */
   MBS_CKPT_GV_MAX,                     /* max |G(q) M^-1 p| */
+  MBS_CKPT_NREALS_V4,
+  MBS_CKPT_HIST_H = MBS_CKPT_NREALS_V4, /* the step size of the history (version 5) */
   MBS_CKPT_NREALS
 };
 
@@ -213,6 +218,8 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_LAYOUT_HASH] = MbsLayoutHash(model);
   ints[MBS_CKPT_NPARAMS]     = st->nparams;
   ints[MBS_CKPT_ENERGY_SET]  = st->energy_set;
+  ints[MBS_CKPT_NHIST]       = st->predictor == MBS_PREDICTOR_EXTRAPOLATE ? st->nhist : 0;
+  reals[MBS_CKPT_HIST_H]     = st->hist_h;
   reals[MBS_CKPT_T]          = st->t;
   reals[MBS_CKPT_H]          = st->h;
   reals[MBS_CKPT_T_END]      = st->t_end;
@@ -265,6 +272,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(MbsModelLocalToCoordinates(model, st->p0, plast));
   PetscCall(VecView(qlast, viewer));
   PetscCall(VecView(plast, viewer));
+  for (PetscInt i = 0; i < ints[MBS_CKPT_NHIST]; i++) PetscCall(VecView(st->xhist[i], viewer));
   PetscCall(PetscViewerBinaryWrite(viewer, end, sizeof(end), PETSC_CHAR));
   *viewer_out = NULL; /* closed here, once: a failed close is a failed write */
   PetscCall(PetscViewerDestroy(&viewer));
@@ -482,9 +490,10 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
   {
     const PetscInt64 version = hd->ints[MBS_CKPT_VERSION_I];
     PetscCall(PetscViewerBinaryRead(viewer, hd->reals,
-                                    version == 1  ? MBS_CKPT_NREALS_V1
-                                    : version < 4 ? MBS_CKPT_NREALS_V3
-                                                  : MBS_CKPT_NREALS,
+                                    version == 1   ? MBS_CKPT_NREALS_V1
+                                    : version < 4  ? MBS_CKPT_NREALS_V3
+                                    : version == 4 ? MBS_CKPT_NREALS_V4
+                                                   : MBS_CKPT_NREALS,
                                     NULL, PETSC_REAL));
   }
   PetscCall(PetscViewerBinaryRead(viewer, hd->scheme, sizeof(hd->scheme), NULL, PETSC_CHAR));
@@ -516,7 +525,7 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
 }
 
 static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast,
-                                            Vec plast, char end[16], const char **what)
+                                            Vec plast, PetscInt64 nhist, char end[16], const char **what)
 {
   PetscFunctionBegin;
   *what = "the state (q, p)";
@@ -531,6 +540,13 @@ static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, P
   PetscCall(MbsReadVec(viewer, st->pjac, same_layout));
   PetscCall(MbsReadVec(viewer, qlast, same_layout));
   PetscCall(MbsReadVec(viewer, plast, same_layout));
+  *what = "the predictor's history";
+  PetscCheck(nhist >= 0 && nhist <= MBS_PREDICT_HIST, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED,
+             "%" PetscInt64_FMT " history vectors", nhist);
+  for (PetscInt64 i = 0; i < nhist; i++) {
+    if (!st->xhist[i]) PetscCall(VecDuplicate(st->X, &st->xhist[i]));
+    PetscCall(MbsReadVec(viewer, st->xhist[i], same_layout));
+  }
   *what = "its end marker";
   PetscCall(PetscViewerBinaryRead(viewer, end, 16, NULL, PETSC_CHAR));
   end[15] = 0;
@@ -676,7 +692,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   {
     char end[16] = "";
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = MbsCheckpointReadData(st, viewer, same_layout, qlast, plast, end, &what);
+    ierr = MbsCheckpointReadData(st, viewer, same_layout, qlast, plast,
+                                 hd.ints[MBS_CKPT_VERSION_I] >= 5 ? hd.ints[MBS_CKPT_NHIST] : 0, end, &what);
     PetscCall(PetscPopErrorHandler());
     PetscCall(PetscViewerDestroy(&viewer));
     ok = (PetscBool)(!ierr && !strcmp(end, MBS_CKPT_END));
@@ -728,12 +745,19 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   st->last_its  = 0;
   st->jac_valid = PETSC_FALSE;
   st->started   = PETSC_FALSE;
+  st->nhist     = 0;
   if (same_layout) {
     st->started = (PetscBool)hd.ints[MBS_CKPT_STARTED];
     st->jac_h   = hd.reals[MBS_CKPT_JAC_H];
     if (hd.ints[MBS_CKPT_JAC_VALID]) PetscCall(MbsStepperRebuildJacobian(st));
     PetscCall(MbsModelCoordinatesToLocal(model, qlast, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(model, plast, st->p0));
+    if (hd.ints[MBS_CKPT_VERSION_I] >= 5 && hd.ints[MBS_CKPT_NHIST] > 0) { /* the history goes on with this state */
+      st->nhist  = (PetscInt)hd.ints[MBS_CKPT_NHIST];
+      st->hist_h = hd.reals[MBS_CKPT_HIST_H];
+      PetscCall(PetscObjectStateGet((PetscObject)st->q, &st->hist_qstate));
+      PetscCall(PetscObjectStateGet((PetscObject)st->p, &st->hist_pstate));
+    }
   } else {
     PetscCall(MbsStepperReport_Private(
       st,

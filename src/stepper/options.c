@@ -172,7 +172,7 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
 . -mbs_output_every <n> - output frequency
 . -mbs_write_state <file> - write the final state (index,q,p) as CSV
 . -mbs_theta, -mbs_vartheta - the scheme's parameters (MbsStepperSetSchemeParameter())
-. -mbs_predictor <simple,advanced> - Newton initial guess
+. -mbs_predictor <simple,advanced,extrapolate> - Newton initial guess
 . -mbs_adapt - retry failed steps with halved sub-steps
 . -mbs_adapt_max_halvings <n> - at most n halvings per step
 . -mbs_energy_divergence <factor> - stop a run whose energy diverges (MbsStepperSetEnergyDivergence())

@@ -2,6 +2,26 @@
 #include "stepper/stepperimpl.h"
 #include "model/redundancy.h"
 
+/* The 2-norms of each field of v (one reduction; a field is contiguous in each rank's block of X). */
+static PetscErrorCode MbsStepperFieldNorms(MbsStepper st, Vec v, PetscReal norms[])
+{
+  const MbsSystem    sys = st->sys;
+  const PetscScalar *a;
+  PetscReal          sq[MBS_MAX_FIELDS];
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(v, &a));
+  for (PetscInt f = 0; f < sys->nfields; f++) {
+    const PetscInt end = f + 1 < sys->nfields ? sys->foff[f + 1] : sys->nlocal;
+    sq[f]              = 0;
+    for (PetscInt i = sys->foff[f]; i < end; i++) sq[f] += PetscRealPart(a[i] * PetscConj(a[i]));
+  }
+  PetscCall(VecRestoreArrayRead(v, &a));
+  PetscCall(MPIU_Allreduce(sq, norms, sys->nfields, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
+  for (PetscInt f = 0; f < sys->nfields; f++) norms[f] = PetscSqrtReal(norms[f]);
+  PetscFunctionReturn(0);
+}
+
 /*
   The round-off scale of the residual at X: s = |J| |X| + |F - J X|, J the Jacobian Newton works with.
   Row i of |J| |X| sums the magnitudes of the terms in the unknowns, and F - J X holds the rest (the
@@ -18,9 +38,10 @@
 */
 PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, PetscReal *ratio)
 {
-  Mat       blocks[2] = {NULL, NULL};
-  PetscBool isseq, ismpi;
-  PetscReal stotal;
+  Mat              blocks[2] = {NULL, NULL};
+  PetscBool        isseq, ismpi;
+  PetscReal        stotal;
+  PetscObjectState state;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isseq));
@@ -38,24 +59,29 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
     PetscCall(MatDuplicate(st->J, MAT_DO_NOT_COPY_VALUES, &st->Jabs));
     PetscCall(VecDuplicate(X, &st->Xabs));
     PetscCall(VecDuplicate(X, &st->Sabs));
+    st->jabs_state = -1;
   }
-  PetscCall(MatCopy(st->J, st->Jabs, SAME_NONZERO_PATTERN));
-  if (isseq)
-    blocks[0] = st->Jabs;
-  else
-    PetscCall(MatMPIAIJGetSeqAIJ(st->Jabs, &blocks[0], &blocks[1], NULL));
-  for (int b = 0; b < 2; b++) {
-    const PetscInt *ia, *ja;
-    PetscInt        n;
-    PetscBool       done;
-    PetscScalar    *v;
-    if (!blocks[b]) continue;
-    PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
-    PetscCall(MatSeqAIJGetArray(blocks[b], &v));
-    for (PetscInt k = 0; k < ia[n]; k++) v[k] = PetscAbsScalar(v[k]);
-    PetscCall(MatSeqAIJRestoreArray(blocks[b], &v));
-    PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(PetscObjectStateGet((PetscObject)st->J, &state));
+  if (state != st->jabs_state) { /* |J| of a kept Jacobian is taken once */
+    PetscCall(MatCopy(st->J, st->Jabs, SAME_NONZERO_PATTERN));
+    if (isseq)
+      blocks[0] = st->Jabs;
+    else
+      PetscCall(MatMPIAIJGetSeqAIJ(st->Jabs, &blocks[0], &blocks[1], NULL));
+    for (int b = 0; b < 2; b++) {
+      const PetscInt *ia, *ja;
+      PetscInt        n;
+      PetscBool       done;
+      PetscScalar    *v;
+      if (!blocks[b]) continue;
+      PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
+      PetscCall(MatSeqAIJGetArray(blocks[b], &v));
+      for (PetscInt k = 0; k < ia[n]; k++) v[k] = PetscAbsScalar(v[k]);
+      PetscCall(MatSeqAIJRestoreArray(blocks[b], &v));
+      PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    }
+    st->jabs_state = state;
   }
   PetscCall(VecCopy(X, st->Xabs));
   PetscCall(VecAbs(st->Xabs));
@@ -66,19 +92,17 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
   PetscCall(VecAbs(st->Xabs));
   PetscCall(VecAXPY(st->Sabs, 1.0, st->Xabs));
   PetscCall(VecNorm(st->Sabs, NORM_2, &stotal));
-  *ratio = 0;
-  for (PetscInt f = 0; f < st->sys->nfields; f++) {
-    Vec       Ff, Sf;
-    PetscReal nf, ns;
-    PetscCall(VecGetSubVector(F, st->sys->is[f], &Ff));
-    PetscCall(VecGetSubVector(st->Sabs, st->sys->is[f], &Sf));
-    PetscCall(VecNorm(Ff, NORM_2, &nf));
-    PetscCall(VecNorm(Sf, NORM_2, &ns));
-    PetscCall(VecRestoreSubVector(F, st->sys->is[f], &Ff));
-    PetscCall(VecRestoreSubVector(st->Sabs, st->sys->is[f], &Sf));
-    ns += MBS_FLOOR_FIELD_MIN * stotal;
-    if (nf > 0) *ratio = PetscMax(*ratio, ns > 0 ? nf / ns : PETSC_MAX_REAL);
-    if (PetscIsInfOrNanReal(nf)) *ratio = PETSC_MAX_REAL;
+  {
+    PetscReal nf[MBS_MAX_FIELDS], ns[MBS_MAX_FIELDS];
+    PetscCall(MbsStepperFieldNorms(st, F, nf));
+    PetscCall(MbsStepperFieldNorms(st, st->Sabs, ns));
+    *ratio = 0;
+    for (PetscInt f = 0; f < st->sys->nfields; f++) {
+      ns[f] += MBS_FLOOR_FIELD_MIN * stotal;
+      st->sfield[f] = ns[f];
+      if (nf[f] > 0) *ratio = PetscMax(*ratio, ns[f] > 0 ? nf[f] / ns[f] : PETSC_MAX_REAL);
+      if (PetscIsInfOrNanReal(nf[f])) *ratio = PETSC_MAX_REAL;
+    }
   }
   PetscFunctionReturn(0);
 }
@@ -122,40 +146,67 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
       PetscFunctionReturn(0);
     }
   }
-  /* An iteration that no longer halves the residual, with a fresh or a kept (modified-Newton) Jacobian: at the
-     floor it is converged; above it, a kept Jacobian is refreshed below. */
-  if (it > 0 && (*reason == SNES_CONVERGED_ITERATING || *reason == SNES_CONVERGED_SNORM_RELATIVE) &&
-      fnorm > 0.5 * st->fnorm_prev) {
-    Vec       X, F;
-    PetscReal ratio;
+  /* The round-off floor: a residual at MBS_FLOOR_AT of it is converged; one that no longer halves (with a fresh or a
+     kept, modified-Newton, Jacobian) is converged within MBS_FLOOR_EPS_FACTOR of it, and above that a kept Jacobian is
+     refreshed below. */
+  if (it > 0 && (*reason == SNES_CONVERGED_ITERATING || *reason == SNES_CONVERGED_SNORM_RELATIVE)) {
+    const PetscBool halving = (PetscBool)(fnorm <= 0.5 * st->fnorm_prev);
+    const PetscReal level   = halving ? MBS_FLOOR_AT : MBS_FLOOR_EPS_FACTOR;
+    PetscReal       ratio   = PETSC_MAX_REAL;
+    Vec             X, F;
     PetscCall(SNESGetSolution(snes, &X));
     PetscCall(SNESGetFunction(snes, &F, NULL, NULL));
-    PetscCall(MbsStepperResidualScale_Private(st, X, F, &ratio));
-    ratio /= PETSC_MACHINE_EPSILON;
-    if (ratio <= MBS_FLOOR_EPS_FACTOR || fnorm <= st->stagnation_tol) {
+    {
+      /* A residual that still halves is tested only when an estimate from the scale of the last test (X changes
+         little between iterations and steps) puts it within a factor MBS_FLOOR_ESTIMATE of the level; one that no
+         longer halves is always tested. */
+      PetscReal est = 0;
+      if (halving) {
+        PetscReal nf[MBS_MAX_FIELDS];
+        PetscCall(MbsStepperFieldNorms(st, F, nf));
+        for (PetscInt f = 0; f < st->sys->nfields; f++) {
+          if (!(st->sfield[f] > 0)) { /* no scale yet: test */
+            est = 0;
+            break;
+          }
+          est = PetscMax(est, nf[f] / st->sfield[f]);
+        }
+      }
+      if (!(est / PETSC_MACHINE_EPSILON > MBS_FLOOR_ESTIMATE * level)) {
+        PetscCall(MbsStepperResidualScale_Private(st, X, F, &ratio));
+        ratio /= PETSC_MACHINE_EPSILON;
+      }
+    }
+    if (ratio <= level || (!halving && fnorm <= st->stagnation_tol)) {
       PetscCall(PetscInfo(snes,
-                          "Residual norm %g stagnates at the round-off floor (previous %g, max over fields of "
-                          "||F_f|| / (eps ||s_f||) = %g): converged\n",
+                          "Residual norm %g at the round-off floor (previous %g, max over fields of ||F_f|| / (eps "
+                          "||s_f||) = %g): converged\n",
                           (double)fnorm, (double)st->fnorm_prev, (double)ratio));
       *reason = SNES_CONVERGED_FNORM_ABS;
     } else if (*reason == SNES_CONVERGED_SNORM_RELATIVE) {
-      PetscCall(PetscInfo(snes,
-                          "Small update but residual norm %g above the round-off floor (max over fields of "
-                          "||F_f|| / (eps ||s_f||) = %g): not converged\n",
-                          (double)fnorm, (double)ratio));
+      /* a small update above the floor: the next iteration decides while the residual falls fast; after that it is
+         what a singular or nearly singular Jacobian gives */
+      if (!halving)
+        PetscCall(PetscInfo(snes,
+                            "Small update but residual norm %g above the round-off floor (max over fields of "
+                            "||F_f|| / (eps ||s_f||) = %g): not converged\n",
+                            (double)fnorm, (double)ratio));
       *reason = SNES_CONVERGED_ITERATING;
     }
-  } else if (*reason == SNES_CONVERGED_SNORM_RELATIVE) {
-    /* a small update while the residual still falls fast: the next iteration decides */
+  } else if (*reason == SNES_CONVERGED_SNORM_RELATIVE)
     *reason = SNES_CONVERGED_ITERATING;
-  }
-  /* Modified Newton: a kept Jacobian that no longer contracts the residual by reuse_rate, or that has
-     served MBS_REUSE_MAX_USES iterations of this solve, is refreshed at the next iteration (lag -2:
-     compute once, then keep). */
+  /* Modified Newton: a kept Jacobian that no longer contracts the residual by reuse_rate per iteration, measured over
+     two iterations (a kept Jacobian often contracts poorly in one iteration and by orders of magnitude in the next:
+     the velocity-constraint rows lag the positions by one iteration), that lets the first iteration grow the residual
+     by more than 2, or that has served MBS_REUSE_MAX_USES iterations of this solve, is refreshed at the next
+     iteration (lag -2: compute once, then keep). */
   if (st->reuse && *reason == SNES_CONVERGED_ITERATING && it > 0 &&
-      (fnorm > st->reuse_rate * st->fnorm_prev || st->jac_uses >= MBS_REUSE_MAX_USES))
+      ((it == 1 && fnorm > 2 * st->fnorm_prev) ||
+       (it > 1 && fnorm > st->reuse_rate * st->reuse_rate * st->fnorm_prev2) || st->jac_uses >= MBS_REUSE_MAX_USES)) {
     PetscCall(SNESSetLagJacobian(snes, -2));
-  st->fnorm_prev = fnorm;
+  }
+  st->fnorm_prev2 = it > 0 ? st->fnorm_prev : fnorm;
+  st->fnorm_prev  = fnorm;
   PetscFunctionReturn(0);
 }
 
@@ -271,22 +322,81 @@ static PetscErrorCode MbsStepperCopyState(MbsStepper st, PetscBool to_unknowns)
   PetscFunctionReturn(0);
 }
 
+/* Records the unknowns of an accepted (sub-)step for the extrapolation predictor: a step of another size starts the
+   history again. */
+static PetscErrorCode MbsStepperPushHistory(MbsStepper st)
+{
+  PetscFunctionBegin;
+  if (st->predictor != MBS_PREDICTOR_EXTRAPOLATE) PetscFunctionReturn(0);
+  for (int i = 0; i < MBS_PREDICT_HIST; i++)
+    if (!st->xhist[i]) PetscCall(VecDuplicate(st->X, &st->xhist[i]));
+  if (st->nhist && st->hist_h != st->hstep) st->nhist = 0;
+  {
+    Vec oldest = st->xhist[MBS_PREDICT_HIST - 1];
+    for (int i = MBS_PREDICT_HIST - 1; i > 0; i--) st->xhist[i] = st->xhist[i - 1];
+    st->xhist[0] = oldest;
+  }
+  PetscCall(VecCopy(st->X, st->xhist[0]));
+  st->nhist  = PetscMin(st->nhist + 1, MBS_PREDICT_HIST);
+  st->hist_h = st->hstep;
+  PetscCall(PetscObjectStateGet((PetscObject)st->q, &st->hist_qstate));
+  PetscCall(PetscObjectStateGet((PetscObject)st->p, &st->hist_pstate));
+  PetscFunctionReturn(0);
+}
+
+/* The extrapolation predictor: the polynomial through the unknowns of the last accepted steps of the same size (up to
+   MBS_PREDICT_HIST), at the next step: 4 x_n - 6 x_{n-1} + 4 x_{n-2} - x_{n-3}, an error of order h^4 for a smooth
+   motion against order h for the state at t_n (fewer points at the start: linear, quadratic). Multipliers are
+   extrapolated with the state. *done is false when the history does
+   not describe this step: fewer than two steps of this size, or a state changed since (by a host through
+   MbsStepperGetState(), a restart on other ranks). */
+static PetscErrorCode MbsStepperExtrapolate(MbsStepper st, MbsPredictor predictor, PetscBool *done)
+{
+  PetscObjectState sq, sp;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  if (predictor != MBS_PREDICTOR_EXTRAPOLATE || st->nhist < 2 || st->hist_h != st->hstep) PetscFunctionReturn(0);
+  PetscCall(PetscObjectStateGet((PetscObject)st->q, &sq));
+  PetscCall(PetscObjectStateGet((PetscObject)st->p, &sp));
+  if (sq != st->hist_qstate || sp != st->hist_pstate) {
+    st->nhist = 0;
+    PetscFunctionReturn(0);
+  }
+  if (st->nhist == 2)
+    PetscCall(VecAXPBYPCZ(st->X, 2.0, -1.0, 0.0, st->xhist[0], st->xhist[1]));
+  else if (st->nhist == 3) {
+    PetscCall(VecAXPBYPCZ(st->X, 3.0, -3.0, 0.0, st->xhist[0], st->xhist[1]));
+    PetscCall(VecAXPY(st->X, 1.0, st->xhist[2]));
+  } else {
+    PetscCall(VecAXPBYPCZ(st->X, 4.0, -6.0, 0.0, st->xhist[0], st->xhist[1]));
+    PetscCall(VecAXPBYPCZ(st->X, 4.0, -1.0, 1.0, st->xhist[2], st->xhist[3]));
+  }
+  *done = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
 /* The initial guess of a (sub-)step from the state (q_n, p_n) at its start: q, p as they are (or
    q_n + h M^-1 p_n with the advanced predictor), v = M^-1 p_n, multipliers as X holds them (the previous
-   step's, zero at the start). */
-static PetscErrorCode MbsStepperPredict(MbsStepper st)
+   step's, zero at the start); with the extrapolation predictor, once two steps of this size are known, every
+   unknown extrapolated from them (MbsStepperExtrapolate(); *extrapolated tells). */
+static PetscErrorCode MbsStepperPredict(MbsStepper st, MbsPredictor predictor, PetscBool *extrapolated)
 {
   const PetscReal   *minv = st->model->minv;
   Vec                sub;
   PetscScalar       *x;
   const PetscScalar *p;
   PetscInt           n;
+  PetscBool          done;
 
   PetscFunctionBegin;
   if (!st->started) {
     PetscCall(VecSet(st->X, 0.0));
     st->started = PETSC_TRUE;
   }
+  PetscCall(MbsStepperExtrapolate(st, predictor, &done));
+  if (extrapolated) *extrapolated = done;
+  if (done) PetscFunctionReturn(0);
   PetscCall(MbsStepperCopyState(st, PETSC_TRUE));
   /* owned coordinates come first, in order, in the ghosted local arrays minv and p0 */
   PetscCall(VecGetArrayRead(st->p, &p));
@@ -298,7 +408,7 @@ static PetscErrorCode MbsStepperPredict(MbsStepper st)
     PetscCall(VecRestoreArray(sub, &x));
     PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_v], &sub));
   }
-  if (st->predictor == MBS_PREDICTOR_ADVANCED) {
+  if (predictor == MBS_PREDICTOR_ADVANCED) {
     PetscCall(VecGetSubVector(st->X, st->sys->is[st->field_q], &sub));
     PetscCall(VecGetLocalSize(sub, &n));
     PetscCall(VecGetArray(sub, &x));
@@ -350,7 +460,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   SNESConvergedReason reason;
   PetscInt            its;
   PetscReal           fnorm;
-  PetscBool           stale = PETSC_FALSE;
+  PetscBool           stale = PETSC_FALSE, extrapolated = PETSC_FALSE;
   PetscReal           gdrop = 0, E0 = 0, dE = 0;
   PetscInt            droprow      = -1;
   const PetscBool     energy_check = (PetscBool)(st->ops->conserves_energy && st->energy_tol > 0 && st->energy_set);
@@ -376,7 +486,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     PetscCall(VecAssemblyBegin(st->Fext));
     PetscCall(VecAssemblyEnd(st->Fext));
   }
-  PetscCall(MbsStepperPredict(st));
+  PetscCall(MbsStepperPredict(st, st->predictor, &extrapolated));
   PetscCall(VecCopy(st->X, st->Xsave));
   if (st->reuse) {
     stale = (PetscBool)(st->jac_valid && st->jac_h == st->hstep);
@@ -394,11 +504,19 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     fail->reason = reason;
     PetscFunctionReturn(0);
   }
-  if (reason <= 0 && stale) { /* a failure that started from an old Jacobian: retry once with a fresh one */
-    PetscCall(PetscInfo(st->snes, "Step failed from a reused Jacobian (%s): retrying with a fresh one\n",
-                        SNESConvergedReasons[reason]));
-    PetscCall(VecCopy(st->Xsave, st->X));
-    PetscCall(SNESSetLagJacobian(st->snes, -2));
+  if (reason <= 0 && (stale || extrapolated)) {
+    /* a failure that started from an old Jacobian or an extrapolated guess (which can be poor when the step does not
+       resolve the motion): retry once with a fresh Jacobian from q_n + h M^-1 p_n and the last step's multipliers */
+    PetscCall(PetscInfo(st->snes, "Step failed from a %s (%s): retrying with a fresh one%s\n",
+                        extrapolated ? "extrapolated guess" : "reused Jacobian", SNESConvergedReasons[reason],
+                        extrapolated ? " from the advanced predictor" : ""));
+    if (extrapolated) {
+      PetscCall(VecCopy(st->xhist[0], st->X)); /* the unknowns of the last accepted step */
+      PetscCall(MbsStepperPredict(st, MBS_PREDICTOR_ADVANCED, NULL));
+      PetscCall(VecCopy(st->X, st->Xsave));
+    } else
+      PetscCall(VecCopy(st->Xsave, st->X));
+    if (st->reuse) PetscCall(SNESSetLagJacobian(st->snes, -2));
     st->fnorm_start = -1;
     PetscCall(SNESSolve(st->snes, NULL, st->X));
     PetscCall(SNESGetConvergedReason(st->snes, &reason));
@@ -435,14 +553,19 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
       PetscCall(MbsStepperTotalEnergy_Private(st, &E1));
       PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &dW, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
       dE = (E1 - E0 - dW) / PetscMax(st->energy_scale, PETSC_SMALL);
-      if (PetscAbsReal(dE) <= st->energy_tol) PetscFunctionReturn(0);
+      if (PetscAbsReal(dE) <= st->energy_tol) {
+        PetscCall(MbsStepperPushHistory(st));
+        PetscFunctionReturn(0);
+      }
       PetscCall(PetscInfo(st, "Energy changed by %g of its scale in a converged solve: not accepted\n", (double)dE));
       PetscCall(VecCopy(st->qsub, st->q));
       PetscCall(VecCopy(st->psub, st->p));
       st->ext_work = work0;
       reason       = SNES_DIVERGED_FUNCTION_DOMAIN;
-    } else
+    } else {
+      PetscCall(MbsStepperPushHistory(st));
       PetscFunctionReturn(0);
+    }
   }
   {
     /* the norm of the last residual SNES evaluated: NaN stays NaN (SNES keeps 0 when the first residual is NaN) */

@@ -12,7 +12,7 @@ static const char MbsCitation[] =
   "  year    = {2023}\n}\n";
 static PetscBool MbsCited = PETSC_FALSE;
 
-const char *const MbsPredictors[] = {"simple", "advanced", "MbsPredictor", "MBS_PREDICTOR_", NULL};
+const char *const MbsPredictors[] = {"simple", "advanced", "extrapolate", "MbsPredictor", "MBS_PREDICTOR_", NULL};
 
 /*@C
   MbsStepperCreate - Creates a time stepper for a model; the default scheme is "em".
@@ -53,7 +53,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->traj_every        = 1;
   st->monitored_step    = -1;
   st->field_q = st->field_p = st->field_v = -1;
-  st->predictor                           = MBS_PREDICTOR_SIMPLE;
+  st->predictor                           = MBS_PREDICTOR_EXTRAPOLATE;
   st->adapt_max                           = 5;
   st->reuse             = PETSC_TRUE; /* unless set, decided in MbsStepperSetUp() from the system size */
   st->reuse_rate        = 0.75;
@@ -98,6 +98,7 @@ PetscErrorCode MbsStepperReset_Private(MbsStepper st)
   PetscCall(MbsSystemDestroy(&st->sys));
   PetscCall(MatDestroy(&st->J));
   PetscCall(MatDestroy(&st->Jabs));
+  st->jabs_state = -1;
   PetscCall(PetscFree(st->drop));
   PetscCall(PetscFree(st->drop_x));
   PetscCall(VecDestroy(&st->qsub));
@@ -114,6 +115,8 @@ PetscErrorCode MbsStepperReset_Private(MbsStepper st)
   PetscCall(VecDestroy(&st->Xjac));
   PetscCall(VecDestroy(&st->qjac));
   PetscCall(VecDestroy(&st->pjac));
+  for (int i = 0; i < MBS_PREDICT_HIST; i++) PetscCall(VecDestroy(&st->xhist[i]));
+  st->nhist   = 0;
   st->field_q = st->field_p = st->field_v = -1;
   PetscCall(PetscFree2(st->q0, st->p0));
   for (int i = 0; i < MBS_STEPPER_NWORK; i++) PetscCall(PetscFree(st->work[i]));
@@ -526,13 +529,16 @@ PetscErrorCode MbsStepperGetSchemeParameter(MbsStepper st, const char name[], Pe
 }
 
 /*@C
-  MbsStepperSetPredictor - Chooses the initial guess of each step's Newton iteration: the state at t_n
-  (MBS_PREDICTOR_SIMPLE, default) or q_n + h M^-1 p_n (MBS_PREDICTOR_ADVANCED, seed 004 Table 2).
+  MbsStepperSetPredictor - Chooses the initial guess of each step's Newton iteration: the state at t_n with the last
+  step's multipliers (MBS_PREDICTOR_SIMPLE), q_n + h M^-1 p_n (MBS_PREDICTOR_ADVANCED, seed 004 Table 2), or all
+  unknowns extrapolated from the last four steps of the same size (MBS_PREDICTOR_EXTRAPOLATE, default; the simple
+  guess until two are known). The predictor changes the iteration count, not the solution: every step is solved to
+  its round-off floor.
 
   Logically Collective
 
   Options Database Key:
-. -mbs_predictor <simple,advanced> - the predictor
+. -mbs_predictor <simple,advanced,extrapolate> - the predictor
 
   Level: intermediate
 @*/
@@ -641,7 +647,10 @@ PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
 PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind kinds[], const char *const names[])
 {
   PetscFunctionBegin;
+  PetscCheck(n > 0 && n <= MBS_MAX_FIELDS, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
+             "Scheme %s declares %" PetscInt_FMT " fields; 1 to %d are supported", st->type, n, MBS_MAX_FIELDS);
   PetscCall(MbsSystemCreate(st->model, n, kinds, names, &st->sys));
+  for (PetscInt f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = 0;
   st->field_lambda = -1;
   for (PetscInt f = 0; f < n; f++) {
     PetscBool is;
