@@ -73,16 +73,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PCSetType(pc, PCLU));
-  {
-    /* UMFPACK on one rank, MUMPS in parallel (docs/solvers.md). On chains UMFPACK's triangular solves, which
-       dominate under the kept Jacobian, cost a quarter of MUMPS's (whose per-front overhead dominates on
-       thousands of tiny fronts); on nets its factorization stays within a few times MUMPS's, where KLU's
-       (no supernodes) is 40 times slower. */
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
-    PetscCall(PCFactorSetMatSolverType(pc, size == 1 ? MATSOLVERUMFPACK : MATSOLVERMUMPS));
-  }
+  PetscCall(PCSetType(pc, PCLU)); /* the factorization package is chosen at set-up (MbsStepperChooseSolver()) */
   PetscCall(MbsStepperSetType(st, MBSSCHEMEEM));
   /* MbsStepperSolve() writes the diagnostics (and checkpoints, when they are asked for) */
   PetscCall(MbsStepperAddOutput(st, MBSOUTPUTCSV, st->output_every));
@@ -672,6 +663,78 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
    systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
    Unless the user chose a margin (-[prefix]mat_mumps_icntl_14), allow 100%: on this stepper's factor
    only. The options database belongs to the host program and its other solvers. */
+/*
+  The LU package when nobody chose one (-pc_factor_mat_solver_type, PCFactorSetMatSolverType()), from the model's
+  structure (measured, docs/solvers.md and benchmarks/RESULTS.md):
+    several ranks                         MUMPS (the only parallel one)
+    particles, no closed loop of          KLU: chains and trees; no supernodes are needed where the
+      constraints, at most one in ten     factors hardly fill, and it factors 3-4 times faster than UMFPACK
+                                          (chain1000: 3.2 against 11 ms) and has no 32-bit workspace limit
+                                          (UMFPACK runs out at 10^6 particles). Without a loop G has full rank,
+      with more than two constraint       so the matrix is not singular: KLU stops with an error on a singular
+      elements                            one, where UMFPACK's Inf lets the step fail with its diagnosis
+    otherwise (nets, meshes, rigid        UMFPACK: supernodes; on nets KLU factors 40 times slower, and on
+      bodies)                             rigid_chain1000 its triangular solves cost 4 times UMFPACK's
+*/
+static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
+{
+  const MbsModel model = st->model;
+  MatSolverType  type;
+  PetscMPIInt    size;
+  PetscInt      *degree, *root, nbranch = 0;
+  PetscBool      rigid = PETSC_FALSE, cycle = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(PCFactorGetMatSolverType(pc, &type));
+  if (type) {
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen by the user", type));
+    PetscFunctionReturn(0);
+  }
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
+  if (size > 1) {
+    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "mumps, chosen for %d ranks", size));
+    PetscFunctionReturn(0);
+  }
+  /* the constraint graph: bodies and the ground (node nbodies), one edge per constraint element; a cycle (a closed
+     loop, a chain held at both ends, a repeated rod) can make G rank-deficient, where KLU stops with an error
+     instead of reporting a singular matrix (UMFPACK's Inf makes the step fail with its diagnosis) */
+  PetscCall(PetscCalloc2(model->nbodies, &degree, model->nbodies + 1, &root));
+  for (PetscInt b = 0; b <= model->nbodies; b++) root[b] = b;
+  for (PetscInt b = 0; b < model->nbodies; b++)
+    if (model->bodies[b].type == MBS_BODY_RIGID) rigid = PETSC_TRUE;
+  for (PetscInt k = 0; k < model->nelems; k++) {
+    const MbsElement *e = &model->elems[k];
+    PetscInt          a, b;
+    if (!e->kernel->ncon) continue;
+    for (int s = 0; s < 2; s++)
+      if (e->body[s] >= 0 && ++degree[e->body[s]] == 3) nbranch++;
+    a = e->body[0] >= 0 ? e->body[0] : model->nbodies;
+    b = e->body[1] >= 0 ? e->body[1] : model->nbodies;
+    while (root[a] != a) a = root[a] = root[root[a]];
+    while (root[b] != b) b = root[b] = root[root[b]];
+    if (a == b)
+      cycle = PETSC_TRUE;
+    else
+      root[a] = b;
+  }
+  PetscCall(PetscFree2(degree, root));
+  if (!rigid && !cycle && 10 * nbranch <= model->nbodies) {
+    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERKLU));
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                            "klu, chosen for particles without closed loops, %" PetscInt_FMT " of %" PetscInt_FMT
+                            " with more than two constraint elements (chains)",
+                            nbranch, model->nbodies));
+  } else {
+    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERUMFPACK));
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "umfpack, chosen for %s",
+                            rigid   ? "rigid bodies"
+                            : cycle ? "closed loops of constraints (a net, a mesh, a chain held at both ends)"
+                                    : "branching particles (more than two constraints on one in ten bodies)"));
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
 {
   KSP           ksp;
@@ -685,7 +748,9 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
+  st->solver_choice[0] = 0;
   if (!islu) PetscFunctionReturn(0);
+  PetscCall(MbsStepperChooseSolver(st, pc));
   PetscCall(PCFactorGetMatSolverType(pc, &type));
   PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &ismumps));
   if (!ismumps) PetscFunctionReturn(0);
@@ -878,6 +943,7 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
                                      (double)st->reuse_rate));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Newton's method proper\n"));
+  if (st->solver_choice[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "  LU: %s\n", st->solver_choice));
   PetscCall(PetscViewerASCIIPrintf(
     viewer,
     "  converged at the round-off floor: a residual norm below %g eps || |J| |X| || that "

@@ -118,16 +118,17 @@ struct _p_MbsStepper {
      changes, and before giving up on a step. */
   PetscBool reuse, reuse_set; /* reuse_set: chosen by the user, else decided from the size */
   PetscReal reuse_rate;
-  PetscBool jac_valid;        /* st->J holds an assembled Jacobian */
-  PetscReal jac_h;            /* the step size it was assembled for */
-  PetscInt  jac_evals;        /* Jacobian assemblies since set-up */
-  PetscInt  jac_uses;         /* iterations of the current solve on the current Jacobian */
-  PetscBool allow_redundant;  /* eliminate dependent constraint rows (MbsStepperSetAllowRedundantConstraints()) */
-  PetscInt  ndrop;            /* constraint rows eliminated at the current (sub-)step (the same on every rank) */
-  PetscInt *drop;             /* ... their global constraint rows, sorted */
-  PetscInt  ndrop_x, *drop_x; /* ... the rows of X this rank owns that they make, over all constraint fields */
-  Vec       qsub, psub;       /* the state at the start of a (sub-)step, for the energy check */
-  PetscInt  fieldsplit_split; /* splits registered with PCFIELDSPLIT: 0 one per field, 1 primal and dual */
+  PetscBool jac_valid;          /* st->J holds an assembled Jacobian */
+  PetscReal jac_h;              /* the step size it was assembled for */
+  PetscInt  jac_evals;          /* Jacobian assemblies since set-up */
+  PetscInt  jac_uses;           /* iterations of the current solve on the current Jacobian */
+  PetscBool allow_redundant;    /* eliminate dependent constraint rows (MbsStepperSetAllowRedundantConstraints()) */
+  PetscInt  ndrop;              /* constraint rows eliminated at the current (sub-)step (the same on every rank) */
+  PetscInt *drop;               /* ... their global constraint rows, sorted */
+  PetscInt  ndrop_x, *drop_x;   /* ... the rows of X this rank owns that they make, over all constraint fields */
+  Vec       qsub, psub;         /* the state at the start of a (sub-)step, for the energy check */
+  PetscInt  fieldsplit_split;   /* splits registered with PCFIELDSPLIT: 0 one per field, 1 primal and dual */
+  char      solver_choice[160]; /* the LU package and why (MbsStepperChooseSolver()), for the view */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
