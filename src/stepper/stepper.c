@@ -672,10 +672,16 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
                                           (chain1000: 3.2 against 11 ms) and has no 32-bit workspace limit
                                           (UMFPACK runs out at 10^6 particles). Without a loop G has full rank,
       with more than two constraint       so the matrix is not singular: KLU stops with an error on a singular
-      elements                            one, where UMFPACK's Inf lets the step fail with its diagnosis
+      elements, at most 5000 bodies       one, where UMFPACK's Inf lets the step fail with its diagnosis.
+                                          KLU's block-triangular preordering (BTF, on by default,
+                                          -mat_klu_use_btf) is quadratic on these matrices: its symbolic
+                                          factorization takes 6 ms at 10^3 particles, 0.5 s at 5000, 9.1 s at 2e4
+                                          and 284 s at 10^5 (0.024 s at 2e4 with -mat_klu_use_btf 0, which the
+                                          library does not write into the options database)
     otherwise (nets, meshes, rigid        UMFPACK: supernodes; on nets KLU factors 40 times slower, and on
       bodies)                             rigid_chain1000 its triangular solves cost 4 times UMFPACK's
 */
+#define MBS_KLU_MAX_BODIES 5000 /* KLU's quadratic BTF preordering: 0.5 s of symbolic factorization here */
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   const MbsModel model = st->model;
@@ -719,7 +725,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
       root[a] = b;
   }
   PetscCall(PetscFree2(degree, root));
-  if (!rigid && !cycle && 10 * nbranch <= model->nbodies) {
+  if (!rigid && !cycle && 10 * nbranch <= model->nbodies && model->nbodies <= MBS_KLU_MAX_BODIES) {
     PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERKLU));
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
                             "klu, chosen for particles without closed loops, %" PetscInt_FMT " of %" PetscInt_FMT
@@ -730,7 +736,9 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "umfpack, chosen for %s",
                             rigid   ? "rigid bodies"
                             : cycle ? "closed loops of constraints (a net, a mesh, a chain held at both ends)"
-                                    : "branching particles (more than two constraints on one in ten bodies)"));
+                            : model->nbodies > MBS_KLU_MAX_BODIES
+                              ? "more bodies than KLU's block-triangular preordering handles fast (it is quadratic)"
+                              : "branching particles (more than two constraints on one in ten bodies)"));
   }
   PetscFunctionReturn(0);
 }
