@@ -10,7 +10,6 @@ static const char help[] =
   "       gglmbs --version\n\n";
 
 #include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <petsctime.h>
@@ -262,10 +261,6 @@ int main(int argc, char **argv)
       printf("gglmbs %s\n", version);
       return 0;
     }
-  /* A process started without mpiexec is an Open MPI singleton, which by default forks a runtime daemon first: told to
-     stay isolated (it never spawns processes) it starts 0.1 s sooner (0.27 against 0.38 s for the pendulum, whole
-     process). A value set by the user, and any other MPI, are left alone. */
-  if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK")) (void)setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscPushErrorHandler(MbsAppErrorHandler, NULL));
   PetscCall(MbsInterruptHandlerPush());
