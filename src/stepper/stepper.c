@@ -666,6 +666,8 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
 /*
   The LU package when nobody chose one (-pc_factor_mat_solver_type, PCFactorSetMatSolverType()), from the model's
   structure (measured, docs/solvers.md and benchmarks/RESULTS.md):
+    one rank, at most 300 unknowns        dense LU (LAPACK) of a dense copy of J: microseconds, where the sparse
+                                          packages spend 50-70 us per factorization on set-up (heavy top)
     several ranks                         MUMPS (the only parallel one)
     particles, no closed loop of          KLU: chains and trees; no supernodes are needed where the
       constraints, at most one in ten     factors hardly fill, and it factors 3-4 times faster than UMFPACK
@@ -681,7 +683,8 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
     otherwise (nets, meshes, rigid        UMFPACK: supernodes; on nets KLU factors 40 times slower, and on
       bodies)                             rigid_chain1000 its triangular solves cost 4 times UMFPACK's
 */
-#define MBS_KLU_MAX_BODIES 5000 /* KLU's quadratic BTF preordering: 0.5 s of symbolic factorization here */
+#define MBS_DENSE_MAX_UNKNOWNS 300  /* dense LU up to this size */
+#define MBS_KLU_MAX_BODIES     5000 /* KLU's quadratic BTF preordering: 0.5 s of symbolic factorization here */
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   const MbsModel model = st->model;
@@ -697,6 +700,13 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
     PetscFunctionReturn(0);
   }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
+  if (size == 1 && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
+    PetscCall(MbsPCSetDenseLU_Private(pc)); /* src/stepper/denselu.c */
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                            "dense LU (LAPACK), chosen for a small system (%" PetscInt_FMT " unknowns)",
+                            st->sys->nglobal));
+    PetscFunctionReturn(0);
+  }
   if (size > 1) {
     PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "mumps, chosen for %d ranks", size));
@@ -756,9 +766,15 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  st->solver_choice[0] = 0;
-  if (!islu) PetscFunctionReturn(0);
+  if (!islu) { /* another PC, or the dense LU chosen at an earlier set-up, which stays */
+    PetscBool isshell;
+    PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+    if (!isshell) st->solver_choice[0] = 0;
+    PetscFunctionReturn(0);
+  }
   PetscCall(MbsStepperChooseSolver(st, pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
+  if (!islu) PetscFunctionReturn(0); /* dense LU */
   PetscCall(PCFactorGetMatSolverType(pc, &type));
   PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &ismumps));
   if (!ismumps) PetscFunctionReturn(0);

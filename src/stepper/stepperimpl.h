@@ -179,6 +179,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const Mb
 PETSC_INTERN PetscErrorCode MbsStepperReset_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
 PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
 PETSC_INTERN PetscErrorCode MbsInterruptSetAgreed_Private(int signum);
 
