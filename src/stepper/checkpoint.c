@@ -14,6 +14,7 @@
     Vec         X, Xjac                              solver state in the scheme's unknown layout
     Vec         qjac, pjac, qlast, plast             coordinate layout (same ranks and partition only)
     Vec         x_n, x_{n-1}, ...                    (version 5) the extrapolation predictor's history, newest first
+    real[8]     (version 5) the floor test's last scales ||s_f|| (MbsStepperConverged_Private())
     char[16]    "GGLMBS-CKPT-END"                    end marker
     char[16]    "GGLMBS-CKSUM"                       (version 3) FNV-1a over every byte before it
     uint64      the checksum
@@ -219,11 +220,21 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_NPARAMS]     = st->nparams;
   ints[MBS_CKPT_ENERGY_SET]  = st->energy_set;
   ints[MBS_CKPT_NHIST]       = st->predictor == MBS_PREDICTOR_EXTRAPOLATE ? st->nhist : 0;
-  reals[MBS_CKPT_HIST_H]     = st->hist_h;
-  reals[MBS_CKPT_T]          = st->t;
-  reals[MBS_CKPT_H]          = st->h;
-  reals[MBS_CKPT_T_END]      = st->t_end;
-  reals[MBS_CKPT_JAC_H]      = st->jac_h;
+  {
+    /* a history the state has left (a host's change, a rejected or interrupted step) is not written */
+    PetscObjectState sq, sp;
+    PetscBool        changed;
+    PetscCall(PetscObjectStateGet((PetscObject)st->q, &sq));
+    PetscCall(PetscObjectStateGet((PetscObject)st->p, &sp));
+    changed = (PetscBool)(sq != st->hist_qstate || sp != st->hist_pstate);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
+    if (changed) ints[MBS_CKPT_NHIST] = 0;
+  }
+  reals[MBS_CKPT_HIST_H] = st->hist_h;
+  reals[MBS_CKPT_T]      = st->t;
+  reals[MBS_CKPT_H]      = st->h;
+  reals[MBS_CKPT_T_END]  = st->t_end;
+  reals[MBS_CKPT_JAC_H]  = st->jac_h;
   for (PetscInt i = 0; i < PetscMin(st->nparams, MBS_CKPT_NREALS_V1 - MBS_CKPT_PARAM0); i++)
     reals[MBS_CKPT_PARAM0 + i] = st->param[i]; /* versions 1 and 2 kept them here; version 3 after the name */
   reals[MBS_CKPT_ENERGY_REF]   = st->energy_ref;
@@ -273,6 +284,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   PetscCall(VecView(qlast, viewer));
   PetscCall(VecView(plast, viewer));
   for (PetscInt i = 0; i < ints[MBS_CKPT_NHIST]; i++) PetscCall(VecView(st->xhist[i], viewer));
+  PetscCall(PetscViewerBinaryWrite(viewer, st->sfield, MBS_MAX_FIELDS, PETSC_REAL));
   PetscCall(PetscViewerBinaryWrite(viewer, end, sizeof(end), PETSC_CHAR));
   *viewer_out = NULL; /* closed here, once: a failed close is a failed write */
   PetscCall(PetscViewerDestroy(&viewer));
@@ -525,7 +537,8 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
 }
 
 static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast,
-                                            Vec plast, PetscInt64 nhist, char end[16], const char **what)
+                                            Vec plast, PetscInt64 nhist, PetscBool scales, char end[16],
+                                            const char **what)
 {
   PetscFunctionBegin;
   *what = "the state (q, p)";
@@ -547,6 +560,13 @@ static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, P
     if (!st->xhist[i]) PetscCall(VecDuplicate(st->X, &st->xhist[i]));
     PetscCall(MbsReadVec(viewer, st->xhist[i], same_layout));
   }
+  if (scales) { /* version 5: the floor test's last scales, which decide when it is computed */
+    PetscReal s[MBS_MAX_FIELDS];
+    *what = "the floor test's scales";
+    PetscCall(PetscViewerBinaryRead(viewer, s, MBS_MAX_FIELDS, NULL, PETSC_REAL));
+    for (int f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = same_layout ? s[f] : 0;
+  } else
+    for (int f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = 0;
   *what = "its end marker";
   PetscCall(PetscViewerBinaryRead(viewer, end, 16, NULL, PETSC_CHAR));
   end[15] = 0;
@@ -693,7 +713,8 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     char end[16] = "";
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
     ierr = MbsCheckpointReadData(st, viewer, same_layout, qlast, plast,
-                                 hd.ints[MBS_CKPT_VERSION_I] >= 5 ? hd.ints[MBS_CKPT_NHIST] : 0, end, &what);
+                                 hd.ints[MBS_CKPT_VERSION_I] >= 5 ? hd.ints[MBS_CKPT_NHIST] : 0,
+                                 (PetscBool)(hd.ints[MBS_CKPT_VERSION_I] >= 5), end, &what);
     PetscCall(PetscPopErrorHandler());
     PetscCall(PetscViewerDestroy(&viewer));
     ok = (PetscBool)(!ierr && !strcmp(end, MBS_CKPT_END));

@@ -25,6 +25,7 @@ static PetscErrorCode MbsDenseLUSetUp(PC pc)
   PetscBLASInt       info;
 
   PetscFunctionBegin;
+  PetscCall(PCSetFailedReason(pc, PC_NOERROR)); /* a PCSHELL keeps a failure until its set-up clears it */
   PetscCall(PCShellGetContext(pc, &lu));
   PetscCall(PCGetOperators(pc, NULL, &P));
   PetscCall(MatGetRowIJ(P, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
@@ -39,9 +40,15 @@ static PetscErrorCode MbsDenseLUSetUp(PC pc)
   for (PetscInt i = 0; i < n; i++)
     for (PetscInt k = ia[i]; k < ia[i + 1]; k++) lu->a[i + (size_t)ja[k] * n] = v[k];
   PetscCall(MatSeqAIJRestoreArrayRead(P, &v));
+  {
+    PetscInt m, nc;
+    PetscCall(MatGetSize(P, &m, &nc));
+    PetscCheck(m == n && nc == n, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "Dense LU of a %" PetscInt_FMT " x %" PetscInt_FMT " matrix read as %" PetscInt_FMT " rows", m, nc, n);
+  }
   PetscCall(MatRestoreRowIJ(P, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCallBLAS("LAPACKgetrf", LAPACKgetrf_(&lu->n, &lu->n, lu->a, &lu->n, lu->piv, &info));
-  PetscCall(PetscLogFlops(2.0 * n * n * n / 3.0));
+  PetscCall(PetscLogFlops(2.0 * lu->n * lu->n * lu->n / 3.0));
   PetscCheck(info >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK getrf: argument %d is invalid", (int)-info);
   if (info > 0) {
     PetscCall(PetscInfo(pc, "Zero pivot in column %d of the dense LU: the Jacobian is singular\n", (int)info));

@@ -359,7 +359,13 @@ static PetscErrorCode MbsStepperExtrapolate(MbsStepper st, MbsPredictor predicto
   if (predictor != MBS_PREDICTOR_EXTRAPOLATE || st->nhist < 2 || st->hist_h != st->hstep) PetscFunctionReturn(0);
   PetscCall(PetscObjectStateGet((PetscObject)st->q, &sq));
   PetscCall(PetscObjectStateGet((PetscObject)st->p, &sp));
-  if (sq != st->hist_qstate || sp != st->hist_pstate) {
+  {
+    /* a host may change the state on some ranks only: every rank must take the same branch */
+    PetscBool changed = (PetscBool)(sq != st->hist_qstate || sp != st->hist_pstate);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
+    sq = changed ? -1 : st->hist_qstate;
+  }
+  if (sq != st->hist_qstate) {
     st->nhist = 0;
     PetscFunctionReturn(0);
   }

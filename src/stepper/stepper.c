@@ -664,34 +664,25 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
    Unless the user chose a margin (-[prefix]mat_mumps_icntl_14), allow 100%: on this stepper's factor
    only. The options database belongs to the host program and its other solvers. */
 /*
-  The LU package when nobody chose one (-pc_factor_mat_solver_type, PCFactorSetMatSolverType()), from the model's
-  structure (measured, docs/solvers.md and benchmarks/RESULTS.md):
-    one rank, at most 300 unknowns        dense LU (LAPACK) of a dense copy of J: microseconds, where the sparse
-                                          packages spend 50-70 us per factorization on set-up (heavy top)
-    several ranks                         MUMPS (the only parallel one)
-    particles, no closed loop of          KLU: chains and trees; no supernodes are needed where the
-      constraints, at most one in ten     factors hardly fill, and it factors 3-4 times faster than UMFPACK
-                                          (chain1000: 3.2 against 11 ms) and has no 32-bit workspace limit
-                                          (UMFPACK runs out at 10^6 particles). Without a loop G has full rank,
-      with more than two constraint       so the matrix is not singular: KLU stops with an error on a singular
-      elements, at most 5000 bodies       one, where UMFPACK's Inf lets the step fail with its diagnosis.
-                                          KLU's block-triangular preordering (BTF, on by default,
-                                          -mat_klu_use_btf) is quadratic on these matrices: its symbolic
-                                          factorization takes 6 ms at 10^3 particles, 0.5 s at 5000, 9.1 s at 2e4
-                                          and 284 s at 10^5 (0.024 s at 2e4 with -mat_klu_use_btf 0, which the
-                                          library does not write into the options database)
-    otherwise (nets, meshes, rigid        UMFPACK: supernodes; on nets KLU factors 40 times slower, and on
-      bodies)                             rigid_chain1000 its triangular solves cost 4 times UMFPACK's
+  The LU package when nobody chose one (-pc_factor_mat_solver_type, PCFactorSetMatSolverType()), from the system
+  (measured, docs/solvers.md and benchmarks/RESULTS.md):
+    one rank, at most 300 unknowns,     dense LU (LAPACK) of a dense copy of J (src/stepper/denselu.c): 18 us per
+      an AIJ Jacobian                   factorization of the heavy top's 42 unknowns, where the sparse packages
+                                        spend 50-70 us on their own set-up; a zero pivot is a failed linear solve
+    one rank                            UMFPACK: supernodes for nets and rigid bodies; on a singular matrix it
+                                        returns Inf, so the step fails with its diagnosis. KLU factors particle
+                                        chains 3-4 times faster but stops the program on a singular matrix
+                                        (coincident particles, a redundant rod), and its block-triangular
+                                        preordering is quadratic here (284 s of symbolic factorization for 10^5
+                                        particles); it stays a user's choice
+    several ranks                       MUMPS (the only parallel one)
 */
-#define MBS_DENSE_MAX_UNKNOWNS 300  /* dense LU up to this size */
-#define MBS_KLU_MAX_BODIES     5000 /* KLU's quadratic BTF preordering: 0.5 s of symbolic factorization here */
+#define MBS_DENSE_MAX_UNKNOWNS 300 /* dense LU up to this size */
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
-  const MbsModel model = st->model;
-  MatSolverType  type;
-  PetscMPIInt    size;
-  PetscInt      *degree, *root, nbranch = 0;
-  PetscBool      rigid = PETSC_FALSE, cycle = PETSC_FALSE;
+  MatSolverType type;
+  PetscMPIInt   size;
+  PetscBool     isaij;
 
   PetscFunctionBegin;
   PetscCall(PCFactorGetMatSolverType(pc, &type));
@@ -700,55 +691,16 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
     PetscFunctionReturn(0);
   }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
-  if (size == 1 && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
+  if (size == 1 && isaij && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
     PetscCall(MbsPCSetDenseLU_Private(pc)); /* src/stepper/denselu.c */
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
                             "dense LU (LAPACK), chosen for a small system (%" PetscInt_FMT " unknowns)",
                             st->sys->nglobal));
-    PetscFunctionReturn(0);
-  }
-  if (size > 1) {
-    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERMUMPS));
-    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "mumps, chosen for %d ranks", size));
-    PetscFunctionReturn(0);
-  }
-  /* the constraint graph: bodies and the ground (node nbodies), one edge per constraint element; a cycle (a closed
-     loop, a chain held at both ends, a repeated rod) can make G rank-deficient, where KLU stops with an error
-     instead of reporting a singular matrix (UMFPACK's Inf makes the step fail with its diagnosis) */
-  PetscCall(PetscCalloc2(model->nbodies, &degree, model->nbodies + 1, &root));
-  for (PetscInt b = 0; b <= model->nbodies; b++) root[b] = b;
-  for (PetscInt b = 0; b < model->nbodies; b++)
-    if (model->bodies[b].type == MBS_BODY_RIGID) rigid = PETSC_TRUE;
-  for (PetscInt k = 0; k < model->nelems; k++) {
-    const MbsElement *e = &model->elems[k];
-    PetscInt          a, b;
-    if (!e->kernel->ncon) continue;
-    for (int s = 0; s < 2; s++)
-      if (e->body[s] >= 0 && ++degree[e->body[s]] == 3) nbranch++;
-    a = e->body[0] >= 0 ? e->body[0] : model->nbodies;
-    b = e->body[1] >= 0 ? e->body[1] : model->nbodies;
-    while (root[a] != a) a = root[a] = root[root[a]];
-    while (root[b] != b) b = root[b] = root[root[b]];
-    if (a == b)
-      cycle = PETSC_TRUE;
-    else
-      root[a] = b;
-  }
-  PetscCall(PetscFree2(degree, root));
-  if (!rigid && !cycle && 10 * nbranch <= model->nbodies && model->nbodies <= MBS_KLU_MAX_BODIES) {
-    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERKLU));
-    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
-                            "klu, chosen for particles without closed loops, %" PetscInt_FMT " of %" PetscInt_FMT
-                            " with more than two constraint elements (chains)",
-                            nbranch, model->nbodies));
   } else {
-    PetscCall(PCFactorSetMatSolverType(pc, MATSOLVERUMFPACK));
-    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "umfpack, chosen for %s",
-                            rigid   ? "rigid bodies"
-                            : cycle ? "closed loops of constraints (a net, a mesh, a chain held at both ends)"
-                            : model->nbodies > MBS_KLU_MAX_BODIES
-                              ? "more bodies than KLU's block-triangular preordering handles fast (it is quadratic)"
-                              : "branching particles (more than two constraints on one in ten bodies)"));
+    PetscCall(PCFactorSetMatSolverType(pc, size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK));
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen for %s",
+                            size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK, size > 1 ? "several ranks" : "one rank"));
   }
   PetscFunctionReturn(0);
 }
