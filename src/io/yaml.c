@@ -625,6 +625,12 @@ static int MemoryError(yaml_parser_t *parser)
 
 /* The node just made (or an alias's node) becomes the next item of the sequence or key or value of the
    mapping being composed; the root has no parent. */
+/* A node's tag as libyaml's composer keeps it: the non-specific tag "!" is dropped */
+static yaml_char_t *KeptTag(yaml_char_t *tag)
+{
+  return tag && strcmp((const char *)tag, "!") ? tag : NULL;
+}
+
 static int AddToParent(yaml_document_t *doc, MbsYAMLFrame *top, int node)
 {
   if (!top) return 1;
@@ -670,8 +676,8 @@ static int Compose(MbsYAMLComposer *c, yaml_document_t *doc)
   yaml_event_delete(&ev);
   while (ok && !done) {
     MbsYAMLFrame *top    = depth ? &stack[depth - 1] : NULL;
-    const char   *anchor = NULL, *tag = NULL;
-    int           node = 0, first;
+    const char   *anchor = NULL;
+    int           node   = 0, first;
 
     if (!yaml_parser_parse(parser, &ev)) {
       ok = 0;
@@ -688,21 +694,16 @@ static int Compose(MbsYAMLComposer *c, yaml_document_t *doc)
       } break;
       case YAML_SCALAR_EVENT:
         anchor = (const char *)ev.data.scalar.anchor;
-        tag    = (const char *)ev.data.scalar.tag;
-        node = yaml_document_add_scalar(doc, tag && strcmp(tag, "!") ? ev.data.scalar.tag : NULL, ev.data.scalar.value,
-                                        (int)ev.data.scalar.length, ev.data.scalar.style);
+        node   = yaml_document_add_scalar(doc, KeptTag(ev.data.scalar.tag), ev.data.scalar.value,
+                                          (int)ev.data.scalar.length, ev.data.scalar.style);
         break;
       case YAML_SEQUENCE_START_EVENT:
         anchor = (const char *)ev.data.sequence_start.anchor;
-        tag    = (const char *)ev.data.sequence_start.tag;
-        node   = yaml_document_add_sequence(doc, tag && strcmp(tag, "!") ? ev.data.sequence_start.tag : NULL,
-                                            ev.data.sequence_start.style);
+        node   = yaml_document_add_sequence(doc, KeptTag(ev.data.sequence_start.tag), ev.data.sequence_start.style);
         break;
       case YAML_MAPPING_START_EVENT:
         anchor = (const char *)ev.data.mapping_start.anchor;
-        tag    = (const char *)ev.data.mapping_start.tag;
-        node   = yaml_document_add_mapping(doc, tag && strcmp(tag, "!") ? ev.data.mapping_start.tag : NULL,
-                                           ev.data.mapping_start.style);
+        node   = yaml_document_add_mapping(doc, KeptTag(ev.data.mapping_start.tag), ev.data.mapping_start.style);
         break;
       case YAML_SEQUENCE_END_EVENT:
       case YAML_MAPPING_END_EVENT:

@@ -222,13 +222,9 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_NHIST]       = st->predictor == MBS_PREDICTOR_EXTRAPOLATE ? st->nhist : 0;
   {
     /* a history the state has left (a host's change, a rejected or interrupted step) is not written */
-    PetscObjectState sq, sp;
-    PetscBool        changed;
-    PetscCall(PetscObjectStateGet((PetscObject)st->q, &sq));
-    PetscCall(PetscObjectStateGet((PetscObject)st->p, &sp));
-    changed = (PetscBool)(sq != st->hist_qstate || sp != st->hist_pstate);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
-    if (changed) ints[MBS_CKPT_NHIST] = 0;
+    PetscBool valid;
+    PetscCall(MbsStepperHistoryValid_Private(st, &valid));
+    if (!valid) ints[MBS_CKPT_NHIST] = 0;
   }
   reals[MBS_CKPT_HIST_H] = st->hist_h;
   reals[MBS_CKPT_T]      = st->t;

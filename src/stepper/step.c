@@ -344,6 +344,21 @@ static PetscErrorCode MbsStepperPushHistory(MbsStepper st)
   PetscFunctionReturn(0);
 }
 
+/* Whether the predictor's history still describes the state: q and p are the Vecs its newest entry left (a host may
+   change them through MbsStepperGetState(), a rejected or interrupted step restores them). Agreed over the ranks, as a
+   host may change the state on some ranks only and every rank must take the same branch. */
+PetscErrorCode MbsStepperHistoryValid_Private(MbsStepper st, PetscBool *valid)
+{
+  PetscObjectState sq, sp;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)st->q, &sq));
+  PetscCall(PetscObjectStateGet((PetscObject)st->p, &sp));
+  *valid = (PetscBool)(sq == st->hist_qstate && sp == st->hist_pstate);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, valid, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)st)));
+  PetscFunctionReturn(0);
+}
+
 /* The extrapolation predictor: the polynomial through the unknowns of the last accepted steps of the same size (up to
    MBS_PREDICT_HIST), at the next step: 4 x_n - 6 x_{n-1} + 4 x_{n-2} - x_{n-3}, an error of order h^4 for a smooth
    motion against order h for the state at t_n (fewer points at the start: linear, quadratic). Multipliers are
@@ -352,20 +367,13 @@ static PetscErrorCode MbsStepperPushHistory(MbsStepper st)
    MbsStepperGetState(), a restart on other ranks). */
 static PetscErrorCode MbsStepperExtrapolate(MbsStepper st, MbsPredictor predictor, PetscBool *done)
 {
-  PetscObjectState sq, sp;
+  PetscBool valid;
 
   PetscFunctionBegin;
   *done = PETSC_FALSE;
   if (predictor != MBS_PREDICTOR_EXTRAPOLATE || st->nhist < 2 || st->hist_h != st->hstep) PetscFunctionReturn(0);
-  PetscCall(PetscObjectStateGet((PetscObject)st->q, &sq));
-  PetscCall(PetscObjectStateGet((PetscObject)st->p, &sp));
-  {
-    /* a host may change the state on some ranks only: every rank must take the same branch */
-    PetscBool changed = (PetscBool)(sq != st->hist_qstate || sp != st->hist_pstate);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &changed, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
-    sq = changed ? -1 : st->hist_qstate;
-  }
-  if (sq != st->hist_qstate) {
+  PetscCall(MbsStepperHistoryValid_Private(st, &valid));
+  if (!valid) {
     st->nhist = 0;
     PetscFunctionReturn(0);
   }

@@ -180,6 +180,7 @@ PETSC_INTERN PetscErrorCode MbsStepperReset_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
+PETSC_INTERN PetscErrorCode MbsStepperHistoryValid_Private(MbsStepper, PetscBool *);
 PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
 PETSC_INTERN PetscErrorCode MbsInterruptSetAgreed_Private(int signum);
 

@@ -101,26 +101,20 @@ def yaml_chains(n):
     return "".join(out)
 
 
+def section(name, n, line):
+    """A YAML section with n entries, each `line` formatted with its index (as many times as it asks)."""
+    return [name + ":\n"] + [line % ((i,) * line.count("%d")) for i in range(n)]
+
+
 def yaml_generators(n):
-    out = [HEADER, "bodies:\n"]
-    for i in range(n):
-        out.append("  - {name: b%d.%d, type: particle, mass: 0.01, position: [%d, 5, 0]}\n" % (i, i, i))
-    out.append("chains:\n")
-    for i in range(n):
-        out.append("  - {name: ch%d, count: 1, mass: 0.01, length: 0.1, start: [%d, 1, 0], direction: [0, 0, -1]}\n" % (i, i))
-    out.append("rigid_chains:\n")
-    for i in range(n):
-        out.append("  - {name: rc%d, count: 1, mass: 0.01, inertia: [1e-4, 1e-4, 1e-5], length: 0.1, start: [%d, 2, 0], direction: [0, 0, -1]}\n" % (i, i))
-    out.append("nets:\n")
-    for i in range(n):
-        out.append("  - {name: n%d, count: [2, 2], mass: 0.01, spacing: 0.1, origin: [%d, 3, 0], fixed: [{j: 0}]}\n" % (i, i))
+    out = [HEADER]
+    out += section("bodies", n, "  - {name: b%d.%d, type: particle, mass: 0.01, position: [%d, 5, 0]}\n")
+    out += section("chains", n, "  - {name: ch%d, count: 1, mass: 0.01, length: 0.1, start: [%d, 1, 0], direction: [0, 0, -1]}\n")
+    out += section("rigid_chains", n, "  - {name: rc%d, count: 1, mass: 0.01, inertia: [1e-4, 1e-4, 1e-5], length: 0.1, start: [%d, 2, 0], direction: [0, 0, -1]}\n")
+    out += section("nets", n, "  - {name: n%d, count: [2, 2], mass: 0.01, spacing: 0.1, origin: [%d, 3, 0], fixed: [{j: 0}]}\n")
     out.append("meshes:\n  - {name: m, file: ../mesh/rope_tags41.msh, node_mass: 0.01, fixed: [anchor], translation: [0, 4, 0]}\n")
-    out.append("joints:\n")
-    for i in range(n):
-        out.append("  - {type: fixed_point, body: b%d.%d}\n" % (i, i))
-    out.append("springs:\n")
-    for i in range(n):
-        out.append("  - {type: linear, bodies: [ch%d.0, n%d.1.1], stiffness: 1}\n" % (i, i))
+    out += section("joints", n, "  - {type: fixed_point, body: b%d.%d}\n")
+    out += section("springs", n, "  - {type: linear, bodies: [ch%d.0, n%d.1.1], stiffness: 1}\n")
     return "".join(out)
 
 
