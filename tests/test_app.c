@@ -792,7 +792,10 @@ static void ExpectSameRows(const char *a, const char *b)
       const char *la = ta + i, *lb = tb + i;
       while (la > ta && la[-1] != '\n') la--;
       while (lb > tb && lb[-1] != '\n') lb--;
-      fail_msg("%s and %s differ from row line %d:\n  %.200s\n  %.200s", a, b, line, la, lb);
+      print_error("%s and %s differ from row line %d:\n  %.200s\n  %.200s\n", a, b, line, la, lb);
+      free(fa);
+      free(fb);
+      fail();
     }
     line += ta[i] == '\n';
   }

@@ -272,6 +272,10 @@ PetscErrorCode MbsStepperFormJacobian_Private(SNES snes, Vec X, Mat J, Mat P, vo
   MbsStepper st = (MbsStepper)ctx;
 
   PetscFunctionBegin;
+  if (st->reuse && !st->jac_step_saved) {
+    st->jac_valid_step = st->jac_valid;
+    st->jac_h_step     = st->jac_h;
+  }
   st->jac_valid = PETSC_TRUE;
   st->jac_h     = st->hstep;
   st->jac_evals++;
@@ -279,6 +283,18 @@ PetscErrorCode MbsStepperFormJacobian_Private(SNES snes, Vec X, Mat J, Mat P, vo
      start state and size. Newton's method proper assembles afresh at every iteration, so only a kept
      (modified-Newton) Jacobian outlives its step. */
   if (st->reuse) {
+    if (!st->jac_step_saved) { /* the first assembly of this step: keep the record it replaces (a swap, no copy) */
+      Vec tmp;
+      if (!st->Xjac_step) {
+        PetscCall(VecDuplicate(st->Xjac, &st->Xjac_step));
+        PetscCall(VecDuplicate(st->qjac, &st->qjac_step));
+        PetscCall(VecDuplicate(st->pjac, &st->pjac_step));
+      }
+      tmp = st->Xjac, st->Xjac = st->Xjac_step, st->Xjac_step = tmp;
+      tmp = st->qjac, st->qjac = st->qjac_step, st->qjac_step = tmp;
+      tmp = st->pjac, st->pjac = st->pjac_step, st->pjac_step = tmp;
+      st->jac_step_saved = PETSC_TRUE;
+    }
     PetscCall(VecCopy(X, st->Xjac));
     PetscCall(VecCopy(st->q, st->qjac));
     PetscCall(VecCopy(st->p, st->pjac));
@@ -301,6 +317,29 @@ PetscErrorCode MbsStepperRebuildJacobian(MbsStepper st)
   PetscCall(MbsStepperAssembleJacobian(st, st->Xjac, st->J, st->J));
   st->hstep     = h;
   st->jac_valid = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* A step abandoned for a signal leaves the solver as it was at the step's start: the counters, and a kept Jacobian
+   refreshed during the step is replaced by the one the step started with (assembled again from its record), and the
+   floor test's scales are those of the step's start, so that
+   the checkpoint written next, and a host that goes on stepping, continue exactly as if the step had not begun. */
+static PetscErrorCode MbsStepperAbandonStep_Private(MbsStepper st)
+{
+  PetscFunctionBegin;
+  st->total_its = st->total_its_step;
+  PetscCall(PetscArraycpy(st->sfield, st->sfield_step, MBS_MAX_FIELDS));
+  if (st->jac_step_saved) {
+    Vec tmp;
+    tmp = st->Xjac, st->Xjac = st->Xjac_step, st->Xjac_step = tmp;
+    tmp = st->qjac, st->qjac = st->qjac_step, st->qjac_step = tmp;
+    tmp = st->pjac, st->pjac = st->pjac_step, st->pjac_step = tmp;
+    st->jac_step_saved = PETSC_FALSE;
+    st->jac_evals      = st->jac_evals_step;
+    st->jac_h          = st->jac_h_step;
+    st->jac_valid      = st->jac_valid_step;
+    if (st->jac_valid) PetscCall(MbsStepperRebuildJacobian(st));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -665,6 +704,11 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   st->last_its    = 0;
   st->ext_work    = 0;
   st->step_signal = 0;
+  /* what MbsStepperAbandonStep_Private() restores */
+  st->jac_step_saved = PETSC_FALSE;
+  st->jac_evals_step = st->jac_evals;
+  st->total_its_step = st->total_its;
+  PetscCall(PetscArraycpy(st->sfield_step, st->sfield, MBS_MAX_FIELDS));
   if (st->adapt) { /* sub-steps may be accepted before a later one fails */
     PetscCall(VecCopy(st->q, st->qstart));
     PetscCall(VecCopy(st->p, st->pstart));
@@ -681,6 +725,7 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
       PetscCall(VecCopy(st->pstart, st->p));
     }
     if (st->step_signal) { /* abandoned for a signal: the state is the step's start; MbsStepperSolve() stops */
+      PetscCall(MbsStepperAbandonStep_Private(st));
       st->reason = MBS_STEP_INTERRUPTED;
       PetscFunctionReturn(0);
     }

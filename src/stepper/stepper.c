@@ -106,6 +106,9 @@ PetscErrorCode MbsStepperReset_Private(MbsStepper st)
   PetscCall(VecDestroy(&st->Xjac));
   PetscCall(VecDestroy(&st->qjac));
   PetscCall(VecDestroy(&st->pjac));
+  PetscCall(VecDestroy(&st->Xjac_step));
+  PetscCall(VecDestroy(&st->qjac_step));
+  PetscCall(VecDestroy(&st->pjac_step));
   for (int i = 0; i < MBS_PREDICT_HIST; i++) PetscCall(VecDestroy(&st->xhist[i]));
   st->nhist   = 0;
   st->field_q = st->field_p = st->field_v = -1;

@@ -164,6 +164,13 @@ struct _p_MbsStepper {
   char      restart[PETSC_MAX_PATH_LEN];
   PetscBool restarted;        /* the restart file was loaded */
   Vec       Xjac, qjac, pjac; /* where the current Jacobian was assembled */
+  /* the kept Jacobian's record at the start of the current step: a step a signal abandons after refreshing the
+     Jacobian restores it (MbsStepperAbandonStep_Private()), so that the checkpoint continues bit-identically */
+  Vec       Xjac_step, qjac_step, pjac_step;
+  PetscBool jac_step_saved, jac_valid_step;
+  PetscReal jac_h_step;
+  PetscInt  jac_evals_step, total_its_step;
+  PetscReal sfield_step[MBS_MAX_FIELDS];
 
   /* failures: a step that fails or whose energy diverges leaves its state in failure_checkpoint ("":
      <output dir>/failed_step.bin, "none": not written) */
