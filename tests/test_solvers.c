@@ -372,10 +372,103 @@ static void test_fieldsplit_by_name(void **state)
   CHECK(MbsModelDestroy(&model));
 }
 
+/* A chain of n particles or an n x n net (no fixed nodes), set up. */
+static void CreateStructure(PetscBool net, PetscInt n, MbsModel *model)
+{
+  const PetscReal origin[3] = {0, 0, 0}, a[3] = {0.01, 0, 0}, b[3] = {0, 0.01, 0}, down[3] = {0.2, 0, -1};
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  if (net)
+    CHECK(MbsModelAddNet(*model, "n", n, n, 0.001, origin, a, b, 0, NULL, NULL));
+  else
+    CHECK(MbsModelAddChain(*model, "c", n, 0.001, 0.01, origin, down, NULL));
+  CHECK(MbsModelSetUp(*model));
+}
+
+/* The structural measure behind the solver choice: the body graph's bandwidth in RCM order is 1 for a chain and, for
+   an n x n grid, at least n (the grid's bandwidth is exactly n) and not far above it. */
+static void test_graph_width(void **state)
+{
+  MbsModel model;
+  PetscInt width;
+
+  (void)state;
+  CreateStructure(PETSC_FALSE, 200, &model);
+  CHECK(MbsModelGetGraphWidth(model, &width));
+  assert_int_equal((int)width, 1);
+  CHECK(MbsModelDestroy(&model));
+  CreateStructure(PETSC_TRUE, 12, &model);
+  CHECK(MbsModelGetGraphWidth(model, &width));
+  if (width < 12 || width > 24) Fail("12 x 12 net: RCM bandwidth %d, expected 12 to 24\n", (int)width);
+  CHECK(MbsModelDestroy(&model));
+}
+
+/* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 300 unknowns, UMFPACK for
+   chains and for small nets, MUMPS for nets of at least 6000 unknowns; MUMPS on several ranks; a user's choice is
+   kept. */
+static void test_solver_choice(void **state)
+{
+  const struct {
+    PetscBool   net;
+    PetscInt    n;
+    const char *user, *one_rank; /* NULL: dense LU (a PCSHELL) */
+  } cases[] = {
+    {PETSC_FALSE, 20, NULL, NULL},
+    {PETSC_FALSE, 1000, NULL, MATSOLVERUMFPACK},
+    {PETSC_TRUE, 16, NULL, MATSOLVERUMFPACK},
+    {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS},
+    {PETSC_TRUE, 40, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST},
+  };
+  PetscMPIInt size;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+    MbsModel      model;
+    MbsStepper    st;
+    SNES          snes;
+    KSP           ksp;
+    PC            pc;
+    PetscBool     isshell;
+    MatSolverType type   = NULL;
+    const char   *expect = cases[k].user ? cases[k].user : size > 1 ? MATSOLVERMUMPS : cases[k].one_rank;
+
+    CreateStructure(cases[k].net, cases[k].n, &model);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESGetKSP(snes, &ksp));
+    CHECK(KSPGetPC(ksp, &pc));
+    if (cases[k].user) CHECK(PCFactorSetMatSolverType(pc, cases[k].user));
+    CHECK(MbsStepperSetUp(st));
+    CHECK(KSPGetPC(ksp, &pc));
+    CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+    if (!isshell) CHECK(PCFactorGetMatSolverType(pc, &type));
+    if (!expect ? !isshell : !type || strcmp(type, expect))
+      Fail("%s of %d on %d rank(s): LU package %s, expected %s\n", cases[k].net ? "net" : "chain", (int)cases[k].n,
+           (int)size,
+           isshell ? "dense"
+           : type  ? type
+                   : "(none)",
+           expect ? expect : "dense");
+    if (cases[k].net && cases[k].n == 40 && !cases[k].user) {
+      /* chosen again for another scheme: UMFPACK for VI-B (its solves are faster; it refactors rarely) */
+      const char *vib = size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK;
+      CHECK(MbsStepperSetType(st, MBSSCHEMEVIB));
+      CHECK(MbsStepperSetUp(st));
+      CHECK(PCFactorGetMatSolverType(pc, &type));
+      if (!type || strcmp(type, vib)) Fail("net of 40, VI-B after EM: LU package %s, expected %s\n", type, vib);
+    }
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_fieldsplit_by_name),
+    cmocka_unit_test(test_graph_width),
+    cmocka_unit_test(test_solver_choice),
     cmocka_unit_test(test_block_preconditioner_matches_lu),
     cmocka_unit_test(test_block_preconditioner_after_reset),
   };

@@ -73,6 +73,7 @@ PETSC_EXTERN PetscErrorCode MbsModelSetMemoryLimit(MbsModel, PetscInt64 bytes);
 PETSC_EXTERN PetscErrorCode MbsModelGetMemoryLimit(MbsModel, PetscInt64 *bytes);
 PETSC_EXTERN PetscErrorCode MbsModelEstimateMemory(MbsModel, PetscReal *bytes);
 PETSC_EXTERN PetscErrorCode MbsModelViewPartition(MbsModel, PetscViewer);
+PETSC_EXTERN PetscErrorCode MbsModelGetGraphWidth(MbsModel, PetscInt *);
 /* Gather a coordinate-layout vector onto rank 0 in input (body) order */
 PETSC_EXTERN PetscErrorCode MbsModelCreateScatterToZero(MbsModel, Vec x, VecScatter *, Vec *x0);
 

@@ -14,9 +14,69 @@ static inline PetscInt MbsElementOwnerBody(const MbsElement *el)
 }
 
 /*
-  Partition the body graph with METIS: bodies are vertices weighted by their unknowns (coordinates and
-  the constraint rows of the elements they own), elements joining two bodies are edges weighted by their
-  constraint rows (springs count 1). Rank 0 partitions and broadcasts, so every rank has the same map.
+  The body graph: bodies are vertices, elements joining two bodies are edges weighted by their constraint rows
+  (springs count 1), parallel elements (a rod and a spring on the same pair) merged into one edge. CSR arrays
+  xadj[N + 1], adj[xadj[N]], adjw[xadj[N]] (PetscFree3()), each row's neighbours in increasing order.
+*/
+static PetscErrorCode MbsModelBodyGraph(MbsModel model, PetscInt **xadj_out, PetscInt **adj_out, PetscInt **adjw_out)
+{
+  const PetscInt N      = model->nbodies;
+  PetscInt      *xadj   = NULL, *adj, *adjw, *deg, *pos;
+  PetscInt       nedges = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(N + 1, &deg));
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    if (el->body[0] >= 0 && el->body[1] >= 0) {
+      deg[el->body[0]]++;
+      deg[el->body[1]]++;
+      nedges++;
+    }
+  }
+  PetscCall(PetscMalloc3(N + 1, &xadj, 2 * nedges, &adj, 2 * nedges, &adjw));
+  PetscCall(PetscMalloc1(N + 1, &pos));
+  xadj[0] = 0;
+  for (PetscInt b = 0; b < N; b++) xadj[b + 1] = xadj[b] + deg[b];
+  for (PetscInt b = 0; b < N; b++) pos[b] = xadj[b];
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el = &model->elems[e];
+    const PetscInt    w  = PetscMax(el->kernel->ncon, 1);
+    if (el->body[0] < 0 || el->body[1] < 0) continue;
+    adj[pos[el->body[0]]]    = el->body[1];
+    adjw[pos[el->body[0]]++] = w;
+    adj[pos[el->body[1]]]    = el->body[0];
+    adjw[pos[el->body[1]]++] = w;
+  }
+  { /* sort each row and merge repeated neighbours */
+    PetscInt k = 0;
+    for (PetscInt b = 0; b < N; b++) {
+      const PetscInt s = xadj[b], t = xadj[b + 1], first = k;
+      PetscCall(PetscSortIntWithArray(t - s, adj + s, adjw + s));
+      for (PetscInt i = s; i < t; i++) {
+        if (k > first && adj[k - 1] == adj[i])
+          adjw[k - 1] += adjw[i];
+        else {
+          adj[k]    = adj[i];
+          adjw[k++] = adjw[i];
+        }
+      }
+      xadj[b] = first;
+    }
+    xadj[N] = k;
+  }
+  PetscCall(PetscFree(pos));
+  PetscCall(PetscFree(deg));
+  *xadj_out = xadj;
+  *adj_out  = adj;
+  *adjw_out = adjw;
+  PetscFunctionReturn(0);
+}
+
+/*
+  Partition the body graph (MbsModelBodyGraph()) with METIS: bodies are weighted by their unknowns
+  (coordinates and the constraint rows of the elements they own), edges by their constraint rows.
+  Rank 0 partitions and broadcasts, so every rank has the same map.
 */
 static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
 {
@@ -26,56 +86,25 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(N, &part));
   if (model->rank == 0) {
-    idx_t *xadj, *adj, *adjw, *vwgt, *deg, nvtxs = (idx_t)N, ncon = 1, nparts = (idx_t)model->size, objval = 0,
-                                           options[METIS_NOPTIONS];
-    PetscInt nedges = 0;
-    int      status;
+    idx_t *xadj, *adj, *adjw, *vwgt, nvtxs = (idx_t)N, ncon = 1, nparts = (idx_t)model->size, objval = 0,
+                                     options[METIS_NOPTIONS];
+    PetscInt *gx, *ga, *gw, nedges;
+    int       status;
 
     PetscCheck(N < (PetscInt)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_SUP,
                "METIS partitioning: too many bodies (%" PetscInt_FMT ")", N);
-    PetscCall(PetscCalloc3(N + 1, &xadj, N, &vwgt, N + 1, &deg));
+    PetscCall(MbsModelBodyGraph(model, &gx, &ga, &gw));
+    nedges = gx[N] / 2;
+    PetscCall(PetscMalloc4(N + 1, &xadj, N, &vwgt, gx[N], &adj, gx[N], &adjw));
+    for (PetscInt b = 0; b <= N; b++) xadj[b] = (idx_t)gx[b];
+    for (PetscInt k = 0; k < gx[N]; k++) {
+      adj[k]  = (idx_t)ga[k];
+      adjw[k] = (idx_t)gw[k];
+    }
+    PetscCall(PetscFree3(gx, ga, gw));
     for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->bodies[b].type);
-    for (PetscInt e = 0; e < model->nelems; e++) {
-      const MbsElement *el = &model->elems[e];
-      vwgt[MbsElementOwnerBody(el)] += el->kernel->ncon;
-      if (el->body[0] >= 0 && el->body[1] >= 0) {
-        deg[el->body[0]]++;
-        deg[el->body[1]]++;
-        nedges++;
-      }
-    }
-    for (PetscInt b = 0; b < N; b++) xadj[b + 1] = xadj[b] + deg[b];
-    PetscCall(PetscMalloc2(2 * nedges, &adj, 2 * nedges, &adjw));
-    for (PetscInt b = 0; b < N; b++) deg[b] = xadj[b];
-    for (PetscInt e = 0; e < model->nelems; e++) {
-      const MbsElement *el = &model->elems[e];
-      const idx_t       w  = (idx_t)PetscMax(el->kernel->ncon, 1);
-      if (el->body[0] < 0 || el->body[1] < 0) continue;
-      adj[deg[el->body[0]]]    = (idx_t)el->body[1];
-      adjw[deg[el->body[0]]++] = w;
-      adj[deg[el->body[1]]]    = (idx_t)el->body[0];
-      adjw[deg[el->body[1]]++] = w;
-    }
-    /* METIS wants no repeated edges: merge parallel elements (e.g. a rod and a spring on the same pair). */
-    {
-      idx_t k = 0;
-      for (PetscInt b = 0; b < N; b++) {
-        const idx_t s = xadj[b], t = xadj[b + 1], first = k;
-        for (idx_t i = s; i < t; i++) {
-          idx_t j;
-          for (j = first; j < k; j++)
-            if (adj[j] == adj[i]) break;
-          if (j < k)
-            adjw[j] += adjw[i];
-          else {
-            adj[k]    = adj[i];
-            adjw[k++] = adjw[i];
-          }
-        }
-        xadj[b] = first;
-      }
-      xadj[N] = k;
-    }
+    for (PetscInt e = 0; e < model->nelems; e++)
+      vwgt[MbsElementOwnerBody(&model->elems[e])] += model->elems[e].kernel->ncon;
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED]      = 7;
     options[METIS_OPTION_NUMBERING] = 0;
@@ -89,8 +118,7 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
                "METIS failed to partition the body graph (%" PetscInt_FMT " bodies, %" PetscInt_FMT
                " edges): status %d",
                N, nedges, status);
-    PetscCall(PetscFree2(adj, adjw));
-    PetscCall(PetscFree3(xadj, vwgt, deg));
+    PetscCall(PetscFree4(xadj, vwgt, adj, adjw));
   }
   PetscCallMPI(MPI_Bcast(part, (PetscMPIInt)N, sizeof(idx_t) == 8 ? MPI_INT64_T : MPI_INT32_T, 0,
                          PetscObjectComm((PetscObject)model)));
@@ -109,6 +137,54 @@ static void MbsModelPartitionContiguous(MbsModel model)
     model->body_rank[b] = PetscMin(r, model->size - 1);
     acc += 3 * model->bodies[b].type;
   }
+}
+
+/*@C
+  MbsModelGetGraphWidth - The bandwidth of the body graph (bodies joined by elements) in its reverse Cuthill-McKee
+  ordering (PETSc's MATORDERINGRCM): about 1 for chains and rigid chains, n for an n x n net, the square root of the
+  bodies for a triangulated surface. A banded factorization of the step's Jacobian fills about this many bodies'
+  unknowns per row; wide graphs are factored with less fill by nested dissection. Computed once, on rank 0, and
+  broadcast.
+
+  Collective
+
+  Output Parameter:
+. width - the bandwidth (0 for a model without edges)
+@*/
+PetscErrorCode MbsModelGetGraphWidth(MbsModel model, PetscInt *width)
+{
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
+  if (model->graph_width < 0) {
+    PetscInt w = 0;
+    if (model->rank == 0 && model->nbodies > 1) {
+      const PetscInt  N = model->nbodies;
+      PetscInt       *xadj, *adj, *adjw, *inv;
+      PetscScalar    *one;
+      Mat             A;
+      IS              rperm, cperm;
+      const PetscInt *perm;
+      PetscCall(MbsModelBodyGraph(model, &xadj, &adj, &adjw));
+      PetscCall(PetscMalloc2(xadj[N], &one, N, &inv));
+      for (PetscInt k = 0; k < xadj[N]; k++) one[k] = 1.0;
+      PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, N, N, xadj, adj, one, &A));
+      PetscCall(MatGetOrdering(A, MATORDERINGRCM, &rperm, &cperm));
+      PetscCall(ISGetIndices(rperm, &perm));
+      for (PetscInt k = 0; k < N; k++) inv[perm[k]] = k;
+      PetscCall(ISRestoreIndices(rperm, &perm));
+      for (PetscInt b = 0; b < N; b++)
+        for (PetscInt k = xadj[b]; k < xadj[b + 1]; k++) w = PetscMax(w, PetscAbsInt(inv[b] - inv[adj[k]]));
+      PetscCall(ISDestroy(&rperm));
+      PetscCall(ISDestroy(&cperm));
+      PetscCall(MatDestroy(&A));
+      PetscCall(PetscFree2(one, inv));
+      PetscCall(PetscFree3(xadj, adj, adjw));
+    }
+    PetscCallMPI(MPI_Bcast(&w, 1, MPIU_INT, 0, PetscObjectComm((PetscObject)model)));
+    model->graph_width = w;
+  }
+  *width = model->graph_width;
+  PetscFunctionReturn(0);
 }
 
 PetscErrorCode MbsModelLayout_Private(MbsModel model)

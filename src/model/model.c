@@ -147,7 +147,8 @@ PetscErrorCode MbsModelCreate(MPI_Comm comm, MbsModel *model)
   PetscCall(MbsModelInitializePackage());
   PetscCall(PetscHeaderCreate(m, MBS_MODEL_CLASSID, "MbsModel", "Multibody model", "MbsModel", comm, MbsModelDestroy,
                               MbsModelView));
-  m->ic_tol = 1e-8;
+  m->ic_tol      = 1e-8;
+  m->graph_width = -1;
   PetscCall(PetscStrncpy(m->partitioner, "metis", sizeof(m->partitioner)));
   PetscCallMPI(MPI_Comm_rank(comm, &m->rank));
   PetscCallMPI(MPI_Comm_size(comm, &m->size));

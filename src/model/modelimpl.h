@@ -59,6 +59,7 @@ struct _p_MbsModel {
   PetscInt  nq_local, ncon_local;      /* owned by this rank */
   PetscInt *rank_qstart, *rank_cstart; /* size+1 prefix sums over ranks */
   PetscInt *body_rank;                 /* owner of each body */
+  PetscInt  graph_width;               /* MbsModelGetGraphWidth(), -1 until computed */
   PetscInt *body_q;                    /* global coordinate offset of each body */
   PetscInt  nowned;
   PetscInt *owned_body; /* owned bodies, increasing */

@@ -105,6 +105,7 @@ static PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
   PetscFunctionBegin;
   st->ops->setup                   = MbsSchemeSetUp_EM;
   st->ops->residual                = MbsSchemeResidual_EM;
+  st->ops->wide_mumps              = PETSC_TRUE; /* MbsStepperChooseSolver() */
   st->ops->jacobian                = MbsSchemeJacobian_EM;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;
   st->ops->conserves_energy        = PETSC_TRUE;

@@ -662,34 +662,62 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
   PetscFunctionReturn(0);
 }
 
-/* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
-   systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
-   Unless the user chose a margin (-[prefix]mat_mumps_icntl_14), allow 100%: on this stepper's factor
-   only. The options database belongs to the host program and its other solvers. */
 /*
   The LU package when nobody chose one (-pc_factor_mat_solver_type, PCFactorSetMatSolverType()), from the system
   (measured, docs/solvers.md and benchmarks/RESULTS.md):
     one rank, at most 300 unknowns,     dense LU (LAPACK) of a dense copy of J (src/stepper/denselu.c): 18 us per
       an AIJ Jacobian                   factorization of the heavy top's 42 unknowns, where the sparse packages
                                         spend 50-70 us on their own set-up; a zero pivot is a failed linear solve
-    one rank                            UMFPACK: supernodes for nets and rigid bodies; on a singular matrix it
-                                        returns Inf, so the step fails with its diagnosis. KLU factors particle
-                                        chains 3-4 times faster but stops the program on a singular matrix
-                                        (coincident particles, a redundant rod), and its block-triangular
-                                        preordering is quadratic here (284 s of symbolic factorization for 10^5
-                                        particles); it stays a user's choice
+    one rank, EM or VI-S and a wide     MUMPS: it factors faster than UMFPACK on two-dimensional structures
+      body graph (MbsModelGetGraphWidth structures under the schemes that refactor often (EM, steps per second
+      >= 8: nets, meshes) of at least   UMFPACK / MUMPS: 20 x 20 net 84 / 75, 32 x 32 net 17 / 27, 50 x 50 net
+      6000 unknowns                     4.7 / 9.1, 100 x 100 net 0.14 / 0.46; VI-S 32 x 32 9.1 / 11.2; mesh_net,
+                                        1914 unknowns, 835 / 214); UMFPACK's solves are faster, and it stays the
+                                        choice for EM-G, VI-A, VI-B (32 x 32 net 177 / 47, 22.5 / 16.1,
+                                        23.0 / 9.4; VI-B 100 x 100 0.35 / 0.17)
+    one rank, more than                 MUMPS: UMFPACK's 32-bit workspace overflows on a chain of 10^6 particles
+      MBS_UMFPACK_MAX_UNKNOWNS          (8 10^6 unknowns); MUMPS runs it in 16 GB
+    one rank otherwise (chains, rigid   UMFPACK: 1.8 times MUMPS's speed on chain1000, 1.4 times on
+      chains, small trees)              rigid_chain1000; on a singular matrix it returns Inf, so the step fails
+                                        with its diagnosis. KLU factors particle chains 3-4 times faster but stops
+                                        the program on a singular matrix (coincident particles, a redundant rod),
+                                        and its block-triangular preordering is quadratic here (284 s of symbolic
+                                        factorization for 10^5 particles); it stays a user's choice
     several ranks                       MUMPS (the only parallel one)
 */
-#define MBS_DENSE_MAX_UNKNOWNS 300 /* dense LU up to this size */
+#define MBS_DENSE_MAX_UNKNOWNS   300     /* dense LU up to this size */
+#define MBS_WIDE_GRAPH           8       /* body graphs at least this wide ... */
+#define MBS_WIDE_MIN_UNKNOWNS    6000    /* ... and systems at least this large are factored by MUMPS */
+#define MBS_UMFPACK_MAX_UNKNOWNS 2000000 /* above this, MUMPS (UMFPACK's 32-bit workspace) */
+/* Sets the package the stepper chose; a PC set up with another package (an earlier choice) is reset first. */
+static PetscErrorCode MbsStepperSetSolver(MbsStepper st, PC pc, MatSolverType type)
+{
+  PetscBool same;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(type, st->solver_auto, &same));
+  if (st->solver_auto[0] && !same) PetscCall(PCReset(pc));
+  PetscCall(PCFactorSetMatSolverType(pc, type));
+  PetscCall(PetscStrncpy(st->solver_auto, type, sizeof(st->solver_auto)));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   MatSolverType type;
   PetscMPIInt   size;
   PetscBool     isaij;
+  PetscInt      width;
 
   PetscFunctionBegin;
   PetscCall(PCFactorGetMatSolverType(pc, &type));
+  if (type && st->solver_auto[0]) { /* the package of an earlier set-up, set by the stepper or changed since */
+    PetscBool same;
+    PetscCall(PetscStrcmp(type, st->solver_auto, &same));
+    if (same) type = NULL;
+  }
   if (type) {
+    st->solver_auto[0] = 0;
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen by the user", type));
     PetscFunctionReturn(0);
   }
@@ -697,17 +725,43 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
   if (size == 1 && isaij && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
     PetscCall(MbsPCSetDenseLU_Private(pc)); /* src/stepper/denselu.c */
+    PetscCall(PetscStrncpy(st->solver_auto, "dense", sizeof(st->solver_auto)));
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
                             "dense LU (LAPACK), chosen for a small system (%" PetscInt_FMT " unknowns)",
                             st->sys->nglobal));
+  } else if (size > 1) {
+    PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
+    PetscCall(
+      PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen for several ranks", MATSOLVERMUMPS));
   } else {
-    PetscCall(PCFactorSetMatSolverType(pc, size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK));
-    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen for %s",
-                            size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK, size > 1 ? "several ranks" : "one rank"));
+    PetscCall(MbsModelGetGraphWidth(st->model, &width));
+    if (st->ops->wide_mumps && width >= MBS_WIDE_GRAPH && st->sys->nglobal >= MBS_WIDE_MIN_UNKNOWNS) {
+      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
+      PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                              "%s, chosen for a wide body graph (bandwidth %" PetscInt_FMT
+                              " in RCM order: a net or a mesh) of %" PetscInt_FMT " unknowns",
+                              MATSOLVERMUMPS, width, st->sys->nglobal));
+    } else if (st->sys->nglobal > MBS_UMFPACK_MAX_UNKNOWNS) {
+      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
+      PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                              "%s, chosen for a large system (%" PetscInt_FMT
+                              " unknowns; UMFPACK's 32-bit workspace overflows)",
+                              MATSOLVERMUMPS, st->sys->nglobal));
+    } else {
+      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERUMFPACK));
+      PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                              "%s, chosen for one rank and a narrow body graph (bandwidth %" PetscInt_FMT
+                              " in RCM order: chains, trees) or a small system",
+                              MATSOLVERUMFPACK, width));
+    }
   }
   PetscFunctionReturn(0);
 }
 
+/* MUMPS's workspace estimate assumes little delayed pivoting; the multiplier blocks of these saddle-point
+   systems delay many pivots, and the default 20% margin fails (INFOG(1) = -9) on nets and hinge chains.
+   Unless the user chose a margin (-[prefix]mat_mumps_icntl_14), allow 100%: on this stepper's factor
+   only. The options database belongs to the host program and its other solvers. */
 static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
 {
   KSP           ksp;
@@ -721,11 +775,16 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  if (!islu) { /* another PC, or the dense LU chosen at an earlier set-up, which stays */
-    PetscBool isshell;
+  if (!islu) { /* another PC, or the dense LU chosen at an earlier set-up, which is chosen again */
+    PetscBool isshell, dense;
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
-    if (!isshell) st->solver_choice[0] = 0;
-    PetscFunctionReturn(0);
+    PetscCall(PetscStrcmp(st->solver_auto, "dense", &dense));
+    if (!(isshell && dense)) {
+      st->solver_choice[0] = st->solver_auto[0] = 0;
+      PetscFunctionReturn(0);
+    }
+    PetscCall(PCSetType(pc, PCLU));
+    st->solver_auto[0] = 0;
   }
   PetscCall(MbsStepperChooseSolver(st, pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));

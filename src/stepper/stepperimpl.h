@@ -29,6 +29,9 @@ typedef struct {
   /* the scheme conserves E = T + V exactly (up to the work of external forces) when its equations hold:
      a (sub-)step that changes it by more than energy_tol times its scale did not converge (EM, EM-G) */
   PetscBool conserves_energy;
+  /* on one rank, a wide body graph (nets, meshes) is factored faster by MUMPS than by UMFPACK for this scheme
+     (measured per scheme, MbsStepperChooseSolver()) */
+  PetscBool wide_mumps;
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      4
@@ -129,6 +132,7 @@ struct _p_MbsStepper {
   Vec       qsub, psub;         /* the state at the start of a (sub-)step, for the energy check */
   PetscInt  fieldsplit_split;   /* splits registered with PCFIELDSPLIT: 0 one per field, 1 primal and dual */
   char      solver_choice[160]; /* the LU package and why (MbsStepperChooseSolver()), for the view */
+  char      solver_auto[32];    /* the package the stepper chose ("dense" for dense LU), chosen again at a new set-up */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
