@@ -562,7 +562,8 @@ static void TestOverrides(void **state)
 }
 
 /* A step whose Newton solve does not converge stops the run with a one-line report; what was written
-   before stays a valid CSV file, and no final state is written. */
+   before stays a valid CSV file, the trajectory lists the steps written before (their sync is at the stop),
+   and no final state is written. */
 static void TestNotConverged(void **state)
 {
   char       input[PATH_SIZE], dir[PATH_SIZE], statefile[PATH_SIZE], line[PATH_SIZE];
@@ -573,8 +574,18 @@ static void TestNotConverged(void **state)
   SourcePath(input, "inputs/pendulum3d.yaml");
   CaseDirectory(dir, "not_converged");
   JoinPath(statefile, dir, "state.csv");
-  run = RunProgram(dir, "-i", input, "-snes_max_it", "1", "-mbs_output_dir", dir, "-mbs_write_state", statefile, NULL);
+  run = RunProgram(dir, "-i", input, "-snes_max_it", "1", "-mbs_output_dir", dir, "-mbs_write_state", statefile,
+                   "-mbs_trajectory", "xdmf", NULL);
   ExpectUserError("not converged", &run);
+  {
+    char  xdmf[PATH_SIZE];
+    char *text;
+    JoinPath(xdmf, dir, "trajectory.xdmf");
+    text = ReadFile(xdmf);
+    if (!text || !strstr(text, "<Grid Name=\"step 0\"") || !strstr(text, "</Xdmf>\n"))
+      fail_msg("%s does not list step 0 in a complete file:\n%s", xdmf, text ? text : "(missing)");
+    free(text);
+  }
   ExpectContains("stderr", run.err, "Step 1 ");
   ExpectContains("stderr", run.err, "did not converge");
   ExpectContains("stderr", run.err, "residual norm");

@@ -152,6 +152,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperGetProvenance(MbsStepper, const char *text
 
 /* Trajectories for visualization (XDMF + HDF5) */
 PETSC_EXTERN PetscErrorCode MbsStepperSetTrajectory(MbsStepper, const char format[], PetscInt every);
+PETSC_EXTERN PetscErrorCode MbsStepperSetTrajectorySync(MbsStepper, PetscReal);
 
 /* Checkpoint and restart */
 PETSC_EXTERN PetscErrorCode MbsStepperSetCheckpoint(MbsStepper, const char filename[], PetscInt every);

@@ -72,8 +72,16 @@ struct _n_MbsTrajectory {
   PetscScalar *qloc, *qw; /* ghosted local coordinates */
 
   PetscInt create_step, last_step;
-  off_t    xdmf_end;   /* rank 0: where the closing tags of the XDMF file start */
-  char    *provenance; /* MbsStepperGetProvenance() at creation */
+  off_t    xdmf_end; /* rank 0: where the closing tags of the XDMF file start */
+
+  /* Written steps are made durable together: one flush of trajectory.h5 (with MPI-IO an fsync, 1 ms, several
+     times a small model's step), then the XDMF file lists them. */
+  PetscReal      sync;      /* seconds between syncs (MbsStepperSetTrajectorySync()); 0: after every write */
+  PetscLogDouble synced_at; /* when the last sync ended */
+  PetscInt       npending, maxpending;
+  PetscInt      *pending_step; /* written, not yet flushed and listed */
+  PetscReal     *pending_time;
+  char          *provenance; /* MbsStepperGetProvenance() at creation */
 };
 
 static PetscBool     MbsTrajPackageInitialized = PETSC_FALSE;
@@ -449,38 +457,60 @@ static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const Petsc
 }
 
 /*
-  Rank 0 adds a step to the XDMF file: its grid and the closing tags replace the old closing tags in one
-  write(), so the file is complete before and after, and a write costs the same however many steps the
+  Rank 0 adds the pending steps to the XDMF file: their grids and the closing tags replace the old closing tags
+  in one write(), so the file is complete before and after, and a write costs the same however many steps the
   file lists (rewriting the whole file would make it grow with their number).
 */
-static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr, PetscInt step, PetscReal time)
+static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
 {
   int err = 0;
 
   PetscFunctionBegin;
-  if (tr->rank == 0) {
+  if (tr->rank == 0 && tr->npending) {
+    char       *all;
+    size_t      len = 0, cap = (size_t)tr->npending * MBS_TRAJ_GRID_MAX / 2 + sizeof(MbsTrajXDMFFooter);
+    int         fd;
     char        buf[MBS_TRAJ_GRID_MAX];
     MbsTrajText t = {buf, 0, sizeof(buf), 0};
-    int         fd;
-    size_t      grid;
 
-    MbsTrajFormatGrid(tr, step, time, &t);
-    grid = t.len;
-    MbsTrajPrint(&t, "%s", MbsTrajXDMFFooter);
-    if (t.overflow)
-      err = ENOBUFS;
-    else if ((fd = open(tr->xdmf, O_WRONLY)) < 0)
-      err = errno;
-    else {
-      const ssize_t n = pwrite(fd, buf, t.len, tr->xdmf_end);
-      if (n != (ssize_t)t.len) err = n < 0 ? errno : EIO;
-      if (close(fd) && !err) err = errno;
-      if (!err) tr->xdmf_end += (off_t)grid;
+    PetscCall(PetscMalloc1(cap, &all));
+    for (PetscInt i = 0; i < tr->npending && !err; i++) {
+      t.len = 0;
+      MbsTrajFormatGrid(tr, tr->pending_step[i], tr->pending_time[i], &t);
+      if (t.overflow)
+        err = ENOBUFS;
+      else {
+        if (len + t.len + sizeof(MbsTrajXDMFFooter) > cap) {
+          char *more;
+          cap = 2 * (len + t.len + sizeof(MbsTrajXDMFFooter));
+          PetscCall(PetscMalloc1(cap, &more));
+          PetscCall(PetscArraycpy(more, all, len));
+          PetscCall(PetscFree(all));
+          all = more;
+        }
+        PetscCall(PetscArraycpy(all + len, buf, t.len));
+        len += t.len;
+      }
     }
+    if (!err) {
+      const size_t grids = len;
+      PetscCall(PetscArraycpy(all + len, MbsTrajXDMFFooter, sizeof(MbsTrajXDMFFooter) - 1));
+      len += sizeof(MbsTrajXDMFFooter) - 1;
+      if ((fd = open(tr->xdmf, O_WRONLY)) < 0)
+        err = errno;
+      else {
+        const ssize_t n = pwrite(fd, all, len, tr->xdmf_end);
+        if (n != (ssize_t)len) err = n < 0 ? errno : EIO;
+        if (close(fd) && !err) err = errno;
+        if (!err) tr->xdmf_end += (off_t)grids;
+      }
+    }
+    PetscCall(PetscFree(all));
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
   PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s",
-             tr->xdmf, step, strerror(err));
+             tr->xdmf, tr->npending ? tr->pending_step[tr->npending - 1] : tr->last_step, strerror(err));
+  tr->npending = 0;
   PetscFunctionReturn(0);
 }
 
@@ -580,26 +610,37 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
 /* Parallel HDF5 (1.10) cannot recover from a write that fails for want of space: the metadata it could
    not flush makes it crash when MPI finalizes, whatever is done with the file. So the free space of
    the output file system is checked before each write (rank 0, statvfs): the data of the write, the
-   same again for the file's metadata and free-space bookkeeping, and a fixed margin for closing the
-   file. A full disk is then reported before HDF5 touches the file, which stays valid. */
+   same again for the file's metadata and free-space bookkeeping, a bound on the metadata of each step
+   written since the last sync (about 3 KB measured; it reaches the disk at the sync), and a fixed margin
+   for closing the file. If that does not fit, the pending steps are synced first and the check repeated;
+   a full disk is then reported before HDF5 touches the file, which stays valid. */
 #define MBS_TRAJ_SPACE_MARGIN (256 * 1024)
+#define MBS_TRAJ_STEP_META    (16 * 1024)
+
+static PetscErrorCode MbsTrajSync(MbsTrajectory, PetscInt);
 
 static PetscErrorCode MbsTrajCheckSpace(MbsTrajectory tr, PetscInt64 bytes, PetscInt step)
 {
-  double avail = 0, need = 2.0 * (double)bytes + MBS_TRAJ_SPACE_MARGIN;
-  int    err = 0;
+  double avail = 0, need;
+  int    err;
 
   PetscFunctionBegin;
-  if (tr->rank == 0) {
-    struct statvfs fs;
-    if (statvfs(tr->dir, &fs))
-      err = errno;
-    else
-      avail = (double)fs.f_bavail * (double)fs.f_frsize;
-    if (!err && avail < need) err = ENOSPC;
+  for (int attempt = 0;; attempt++) {
+    need = 2.0 * (double)bytes + MBS_TRAJ_SPACE_MARGIN + (double)(tr->npending + 1) * MBS_TRAJ_STEP_META;
+    err  = 0;
+    if (tr->rank == 0) {
+      struct statvfs fs;
+      if (statvfs(tr->dir, &fs))
+        err = errno;
+      else
+        avail = (double)fs.f_bavail * (double)fs.f_frsize;
+      if (!err && avail < need) err = ENOSPC;
+    }
+    PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
+    PetscCallMPI(MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, tr->comm));
+    if (err != ENOSPC || !tr->npending || attempt) break;
+    PetscCall(MbsTrajSync(tr, step)); /* the pending metadata fitted at the last check */
   }
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
-  PetscCallMPI(MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, tr->comm));
   if (err == ENOSPC) {
     PetscCall(PetscViewerDestroy(&tr->viewer)); /* the file holds the steps written so far */
     SETERRQ(tr->comm, PETSC_ERR_FILE_WRITE,
@@ -649,6 +690,28 @@ static PetscErrorCode MbsTrajFailed(MbsTrajectory tr, PetscErrorCode ierr, Petsc
           "Cannot write trajectory file '%s' at step %" PetscInt_FMT
           ": HDF5 failed to write it (disk full, quota exceeded or I/O error)",
           tr->h5, step);
+}
+
+/* Makes the pending steps durable: one flush of trajectory.h5 (collective), then the XDMF file lists them. */
+static PetscErrorCode MbsTrajSync(MbsTrajectory tr, PetscInt step)
+{
+  PetscErrorCode ierr;
+  hid_t          file;
+  MbsTrajH5Quiet quiet;
+
+  PetscFunctionBegin;
+  if (!tr->npending) PetscFunctionReturn(0);
+  MbsTrajQuietBegin(&quiet);
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = PetscViewerHDF5GetFileId(tr->viewer, &file);
+  if (!ierr && H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ierr = PETSC_ERR_FILE_WRITE;
+  PetscCall(PetscPopErrorHandler());
+  MbsTrajQuietEnd(&quiet);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, tr->comm));
+  PetscCall(MbsTrajFailed(tr, ierr, step));
+  PetscCall(MbsTrajAppendXDMF(tr));
+  PetscCall(PetscTime(&tr->synced_at));
+  PetscFunctionReturn(0);
 }
 
 /*@C
@@ -740,6 +803,8 @@ static PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], Pe
   tr->every       = every;
   tr->create_step = st->step;
   tr->last_step   = -1;
+  tr->sync        = st->traj_sync;
+  PetscCall(PetscTime(&tr->synced_at));
   PetscCall(PetscStrncpy(tr->h5, h5, sizeof(tr->h5)));
   PetscCall(PetscStrncpy(tr->xdmf, xml, sizeof(tr->xdmf)));
   PetscCall(PetscStrncpy(tr->dir, st->output_dir, sizeof(tr->dir)));
@@ -855,9 +920,9 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
 }
 
 /*
-  The fields of a step, one dataset each in the step's group, the force last (a restart looks for the last), then
-  one flush of the file. Written through HDF5 itself: VecView() would flush (an fsync under MPI-IO) after every
-  dataset, which made a step's write cost three times as much. Each rank writes its rows of each field
+  The fields of a step, one dataset each in the step's group, the force last (a restart looks for the last); the
+  file is flushed by MbsTrajSync(). Written through HDF5 itself: VecView() would flush (an fsync under MPI-IO)
+  after every dataset, which made a step's write cost three times as much. Each rank writes its rows of each field
   (independent or collective transfers, as the viewer is set: -viewer_hdf5_collective).
 */
 static PetscErrorCode MbsTrajWriteFields(MbsTrajectory tr, const char group[])
@@ -908,7 +973,6 @@ static PetscErrorCode MbsTrajWriteFields(MbsTrajectory tr, const char group[])
   PetscCall(VecRestoreArrayRead(tr->data, &x));
   if (xfer < 0 || H5Pclose(xfer) < 0) status = -1;
   if (H5Gclose(grp) < 0) status = -1;
-  if (status >= 0) status = H5Fflush(file, H5F_SCOPE_GLOBAL);
   PetscCheck(status >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "HDF5 failed to write the step's data to '%s'",
              tr->h5);
   PetscFunctionReturn(0);
@@ -964,12 +1028,35 @@ static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscB
   if (!ierr) ierr = MbsTrajWriteFields(tr, group);
   PetscCall(PetscPopErrorHandler());
   MbsTrajQuietEnd(&quiet);
-  /* independent I/O may fail on some ranks only; closing the file is collective */
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, tr->comm));
-  if (ierr) PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
-  PetscCall(MbsTrajFailed(tr, ierr, st->step));
-  PetscCall(MbsTrajAppendXDMF(tr, st->step, st->t));
-  tr->last_step = st->step;
+  {
+    /* independent I/O may fail on some ranks only; closing the file is collective. The sync is due when the
+       clock of any rank says so. */
+    PetscLogDouble now;
+    int            flags[2];
+    PetscCall(PetscTime(&now));
+    flags[0] = (int)ierr;
+    flags[1] = force || tr->sync <= 0 || now - tr->synced_at >= tr->sync;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, tr->comm));
+    ierr = (PetscErrorCode)flags[0];
+    if (ierr) PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
+    PetscCall(MbsTrajFailed(tr, ierr, st->step));
+    if (tr->npending == tr->maxpending) {
+      PetscInt  *steps;
+      PetscReal *times;
+      tr->maxpending = PetscMax(16, 2 * tr->maxpending);
+      PetscCall(PetscMalloc2(tr->maxpending, &steps, tr->maxpending, &times));
+      PetscCall(PetscArraycpy(steps, tr->pending_step, tr->npending));
+      PetscCall(PetscArraycpy(times, tr->pending_time, tr->npending));
+      PetscCall(PetscFree2(tr->pending_step, tr->pending_time));
+      tr->pending_step = steps;
+      tr->pending_time = times;
+    }
+    tr->pending_step[tr->npending] = st->step;
+    tr->pending_time[tr->npending] = st->t;
+    tr->npending++;
+    tr->last_step = st->step;
+    if (flags[1]) PetscCall(MbsTrajSync(tr, st->step));
+  }
   PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
   PetscFunctionReturn(0);
 }
@@ -993,7 +1080,13 @@ static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
   PetscFunctionBegin;
   if (!traj || !*traj) PetscFunctionReturn(0);
   tr = *traj;
+  if (tr->viewer && tr->npending) { /* a run that stops on an error: list what is written, if the file allows */
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    (void)MbsTrajSync(tr, tr->last_step);
+    PetscCall(PetscPopErrorHandler());
+  }
   PetscCall(PetscViewerDestroy(&tr->viewer));
+  PetscCall(PetscFree2(tr->pending_step, tr->pending_time));
   PetscCall(VecDestroy(&tr->data));
   PetscCall(PetscFree(tr->provenance));
   PetscCall(VecDestroy(&tr->cell_owned));

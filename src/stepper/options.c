@@ -81,6 +81,14 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
         PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
     }
     {
+      PetscReal sync = st->traj_sync;
+      PetscCall(PetscOptionsReal("-mbs_trajectory_sync",
+                                 "Seconds between syncs of the trajectory files (flush and list the written steps; "
+                                 "0: after every write)",
+                                 "MbsStepperSetTrajectorySync", sync, &sync, &flg));
+      if (flg) PetscCall(MbsStepperSetTrajectorySync(st, sync));
+    }
+    {
       /* further outputs by name, written as often as the diagnostics: -mbs_output_formats a,b */
       char    *names[16];
       PetscInt n = 16;

@@ -51,6 +51,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   st->t_end             = 1.0;
   st->output_every      = 1;
   st->traj_every        = 1;
+  st->traj_sync         = 1.0;
   st->monitored_step    = -1;
   st->field_q = st->field_p = st->field_v = -1;
   st->predictor                           = MBS_PREDICTOR_EXTRAPOLATE;
@@ -1274,6 +1275,41 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
   PetscCall(PetscStrncpy(st->traj_format, format, sizeof(st->traj_format)));
   st->traj_every = every;
   if (!none) PetscCall(MbsStepperAddOutput(st, format, every));
+  PetscFunctionReturn(0);
+}
+
+/*@
+  MbsStepperSetTrajectorySync - Sets how often the trajectory files are made durable: the written steps are
+  flushed to trajectory.h5 (an fsync under MPI-IO, about 1 ms) and listed in trajectory.xdmf together, once at
+  least `seconds` of wall time have passed since the last sync, and always at the last step of
+  MbsStepperSolve() and when the run stops (an error or a signal included). A process killed outright
+  (SIGKILL, a failed node) leaves files that list the steps up to the last sync.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- seconds - the interval (default 1); 0 syncs after every written step
+
+  Options Database Key:
+. -mbs_trajectory_sync <seconds> - the interval
+
+  Notes:
+  Takes effect for a trajectory writer created afterwards (at the first write of MbsStepperSolve()).
+  docs/output.md measures the cost of a sync.
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetTrajectory()`
+@*/
+PetscErrorCode MbsStepperSetTrajectorySync(MbsStepper st, PetscReal seconds)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscValidLogicalCollectiveReal(st, seconds, 2);
+  PetscCheck(seconds >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
+             "The trajectory sync interval (-mbs_trajectory_sync) must be 0 or positive, got %g", (double)seconds);
+  st->traj_sync = seconds;
   PetscFunctionReturn(0);
 }
 

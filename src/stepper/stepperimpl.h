@@ -149,8 +149,9 @@ struct _p_MbsStepper {
   Vec                Fext; /* coordinate layout, evaluated once per (sub-)step */
 
   /* trajectory output setting (MbsStepperSetTrajectory()): the format is an output added by name */
-  char     traj_format[16]; /* "" or "none": off */
-  PetscInt traj_every;
+  char      traj_format[16]; /* "" or "none": off */
+  PetscInt  traj_every;
+  PetscReal traj_sync; /* seconds between syncs of the trajectory files (MbsStepperSetTrajectorySync()) */
 
   /* outputs (MbsStepperAddOutput()), created at first use */
   PetscInt       noutputs, maxoutputs;

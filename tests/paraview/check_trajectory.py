@@ -13,15 +13,20 @@ velocities, that the directors are orthonormal on rigid bodies and zero elsewher
 the constraint and spring forces of a model hanging at rest (m g, sign and units). With --render it draws
 one frame headless and asserts that the picture is not blank; with --np N it runs every case on N ranks
 as well and asserts that the trajectory is the one-rank trajectory, without it that a run restarted from a
-checkpoint appends to the trajectory it continues. Silent when it passes.
+checkpoint appends to the trajectory it continues, and that a running program lists its written steps at
+each sync (-mbs_trajectory_sync) in a file ParaView reads, and all of them when stopped by a signal.
+Silent when it passes.
 """
 import argparse
 import csv
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+import xml.etree.ElementTree as ET
 
 import numpy as np
 from paraview import servermanager
@@ -216,6 +221,47 @@ def check_restart(args):
     compare("restart", straight, [by_time.get(round(f["time"] / 0.002), {}) for f in straight], "after the restart")
 
 
+def check_sync(args):
+    """Written steps are flushed and listed together at most -mbs_trajectory_sync seconds apart: while the run goes
+    on, the XDMF file is complete (it parses) and its list grows; a run stopped by SIGTERM lists every step it wrote
+    (the last sync is at the stop), which ParaView reads."""
+    outdir = os.path.join(args.work, "sync")
+    xdmf = os.path.join(outdir, "trajectory.xdmf")
+    cmd = [args.gglmbs, "-i", os.path.join(args.source, "inputs/heavy_top.yaml"), "-mbs_output_dir", outdir,
+           "-mbs_t_end", "40", "-mbs_output_every", "100", "-mbs_trajectory", "xdmf", "-mbs_trajectory_every", "10",
+           "-mbs_trajectory_sync", "0.2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=child_environment())
+    seen = []
+    while proc.poll() is None:
+        time.sleep(0.05)
+        try:
+            grids = ET.parse(xdmf).getroot().findall("./Domain/Grid/Grid")
+        except (OSError, ET.ParseError) as e:  # absent before the first write; never incomplete once written
+            if os.path.exists(xdmf):
+                failures.append("sync: %s does not parse while the run goes on: %s" % (xdmf, e))
+                break
+            continue
+        if not seen or len(grids) != seen[-1]:
+            seen.append(len(grids))
+        if len(seen) >= 3 and seen[-1] > 0:
+            break
+    check(proc.poll() is None, "sync: the run ended before the check (steps listed while running: %s)" % seen)
+    proc.send_signal(signal.SIGTERM)
+    out = proc.communicate()[0]
+    check(len(seen) >= 3 and seen == sorted(seen), "sync: the listed steps while running were %s, expected a growing list" % seen)
+    check(proc.returncode == 128 + signal.SIGTERM, "sync: exit %s after SIGTERM, expected %d:\n%s" % (proc.returncode, 128 + signal.SIGTERM, out))
+    last = [line for line in out.splitlines() if "Interrupted by SIGTERM after step " in line]
+    if check(len(last) == 1, "sync: no 'Interrupted by SIGTERM after step' line:\n%s" % out):
+        stop = int(last[0].split("after step ")[1].split()[0].rstrip(":,."))
+        reader = simple.Xdmf3ReaderS(FileName=[xdmf])
+        reader.UpdatePipelineInformation()
+        times = list(reader.TimestepValues)
+        simple.Delete(reader)
+        expected = [0.002 * k for k in range(0, stop + 1, 10)]  # the stop is not a written step of its own
+        check(len(times) == len(expected) and np.allclose(times, expected, rtol=0, atol=1e-9),
+              "sync: the stopped run at step %d lists %d steps (up to t = %s), expected %d" % (stop, len(times), times[-1] if times else None, len(expected)))
+
+
 def render(xdmf, png):
     """One frame: cells as tubes coloured by |force|, director glyphs; asserts the image is not blank."""
     reader = simple.Xdmf3ReaderS(FileName=[xdmf])
@@ -264,6 +310,7 @@ def main():
                 compare(case["name"], frames, check_case(args, case, parallel), "on %d ranks" % args.np)
     if args.np == 1:
         check_restart(args)
+        check_sync(args)
     if args.render:
         render(os.path.join(args.work, "net", "trajectory.xdmf"), os.path.join(args.work, "net.png"))
     if failures:
