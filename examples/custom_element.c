@@ -69,8 +69,9 @@ static void TetherDiscreteGradient(const MbsElemData *e, const double *q0, const
   }
 }
 
-static int TetherComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+static int TetherComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error, size_t len)
 {
+  (void)a, (void)b; /* the initial placements of its two points: positions and body frames */
   if (!(d->stiffness > 0 && d->stiffness < 1e300)) {
     snprintf(error, len, "Tether: stiffness must be positive and finite, got %g", d->stiffness);
     return 1;

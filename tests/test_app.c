@@ -362,6 +362,8 @@ static const BadRun bad_runs[] = {
   {"tests/inputs/bad/syntax_error.yaml", 5, 4, "invalid YAML", "did not find expected '-' indicator", NULL},
   {"tests/inputs/bad/rod_violated.yaml", 7, 5, "joints[1] (rod)", "position", "velocity"},
   {"tests/inputs/app/rod_velocity.yaml", 7, 5, "joints[0] (rod)", "velocity", "position"},
+  {"tests/inputs/bad/universal_parallel.yaml", 7, 5, "joints[0] (universal)", "position", "velocity"},
+  {"tests/inputs/bad/prismatic_misaligned.yaml", 7, 5, "joints[0] (prismatic)", "position", "velocity"},
   {"tests/inputs/bad/overflowing_velocity.yaml", 5, 5, "bodies[0] 'bob'", "kinetic energy or momentum is not finite",
    "did not converge"},
   {"tests/inputs/bad/overflowing_spring.yaml", 7, 5, "springs[0] (linear)", "potential energy is not finite",

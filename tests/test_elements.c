@@ -12,7 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <gglmbs/elements/kernels.h>
+#include <gglmbs/elements/element.h>
+
+extern const MbsElementType MbsElementTypePrismatic, MbsElementTypeCylindrical, MbsElementTypeUniversal,
+  MbsElementTypeWeld, MbsElementTypePointOnLine, MbsElementTypePointOnPlane;
 
 /* Central differences with step 1e-6 are accurate to ~1e-9 relative on these O(1) data, so 1e-7 passes
    with margin while a wrong sign or a lost factor 2 (an error of order 1) fails by seven digits. */
@@ -914,6 +917,261 @@ static void TestGravity(void **state)
   }
 }
 
+/* ---- joints of quadratic rows (prismatic, cylindrical, universal, weld, point on line, point on plane) ---- */
+
+static const BodyPair frame_pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
+static const BodyPair line_pairs[]  = {
+   {RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}, {PARTICLE, RIGID}, {PARTICLE, GROUND}};
+
+/* Random joint frames (not orthonormal: the derivatives hold for any coefficients) */
+static void RandomFrames(MbsElemData *e)
+{
+  for (int k = 0; k < 3; k++) {
+    RandomVector(1.0, e->frame_a[k]);
+    RandomVector(1.0, e->frame_b[k]);
+  }
+}
+
+/* G and H against finite differences, H symmetric, T(mu) w against the dense H, for every body pair */
+static void CheckJointDerivatives(const MbsElemKernel *kernel, const char *name, int ncon, const BodyPair *pairs,
+                                  int npairs)
+{
+  CheckKernelSlots(kernel, name, ncon);
+  for (int p = 0; p < npairs; p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[MBS_ELEM_MAX_NQ];
+      Context     ctx;
+
+      ContextSet(&ctx, name, pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(pairs[p], &e);
+      RandomFrames(&e);
+      RandomState(&e, 2.5, q);
+      CheckConstraint(&ctx, kernel, &e, q);
+    }
+  }
+}
+
+static void TestQuadraticJointDerivatives(void **state)
+{
+  (void)state;
+  CheckJointDerivatives(&MbsElemKernelPrismatic, "prismatic", 5, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointDerivatives(&MbsElemKernelCylindrical, "cylindrical", 4, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointDerivatives(&MbsElemKernelUniversal, "universal", 4, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointDerivatives(&MbsElemKernelWeld, "weld", 6, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointDerivatives(&MbsElemKernelPointOnLine, "point_on_line", 2, line_pairs, NPAIRS(line_pairs));
+  CheckJointDerivatives(&MbsElemKernelPointOnPlane, "point_on_plane", 1, line_pairs, NPAIRS(line_pairs));
+}
+
+/* A rigid motion of the world, x -> P + R (x - P) + t */
+typedef struct {
+  double R[3][3], P[3], t[3];
+} Motion;
+
+static void RotationAbout(const double n[3], double angle, double R[3][3])
+{
+  const double c = cos(angle), s = sin(angle);
+
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) R[i][j] = (1.0 - c) * n[i] * n[j] + (i == j ? c : 0.0);
+  R[0][1] -= s * n[2];
+  R[1][0] += s * n[2];
+  R[0][2] += s * n[1];
+  R[2][0] -= s * n[1];
+  R[1][2] -= s * n[0];
+  R[2][1] += s * n[0];
+}
+
+static void MotionSet(Motion *m, const double P[3], const double axis[3], double angle, const double t[3])
+{
+  RotationAbout(axis, angle, m->R);
+  memcpy(m->P, P, sizeof(m->P));
+  memcpy(m->t, t, sizeof(m->t));
+}
+
+/* Applies m (inverse: its inverse) to the blocks of one body */
+static void MotionApply(const Motion *m, int inverse, int nblocks, double *q)
+{
+  double x[3], y[3], Rt[3][3];
+
+  if (nblocks == GROUND) return;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) Rt[i][j] = inverse ? m->R[j][i] : m->R[i][j];
+  for (int k = 0; k < 3; k++) x[k] = q[k] - m->P[k] - (inverse ? m->t[k] : 0.0);
+  MatVec(Rt, x, y);
+  for (int k = 0; k < 3; k++) q[k] = m->P[k] + y[k] + (inverse ? 0.0 : m->t[k]);
+  for (int j = 1; j < nblocks; j++) {
+    MatVec(Rt, &q[3 * j], y);
+    memcpy(&q[3 * j], y, sizeof(y));
+  }
+}
+
+/* b moves by m relative to a: b itself, or a by the inverse if b is the ground */
+static void MoveB(const MbsElemData *e, const Motion *m, double *q)
+{
+  if (e->nblocks_b != GROUND)
+    MotionApply(m, 0, e->nblocks_b, q + 3 * e->nblocks_a);
+  else
+    MotionApply(m, 1, e->nblocks_a, q);
+}
+
+/* One body at a random pose holding the joint point P: its blocks in q, its material point X, its placement */
+static void PlaceBody(int nblocks, const double P[3], double *q, double X[3], MbsElemPlacement *pl)
+{
+  double R[3][3], phi[3], r[3];
+
+  memcpy(pl->x, P, sizeof(pl->x));
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++) pl->D[i][k] = i == k;
+  if (nblocks == GROUND) {
+    memcpy(X, P, 3 * sizeof(double));
+    return;
+  }
+  if (nblocks == PARTICLE) {
+    memcpy(q, P, 3 * sizeof(double));
+    X[0] = X[1] = X[2] = 0;
+    return;
+  }
+  RandomRotation(R);
+  RandomVector(0.8, phi);
+  memcpy(q, phi, sizeof(phi));
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 3; k++) q[3 * (1 + i) + k] = pl->D[i][k] = R[k][i];
+  for (int k = 0; k < 3; k++) r[k] = P[k] - phi[k];
+  for (int i = 0; i < 3; i++) X[i] = Dot(pl->D[i], r); /* x = phi + X_i d_i */
+}
+
+/* World vector v in a body's frame (itself for the ground and particles) */
+static void InBody(const MbsElemPlacement *pl, const double v[3], double out[3])
+{
+  for (int i = 0; i < 3; i++) out[i] = Dot(pl->D[i], v);
+}
+
+typedef enum { JOINT_PRISMATIC, JOINT_CYLINDRICAL, JOINT_UNIVERSAL, JOINT_WELD, JOINT_LINE, JOINT_PLANE } JointKind;
+
+/* The constraint rows are zero in a consistent initial configuration, stay zero under each motion the joint
+   allows (b relative to a), and become non-zero under each motion it forbids: the joint means what it says,
+   checked with configurations built here from world geometry, through the types' own complete(). */
+static void CheckJointMotions(const MbsElementType *type, JointKind kind, const BodyPair *pairs, int npairs)
+{
+  for (int p = 0; p < npairs; p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      const MbsElemKernel *kernel = type->kernel;
+      MbsElemData          e;
+      MbsElemPlacement     pa, pb;
+      double q0[MBS_ELEM_MAX_NQ] = {0}, q[MBS_ELEM_MAX_NQ], g[MBS_ELEM_MAX_CON], P[3], n[3], m[3], perp[3],
+             zero[3] = {0, 0, 0}, along[3], off[3], a1 = 0.7, a2 = -0.4;
+      char    error[256] = "";
+      Context ctx;
+      Motion  free1, free2, bad1, bad2;
+      int     nfree = 2;
+
+      ContextSet(&ctx, type->name, pairs[p], seed);
+      RandomSeed(seed + 100);
+      memset(&e, 0, sizeof(e));
+      e.nblocks_a = pairs[p].nblocks_a;
+      e.nblocks_b = pairs[p].nblocks_b;
+      RandomVector(1.0, P);
+      RandomUnitVector(n);
+      RandomUnitVector(m);
+      Cross(n, m, perp);
+      Normalize(perp);   /* perp is orthogonal to n */
+      Cross(perp, n, m); /* and m, orthogonal to both */
+      PlaceBody(e.nblocks_a, P, q0, e.Xa, &pa);
+      PlaceBody(e.nblocks_b, P, q0 + 3 * e.nblocks_a, e.Xb, &pb);
+      if (kind == JOINT_PLANE) { /* a's point lies off Xb within the plane, so that d is not zero */
+        for (int k = 0; k < 3; k++) off[k] = 0.3 * perp[k] - 0.2 * m[k];
+        if (e.nblocks_b == RIGID) {
+          double Xo[3];
+          InBody(&pb, off, Xo);
+          for (int i = 0; i < 3; i++) e.Xb[i] -= Xo[i];
+        } else
+          for (int k = 0; k < 3; k++) e.Xb[k] -= off[k];
+      }
+      if (kind == JOINT_LINE) { /* a's point lies off Xb along the line */
+        if (e.nblocks_b == RIGID) {
+          double Xo[3], o[3] = {0.5 * n[0], 0.5 * n[1], 0.5 * n[2]};
+          InBody(&pb, o, Xo);
+          for (int i = 0; i < 3; i++) e.Xb[i] -= Xo[i];
+        } else
+          for (int k = 0; k < 3; k++) e.Xb[k] -= 0.5 * n[k];
+      }
+      InBody(&pa, n, e.axis_a);
+      InBody(&pb, kind == JOINT_UNIVERSAL ? m : n, e.axis_b);
+      assert_int_equal(type->complete(&e, &pa, &pb, error, sizeof(error)), 0);
+      kernel->constraint(&e, q0, g, NULL);
+      for (int k = 0; k < kernel->ncon; k++)
+        ExpectClose(&ctx, "g at the initial configuration", k, 0, g[k], 0.0, 1e-13);
+
+      for (int k = 0; k < 3; k++) {
+        along[k] = 0.37 * n[k];
+        off[k]   = 0.3 * perp[k];
+      }
+      switch (kind) {
+        case JOINT_PRISMATIC:
+          MotionSet(&free1, P, n, 0.0, along);
+          MotionSet(&free2, P, n, 0.0, zero);
+          nfree = 1;
+          MotionSet(&bad1, P, n, a1, zero); /* turning about the axis */
+          MotionSet(&bad2, P, n, 0.0, off);
+          break;
+        case JOINT_CYLINDRICAL:
+        case JOINT_LINE:
+          MotionSet(&free1, P, n, a1, along);
+          MotionSet(&free2, P, n, a2, zero);
+          MotionSet(&bad1, P, perp, kind == JOINT_LINE ? 0.0 : a1, kind == JOINT_LINE ? off : zero);
+          MotionSet(&bad2, P, n, 0.0, off);
+          break;
+        case JOINT_UNIVERSAL:
+          MotionSet(&free1, P, n, a1, zero); /* about a's cross axis */
+          MotionSet(&free2, P, m, a2, zero); /* about b's cross axis (b still where it started) */
+          MotionSet(&bad1, P, perp, a1, zero);
+          MotionSet(&bad2, P, n, 0.0, off);
+          break;
+        case JOINT_WELD:
+          nfree = 0;
+          MotionSet(&bad1, P, perp, a1, zero);
+          MotionSet(&bad2, P, n, 0.0, off);
+          break;
+        case JOINT_PLANE:
+          MotionSet(&free1, P, n, a1, off); /* turning about the normal and sliding in the plane */
+          MotionSet(&free2, P, n, 0.0, zero);
+          nfree = 1;
+          MotionSet(&bad1, P, n, 0.0, along);
+          MotionSet(&bad2, P, n, 0.0, along);
+          break;
+      }
+      for (int f = 0; f < nfree; f++) {
+        memcpy(q, q0, sizeof(q));
+        MoveB(&e, f ? &free2 : &free1, q);
+        kernel->constraint(&e, q, g, NULL);
+        for (int k = 0; k < kernel->ncon; k++) ExpectClose(&ctx, "g after an allowed motion", k, f, g[k], 0.0, 1e-12);
+      }
+      for (int f = 0; f < 2; f++) {
+        double worst = 0;
+        memcpy(q, q0, sizeof(q));
+        MoveB(&e, f ? &bad2 : &bad1, q);
+        kernel->constraint(&e, q, g, NULL);
+        for (int k = 0; k < kernel->ncon; k++) worst = fmax(worst, fabs(g[k]));
+        if (!(worst > 1e-3))
+          fail_msg("%s: a forbidden motion (%d) keeps every row at zero (max %g)", ctx.label, f, worst);
+      }
+    }
+  }
+}
+
+static void TestQuadraticJointMotions(void **state)
+{
+  (void)state;
+  CheckJointMotions(&MbsElementTypePrismatic, JOINT_PRISMATIC, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointMotions(&MbsElementTypeCylindrical, JOINT_CYLINDRICAL, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointMotions(&MbsElementTypeUniversal, JOINT_UNIVERSAL, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointMotions(&MbsElementTypeWeld, JOINT_WELD, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointMotions(&MbsElementTypePointOnLine, JOINT_LINE, line_pairs, NPAIRS(line_pairs));
+  CheckJointMotions(&MbsElementTypePointOnPlane, JOINT_PLANE, line_pairs, NPAIRS(line_pairs));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -927,6 +1185,8 @@ int main(void)
     cmocka_unit_test(TestSpringQuartic),
     cmocka_unit_test(TestSpringLinearDegenerate),
     cmocka_unit_test(TestGravity),
+    cmocka_unit_test(TestQuadraticJointDerivatives),
+    cmocka_unit_test(TestQuadraticJointMotions),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

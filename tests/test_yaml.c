@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include <gglmbs/io.h>
+#include "model/modelimpl.h"
 #include "mbstest.h"
 
 typedef struct {
@@ -106,9 +108,17 @@ static const BadInput bad_inputs[] = {
    "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'",
    "'rope.5', which is not defined (chains[0] 'rope' has the members 0..4)"},
   {"fixed_point_ground", 5, 31, "joints[0].body", "(chains, rigid_chains, nets, meshes), not 'ground'", "'ground'"},
-  {"unknown_joint_type", 5, 12, "joints[0].type", "expected a joint type (fixed_point, spherical, rod or revolute)",
+  {"unknown_joint_type", 5, 12, "joints[0].type",
+   "expected a joint type (fixed_point, spherical, rod, revolute, prismatic, cylindrical, universal, weld, "
+   "point_on_line or point_on_plane)",
    "'hinge'"},
   {"revolute_particle", 7, 20, "joints[0].bodies[1]", "expected a rigid body or 'ground'", "particle 'bob'"},
+  {"prismatic_particle", 6, 32, "joints[0].bodies[0]", "expected a rigid body or 'ground' (a prismatic joint",
+   "particle 'bob'"},
+  {"line_zero_axis", 5, 57, "joints[0].axis", "expected a non-zero 3-vector (direction of the line", "[0, 0, 0]"},
+  {"plane_no_normal", 5, 5, "joints[0].normal", "expected a non-zero 3-vector (normal of the plane",
+   "nothing (the key is missing)"},
+  {"weld_axes", 6, 34, "joints[0].axes", "expected one of the keys type, bodies, points (weld)", "unknown key 'axes'"},
   {"self_joint", 5, 37, "joints[0].bodies[1]", "expected a body other than bodies[0]", "'top' again"},
   {"ground_to_ground", 5, 37, "springs[0].bodies[1]", "expected a body other than bodies[0]", "'ground' again"},
   {"particle_point", 5, 60, "joints[0].points[1]", "expected [0, 0, 0] (a particle is a point",
@@ -365,6 +375,7 @@ static const GoodInput good_inputs[] = {
   {"inputs/net100x100.yaml", 10000, 19801, 29801, 1e-3, 0.01, -9.81, "em", "output/net100x100", 10},
   {"inputs/mesh_net.yaml", 192, 357, 549, 1e-3, 2, -9.81, "em", "output/mesh_net", 10},
   {"tests/inputs/good/generators.yaml", 46, 75, 121, 1e-3, 0.01, -9.81, "em", "output", 1},
+  {"tests/inputs/joints/joint_zoo.yaml", 6, 14, 20, 2e-3, 0.4, -9.81, "em", "output/joint_zoo", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -483,6 +494,76 @@ static void TestFeatures(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* The joints of an input file and the same joints added through MbsModelAddJoint() to the same bodies complete to
+   the same data blocks (points, axes, joint frames) */
+static void TestJointsCAPI(void **state)
+{
+  static const char *const names[] = {"prismatic", "cylindrical",   "universal",
+                                      "weld",      "point_on_line", "point_on_plane"};
+  MbsModel                 model, api;
+  MbsRunConfig             cfg;
+  PetscInt                 nbodies, nelems, matched = 0;
+
+  (void)state;
+  LoadGood(&good_inputs[12], &model, &cfg);
+  assert_string_equal(good_inputs[12].file, "tests/inputs/joints/joint_zoo.yaml");
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &api), 0);
+  assert_int_equal(MbsModelGetNumBodies(model, &nbodies), 0);
+  for (PetscInt b = 0; b < nbodies; b++) {
+    const MbsBody *body = &model->bodies[b];
+    PetscReal      R[9];
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++) R[3 * k + i] = body->q0[3 + 3 * i + k]; /* rows of R; d_i its columns */
+    if (body->type == MBS_BODY_RIGID)
+      assert_int_equal(MbsModelAddRigidBody(api, body->name, body->mass, body->inertia, body->q0, R, NULL, NULL, NULL),
+                       0);
+    else
+      assert_int_equal(MbsModelAddParticle(api, body->name, body->mass, body->q0, NULL, NULL), 0);
+  }
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement *e = &model->elems[k];
+    for (int t = 0; t < 6; t++) {
+      PetscInt           elem;
+      const MbsElemData *d  = &e->data, *c;
+      const PetscBool    ua = (PetscBool)(t < 3), ub = (PetscBool)(t != 3);
+      if (!e->type || strcmp(e->type->name, names[t])) continue;
+      ClearError();
+      if (MbsModelAddJoint(api, (MbsJointType)t, e->body[0], d->Xa, ua ? d->axis_a : NULL, e->body[1], d->Xb,
+                           ub ? d->axis_b : NULL, &elem))
+        fail_msg("%s: %s", names[t], error_message);
+      c = &api->elems[elem].data;
+      assert_int_equal(c->nblocks_a, d->nblocks_a);
+      assert_int_equal(c->nblocks_b, d->nblocks_b);
+      for (int i = 0; i < 3; i++) {
+        assert_true(c->Xa[i] == d->Xa[i] && c->Xb[i] == d->Xb[i]);
+        assert_true(fabs(c->axis_a[i] - d->axis_a[i]) <= 1e-15 && fabs(c->axis_b[i] - d->axis_b[i]) <= 1e-15);
+        for (int j = 0; j < 3; j++)
+          if (!(fabs(c->frame_a[i][j] - d->frame_a[i][j]) <= 1e-15 &&
+                fabs(c->frame_b[i][j] - d->frame_b[i][j]) <= 1e-15))
+            fail_msg("%s: joint frames differ from the input file's", names[t]);
+      }
+      matched++;
+    }
+  }
+  assert_int_equal(matched, 6);
+  /* an axis the joint needs is required, one it does not take is refused */
+  ClearError();
+  assert_int_equal(MbsModelAddJoint(api, MBS_JOINT_PRISMATIC, 0, NULL, NULL, 1, NULL, (PetscReal[]){0, 0, 1}, NULL),
+                   PETSC_ERR_ARG_NULL);
+  assert_non_null(strstr(error_message, "needs the axis of body a"));
+  ClearError();
+  assert_int_equal(MbsModelAddJoint(api, MBS_JOINT_WELD, 0, NULL, NULL, 1, NULL, (PetscReal[]){0, 0, 1}, NULL),
+                   PETSC_ERR_ARG_WRONG);
+  ClearError();
+  assert_int_equal(
+    MbsModelAddJoint(api, MBS_JOINT_UNIVERSAL, 0, NULL, (PetscReal[]){0, 0, 0}, 1, NULL, (PetscReal[]){0, 0, 1}, NULL),
+    PETSC_ERR_ARG_OUTOFRANGE);
+  assert_non_null(strstr(error_message, "must be a non-zero finite vector"));
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
 /* Scheme parameters are read whatever the order of the keys, type included; none are given unless written. */
 static void TestSchemeParameters(void **state)
 {
@@ -516,7 +597,7 @@ int main(int argc, char **argv)
   const size_t nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
   const size_t ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
   struct CMUnitTest
-         tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 8];
+         tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 16];
   size_t n = 0;
   int    failed;
 
@@ -537,6 +618,7 @@ int main(int argc, char **argv)
     tests[n++] = (struct CMUnitTest){good_inputs[i].file, TestGoodInput, NULL, NULL, (void *)&good_inputs[i]};
   tests[n++] = (struct CMUnitTest){"heavy top invariants", TestHeavyTopInvariants, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"features", TestFeatures, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"joints through the C API", TestJointsCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};

@@ -15,6 +15,16 @@ typedef enum {
   MBS_BODY_RIGID    = 4
 } MbsBodyType; /* the value is the number of 3-vector coordinate blocks of the body */
 
+/* Joints of MbsModelAddJoint() (docs/joints.md) */
+typedef enum {
+  MBS_JOINT_PRISMATIC,     /* b slides along the axis of a without turning: axes of a and b */
+  MBS_JOINT_CYLINDRICAL,   /* b slides along and turns about the axis of a: axes of a and b */
+  MBS_JOINT_UNIVERSAL,     /* the points coincide, the cross axes of a and b stay perpendicular */
+  MBS_JOINT_WELD,          /* the points coincide, the relative orientation stays the initial one: no axes */
+  MBS_JOINT_POINT_ON_LINE, /* the point of a stays on the line of b through Xb along axis_b: no axis_a */
+  MBS_JOINT_POINT_ON_PLANE /* the point of a stays in the plane of b through Xb with normal axis_b: no axis_a */
+} MbsJointType;
+
 typedef enum {
   MBS_SPRING_LINEAR, /* V = k/2 (|x_b - x_a| - L)^2 */
   MBS_SPRING_QUARTIC /* V = k/2 (|x_b - x_a|^2 - L^2)^2 */
@@ -54,6 +64,9 @@ PETSC_EXTERN PetscErrorCode MbsModelAddRod(MbsModel, PetscInt a, const PetscReal
 PETSC_EXTERN PetscErrorCode MbsModelAddRevolute(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
                                                 PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3],
                                                 PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddJoint(MbsModel, MbsJointType, PetscInt a, const PetscReal Xa[3],
+                                             const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3],
+                                             const PetscReal axis_b[3], PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddSpring(MbsModel, MbsSpringType, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal stiffness, PetscReal length,
                                               PetscInt *elem);

@@ -124,13 +124,14 @@ static int Normalize(double v[3], const char what[], char *error, size_t len)
 }
 
 /* Unit axes; b1 orthogonal to b's axis, from the coordinate direction least aligned with it, b2 = axis x b1. */
-static int RevoluteComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+static int RevoluteComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
+                            size_t len)
 {
   const double *nb   = d->axis_b;
   double        t[3] = {0, 0, 0}, b1[3], b2[3], n;
   int           k    = 0;
 
-  (void)xa, (void)xb;
+  (void)a, (void)b;
   if (Normalize(d->axis_a, "a", error, len) || Normalize(d->axis_b, "b", error, len)) return 1;
   for (int i = 1; i < 3; i++)
     if (fabs(nb[i]) < fabs(nb[k])) k = i;
@@ -151,7 +152,7 @@ const MbsElementType MbsElementTypeRevolute = {
   .section           = "joints",
   .title             = "Revolute joint",
   .kernel            = &MbsElemKernelRevolute,
-  .needs_orientation = 1,
+  .needs_orientation = MBS_ELEM_ORIENT_BOTH,
   .cell_kind         = 3,
   .nparams           = 1,
   .params            = {{"axes",

@@ -60,9 +60,9 @@ const MbsElemKernel MbsElemKernelRod = {
   .constraint_hessian_mult = RodConstraintHessianMult,
 };
 
-static int RodComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+static int RodComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error, size_t len)
 {
-  if (d->length == MBS_ELEM_UNSET) d->length = MbsElemInitialDistance(xa, xb);
+  if (d->length == MBS_ELEM_UNSET) d->length = MbsElemInitialDistance(a->x, b->x);
   if (!(d->length > 0 && isnormal(d->length))) {
     snprintf(error, len, "Rod: length must be positive and finite, got %g", d->length);
     return 1;

@@ -157,9 +157,10 @@ static inline void MbsInvariantDiscreteGradient(const MbsInvariantPotential *pot
 }
 
 /* The rest length defaults to the initial distance; stiffness > 0, rest length >= 0, both finite. */
-static inline int MbsSpringComplete(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len)
+static inline int MbsSpringComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
+                                    size_t len)
 {
-  if (d->length == MBS_ELEM_UNSET) d->length = MbsElemInitialDistance(xa, xb);
+  if (d->length == MBS_ELEM_UNSET) d->length = MbsElemInitialDistance(a->x, b->x);
   if (!(d->stiffness > 0 && isnormal(d->stiffness))) {
     snprintf(error, len, "Spring: stiffness must be positive and finite, got %g", d->stiffness);
     return 1;

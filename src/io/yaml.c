@@ -361,6 +361,12 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
         PetscCall(MbsYAMLFail(r, item->start_mark, kpath, expected, "nothing (the key is missing)"));
       }
     }
+  } else if (prm->kind == MBS_ELEM_PARAM_DIRECTION) {
+    PetscReal *v = (PetscReal *)((char *)data + prm->offset[0]);
+
+    snprintf(expected, sizeof(expected), "a non-zero 3-vector (%s)", prm->quantity);
+    PetscCall(MbsYAMLLookup(r, item, ipath, prm->key, expected, kpath, &node));
+    PetscCall(MbsYAMLParseNonzeroVec3(r, node, kpath, prm->quantity, v));
   } else {
     char      vpath[MBS_YAML_PATH_LEN];
     PetscReal v[3];
@@ -422,8 +428,8 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     PetscCall(MbsYAMLCheckKeys(r, item, ipath, keys, context));
     if (type->connection == MBS_ELEM_TWO_BODIES) {
       PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
-      for (PetscInt k = 0; k < 2 && type->needs_orientation; k++) {
-        if (!ref[k].ground && ref[k].type != MBS_BODY_RIGID) {
+      for (PetscInt k = 0; k < 2; k++) {
+        if ((type->needs_orientation & (1 << k)) && !ref[k].ground && ref[k].type != MBS_BODY_RIGID) {
           char got[MBS_YAML_GOT_LEN + 32], expected[128];
 
           snprintf(got, sizeof(got), "particle '%.60s'", MbsYAMLScalarText(names[k]));

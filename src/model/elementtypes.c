@@ -7,7 +7,9 @@ static PetscInt               MbsNumElementTypes = 0, MbsMaxElementTypes = 0;
 
 /* The built-in element types (src/elements/), in the order the input's messages list them */
 extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, MbsElementTypeRod,
-  MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic;
+  MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
+  MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
+  MbsElementTypePointOnPlane;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -16,6 +18,12 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpherical));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeRod));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeRevolute));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePrismatic));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeCylindrical));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeUniversal));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeWeld));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePointOnLine));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePointOnPlane));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscFunctionReturn(0);

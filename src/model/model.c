@@ -620,12 +620,12 @@ PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, Pe
   const PetscInt body[2] = {a, b};
   MbsElement    *e;
   PetscInt       index;
-  PetscReal      xa[3], xb[3];
   char           error[256];
 
   PetscFunctionBegin;
-  for (int s = 0; s < 2 && type->needs_orientation; s++)
-    PetscCheck(body[s] < 0 || body[s] >= model->nbodies || model->bodies[body[s]].type == MBS_BODY_RIGID,
+  for (int s = 0; s < 2; s++)
+    PetscCheck(!(type->needs_orientation & (1 << s)) || body[s] < 0 || body[s] >= model->nbodies ||
+                 model->bodies[body[s]].type == MBS_BODY_RIGID,
                PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
                model->bodies[body[s]].name, type->name);
@@ -637,10 +637,17 @@ PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, Pe
   PetscCheck(MbsVec3IsFinite(e->data.Xa) && MbsVec3IsFinite(e->data.Xb), PetscObjectComm((PetscObject)model),
              PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", e->kernel->name);
   if (type->complete) {
-    PetscCall(MbsModelGetPointPosition(model, a, e->data.Xa, xa));
-    PetscCall(MbsModelGetPointPosition(model, b, e->data.Xb, xb));
-    PetscCheck(!type->complete(&e->data, xa, xb, error, sizeof(error)), PetscObjectComm((PetscObject)model),
-               PETSC_ERR_ARG_OUTOFRANGE, "%s", error);
+    MbsElemPlacement place[2];
+    for (int s = 0; s < 2; s++) {
+      PetscCall(MbsModelGetPointPosition(model, body[s], s ? e->data.Xb : e->data.Xa, place[s].x));
+      for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+          place[s].D[i][k] = body[s] >= 0 && model->bodies[body[s]].type == MBS_BODY_RIGID
+                               ? model->bodies[body[s]].q0[3 + 3 * i + k]
+                               : (PetscReal)(i == k);
+    }
+    PetscCheck(!type->complete(&e->data, &place[0], &place[1], error, sizeof(error)),
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE, "%s", error);
   }
   if (elem) *elem = index;
   PetscFunctionReturn(0);
@@ -764,6 +771,63 @@ PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal X
     d.axis_b[i] = axis_b[i];
   }
   PetscCall(MbsModelAddNamedElement(model, "joints", "revolute", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddJoint - Adds a prismatic, cylindrical, universal, weld, point-on-line or point-on-plane joint
+  (docs/joints.md): quadratic constraint rows in the director formulation, built from the joint's points and
+  axes and the bodies' initial placement.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. type - MBS_JOINT_PRISMATIC, MBS_JOINT_CYLINDRICAL, MBS_JOINT_UNIVERSAL, MBS_JOINT_WELD, MBS_JOINT_POINT_ON_LINE
+         or MBS_JOINT_POINT_ON_PLANE
+. a, Xa, axis_a - body a, its point (body frame; world on ground; NULL for the origin) and axis: the sliding or
+                  joint axis (prismatic, cylindrical), the cross axis (universal); NULL for the others
+- b, Xb, axis_b - body b likewise: the axis of b (prismatic, cylindrical), its cross axis (universal), the line's
+                  direction (point on line) or the plane's normal (point on plane); NULL for a weld
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Notes:
+  Body a must be rigid or the ground, except for the point joints, where it may be a particle; body b is rigid
+  or the ground. The joint must hold in the initial configuration (axes coinciding, the universal joint's cross
+  axes perpendicular, the points where the joint puts them); MbsModelSetUp() checks it.
+
+  Level: beginner
+
+.seealso: `MbsModelAddRevolute()`, `MbsModelAddElement()`
+@*/
+PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, const PetscReal Xa[3],
+                                const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3],
+                                PetscInt *elem)
+{
+  static const char *const names[] = {"prismatic", "cylindrical",   "universal",
+                                      "weld",      "point_on_line", "point_on_plane"};
+  MbsElemData              d;
+  PetscBool                uses_a, uses_b;
+
+  PetscFunctionBegin;
+  PetscCheck((int)type >= 0 && (int)type < (int)(sizeof(names) / sizeof(names[0])), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_OUTOFRANGE, "Unknown joint type %d", (int)type);
+  uses_a = (PetscBool)(type == MBS_JOINT_PRISMATIC || type == MBS_JOINT_CYLINDRICAL || type == MBS_JOINT_UNIVERSAL);
+  uses_b = (PetscBool)(type != MBS_JOINT_WELD);
+  PetscCheck(!uses_a || axis_a, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
+             "A %s joint needs the axis of body a", names[type]);
+  PetscCheck(!uses_b || axis_b, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
+             "A %s joint needs the axis of body b", names[type]);
+  PetscCheck((uses_a || !axis_a) && (uses_b || !axis_b), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+             "A %s joint takes no %s: pass NULL", names[type], uses_b ? "axis of body a" : "axes");
+  MbsElemDataInit(&d, Xa, Xb);
+  for (int i = 0; i < 3; i++) {
+    d.axis_a[i] = uses_a ? axis_a[i] : 0.0;
+    d.axis_b[i] = uses_b ? axis_b[i] : 0.0;
+  }
+  PetscCall(MbsModelAddNamedElement(model, "joints", names[type], a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 

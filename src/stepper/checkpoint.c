@@ -33,9 +33,10 @@
 #include "stepper/stepperimpl.h"
 #include "model/hash.h"
 
-/* 5: the extrapolation predictor's history; 4: the state's constraint violations and the provenance; 3: the model hash
-   over whole element data blocks; 2: the energy check's reference; versions 1 to 4 are read too */
-#define MBS_CKPT_VERSION 5
+/* 6: the model hash covers the joint frames of the data block; 5: the extrapolation predictor's history; 4: the
+   state's constraint violations and the provenance; 3: the model hash
+   over whole element data blocks; 2: the energy check's reference; versions 1 to 5 are read too */
+#define MBS_CKPT_VERSION 6
 #define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
 #define MBS_CKPT_END     "GGLMBS-CKPT-END"
 
@@ -102,7 +103,7 @@ static PetscInt64 MbsHashBodies(MbsModel model)
    every field of the data block: points, axes, lengths, stiffnesses, and whatever a new element type adds, with
    no list of fields here), in order. The data block's padding is zero: elements are zeroed when created and
    their data is copied with memcpy (MbsModelAddElement()). Initial conditions are not part of it. */
-static PetscInt64 MbsModelHash(MbsModel model)
+static PetscInt64 MbsModelHash(MbsModel model, size_t data_bytes)
 {
   PetscInt64 h = MbsHashBodies(model);
   for (PetscInt k = 0; k < model->nelems; k++) {
@@ -111,9 +112,16 @@ static PetscInt64 MbsModelHash(MbsModel model)
     MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
     if (e->type) MbsHash(&h, e->type->name, strlen(e->type->name));
     MbsHash(&h, ab, sizeof(ab));
-    MbsHash(&h, &e->data, sizeof(e->data));
+    MbsHash(&h, &e->data, data_bytes);
   }
   return h;
+}
+
+/* The bytes of the data block a checkpoint of that version hashes: versions 3-5 knew the fields before the joint
+   frames (appended in version 6, with the element types that use them) */
+static size_t MbsModelHashBytes(PetscInt64 version)
+{
+  return version >= 6 ? sizeof(MbsElemData) : offsetof(MbsElemData, frame_a);
 }
 
 /* The model hash of checkpoint versions 1 and 2, whose element types and data fields are the ones listed. */
@@ -215,7 +223,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_JAC_VALID] = st->jac_valid && st->reuse; /* only a kept Jacobian is recorded (MbsStepperFormJacobian) */
   ints[MBS_CKPT_JAC_EVALS] = st->jac_evals;
   ints[MBS_CKPT_STARTED]   = st->started;
-  ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model);
+  ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model, MbsModelHashBytes(MBS_CKPT_VERSION));
   ints[MBS_CKPT_LAYOUT_HASH] = MbsLayoutHash(model);
   ints[MBS_CKPT_NPARAMS]     = st->nparams;
   ints[MBS_CKPT_ENERGY_SET]  = st->energy_set;
@@ -677,8 +685,9 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
                               " and %" PetscInt_FMT,
                               hd.ints[MBS_CKPT_NBODIES], hd.ints[MBS_CKPT_NELEMS], hd.ints[MBS_CKPT_NQ],
                               hd.ints[MBS_CKPT_NCON], model->nbodies, model->nelems, model->nq, model->ncon));
-    else if (hd.ints[MBS_CKPT_MODEL_HASH] !=
-             (hd.ints[MBS_CKPT_VERSION_I] >= 3 ? MbsModelHash(model) : MbsModelHashVersion2(model)))
+    else if (hd.ints[MBS_CKPT_MODEL_HASH] != (hd.ints[MBS_CKPT_VERSION_I] >= 3
+                                                ? MbsModelHash(model, MbsModelHashBytes(hd.ints[MBS_CKPT_VERSION_I]))
+                                                : MbsModelHashVersion2(model)))
       PetscCall(PetscSNPrintf(
         msg, sizeof(msg),
         "it was written for a model of the same size but other masses, inertias, elements or element data"));

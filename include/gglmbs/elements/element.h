@@ -22,9 +22,22 @@ typedef enum {
 } MbsElemConnection;
 
 typedef enum {
-  MBS_ELEM_PARAM_REAL,          /* a real number at offset[0] */
-  MBS_ELEM_PARAM_DIRECTION_PAIR /* two non-zero 3-vectors, one in each body's frame, at offset[0] and offset[1] */
+  MBS_ELEM_PARAM_REAL,           /* a real number at offset[0] */
+  MBS_ELEM_PARAM_DIRECTION_PAIR, /* two non-zero 3-vectors, one in each body's frame, at offset[0] and offset[1] */
+  MBS_ELEM_PARAM_DIRECTION       /* one non-zero 3-vector in the frame of body b, at offset[0] */
 } MbsElemParamKind;
+
+/* Which bodies must be rigid or the ground (their directors carry the element's axes): bits of needs_orientation */
+#define MBS_ELEM_ORIENT_A    1
+#define MBS_ELEM_ORIENT_B    2
+#define MBS_ELEM_ORIENT_BOTH 3
+
+/* Where an element's body is at the initial state: the world position x of the element's point on it and its
+   directors D[i] (world components; the unit vectors for the ground and for particles). */
+typedef struct {
+  double x[3];
+  double D[3][3];
+} MbsElemPlacement;
 
 typedef enum {
   MBS_ELEM_RANGE_POSITIVE,   /* > 0 */
@@ -57,14 +70,14 @@ typedef struct {
   const char          *title;   /* in messages: "Rod", "Revolute joint" */
   const MbsElemKernel *kernel;
   MbsElemConnection    connection;
-  int                  needs_orientation; /* each body is rigid or the ground */
+  int                  needs_orientation; /* MBS_ELEM_ORIENT_* bits: these bodies are rigid or the ground */
   int                  cell_kind;         /* trajectory cell kind (docs/output.md), 0 for none of its own */
   int                  nparams;
   MbsElemParam         params[MBS_ELEM_MAX_PARAMS];
-  /* Completes d from the initial world positions xa, xb of its two points: defaults of unset reals, unit axes,
-     derived vectors, range checks. Returns 0, or 1 with error ("Rod: length must be positive and finite, got
-     -1"). NULL: nothing to complete. */
-  int (*complete)(MbsElemData *d, const double xa[3], const double xb[3], char *error, size_t len);
+  /* Completes d from the initial placements of its two bodies (a->x, b->x: the world positions of its two points):
+     defaults of unset reals, unit axes, derived vectors and frames, range checks. Returns 0, or 1 with error
+     ("Rod: length must be positive and finite, got -1"). NULL: nothing to complete. */
+  int (*complete)(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error, size_t len);
 } MbsElementType;
 
 /* Shared by complete() routines: a real left unset takes the initial distance |xb - xa|. */

@@ -35,6 +35,12 @@ typedef struct {
   double stiffness;    /* spring stiffness */
   double mass;         /* gravity: mass of body a */
   double gravity[3];   /* gravity: acceleration b, V = -m b . x_com */
+  /* Joint frames (prismatic, cylindrical, universal, weld, point_on_line, point_on_plane): frame_a[k] holds the
+     coefficients of the k-th axis of the joint frame in a's director basis (the vector sum_i frame_a[k][i] d_i^a;
+     world components if a is the ground), likewise frame_b; axis 2 is the joint axis. Set from the initial
+     configuration so that both frames coincide in the world then (docs/joints.md). Appended last: the checkpoint
+     hash of versions 3-5 covers the bytes before them. */
+  double frame_a[3][3], frame_b[3][3];
 } MbsElemData;
 
 typedef struct {
@@ -74,5 +80,13 @@ extern const MbsElemKernel MbsElemKernelRevolute;      /* spherical rows + n_a .
 extern const MbsElemKernel MbsElemKernelSpringLinear;  /* V = k/2 (|d| - L)^2 */
 extern const MbsElemKernel MbsElemKernelSpringQuartic; /* V = k/2 (|d|^2 - L^2)^2 */
 extern const MbsElemKernel MbsElemKernelGravity;       /* V = -m b . x_a (particle x or rigid phi); a only */
+/* Joints of quadratic rows in the director formulation (docs/joints.md); A_k, B_k the joint-frame axes carried by a
+   and b, d = x_a(Xa) - x_b(Xb) */
+extern const MbsElemKernel MbsElemKernelPrismatic;    /* A_2.B_0, A_2.B_1, A_0.B_1, d.B_0, d.B_1 */
+extern const MbsElemKernel MbsElemKernelCylindrical;  /* A_2.B_0, A_2.B_1, d.B_0, d.B_1 */
+extern const MbsElemKernel MbsElemKernelUniversal;    /* d (3 rows), A_2.B_2 */
+extern const MbsElemKernel MbsElemKernelWeld;         /* d (3 rows), A_0.B_1, A_1.B_2, A_2.B_0 */
+extern const MbsElemKernel MbsElemKernelPointOnLine;  /* d.B_0, d.B_1 */
+extern const MbsElemKernel MbsElemKernelPointOnPlane; /* d.B_2 */
 
 #endif
