@@ -465,9 +465,11 @@ static void Run(const RunSpec *spec, RunResult *res)
 
 /* ---------------------------------------------------------------- seed 004 Sect. 6, scheme by scheme */
 
-typedef enum { PENDULUM, HEAVY_TOP, FOUR_PARTICLE, JOINT_ZOO } ExampleId;
+typedef enum { PENDULUM, HEAVY_TOP, FOUR_PARTICLE, JOINT_ZOO, SPRING_PENDULUM } ExampleId;
 static const char *const example_input[] = {"inputs/pendulum3d.yaml", "inputs/heavy_top.yaml",
-                                            "inputs/four_particle.yaml", "tests/inputs/joints/joint_zoo.yaml"};
+                                            "inputs/four_particle.yaml", "tests/inputs/joints/joint_zoo.yaml",
+                                            "inputs/spring_pendulum.yaml"};
+static const PetscReal   example_h[]     = {0.05, 0.002, 0.01, 0.002, 0.1};
 
 static PetscBool Is(const char *a, const char *b)
 {
@@ -509,14 +511,15 @@ static void CheckSection6(ExampleId ex, const char *scheme)
     if (ex != JOINT_ZOO && !(r.dE_second <= 1.2 * r.dE_first)) /* the mechanism's 0.4 s is no longer than its periods */
       Fail("%s, %s: energy error grows: max %g over the first half, %g over the second\n", in, scheme,
            (double)r.dE_first, (double)r.dE_second);
-    half.h = 0.5 * (ex == PENDULUM ? 0.05 : ex == HEAVY_TOP || ex == JOINT_ZOO ? 0.002 : 0.01);
+    half.h = 0.5 * example_h[ex];
     Run(&half, &r2);
     if (!(r2.dE_rel <= 1.2 * PetscPowReal(0.5, p) * r.dE_rel))
       Fail("%s, %s: energy error %g at h, %g at h/2: not O(h^%g)\n", in, scheme, (double)r.dE_rel, (double)r2.dE_rel,
            (double)p);
     FreeResult(&r2);
   }
-  if (ex != JOINT_ZOO && !(r.dJz <= 1e-10)) /* the mechanism's ground joints and springs break the symmetry */
+  /* the mechanism's ground joints and springs, and the spring pendulum's line, break the symmetry about z */
+  if (ex != JOINT_ZOO && ex != SPRING_PENDULUM && !(r.dJz <= 1e-10))
     Fail("%s, %s: Jz error %g > 1e-10\n", in, scheme, (double)r.dJz);
   if (ex == FOUR_PARTICLE && !(r.dJL <= 1e-10))
     Fail("%s, %s: angular/linear momentum error %g > 1e-10\n", in, scheme, (double)r.dJL);
@@ -570,6 +573,13 @@ static void test_four_particle(void **state)
 static void test_joint_zoo(void **state)
 {
   for (int s = 0; s < 5; s++) CheckSection6(JOINT_ZOO, all_schemes[s]);
+}
+
+/* Man, Gao & Zhong (2020), Sect. 4.2: a particle on a line (point_on_line) with a nonlinear spring, and a
+   pendulum hanging from it, 400 s */
+static void test_spring_pendulum(void **state)
+{
+  for (int s = 0; s < 5; s++) CheckSection6(SPRING_PENDULUM, all_schemes[s]);
 }
 
 /* EM on a large model: 1000 rods, 50 steps. */
@@ -942,6 +952,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_heavy_top),
     cmocka_unit_test(test_four_particle),
     cmocka_unit_test(test_joint_zoo),
+    cmocka_unit_test(test_spring_pendulum),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
     cmocka_unit_test(test_predictor_same_solution),

@@ -376,6 +376,7 @@ static const GoodInput good_inputs[] = {
   {"inputs/mesh_net.yaml", 192, 357, 549, 1e-3, 2, -9.81, "em", "output/mesh_net", 10},
   {"tests/inputs/good/generators.yaml", 46, 75, 121, 1e-3, 0.01, -9.81, "em", "output", 1},
   {"tests/inputs/joints/joint_zoo.yaml", 6, 14, 20, 2e-3, 0.4, -9.81, "em", "output/joint_zoo", 10},
+  {"inputs/spring_pendulum.yaml", 2, 4, 6, 0.1, 400, -1, "em", "output/spring_pendulum", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
