@@ -917,6 +917,73 @@ static void TestGravity(void **state)
   }
 }
 
+/* ---- the damper: a force element ---- */
+
+static void EvalDamperQ(const Closure *c, const double *qm, double *f)
+{
+  c->kernel->force(c->e, qm, c->q0, 0.0, f, NULL, NULL); /* q0 holds the fixed velocity */
+}
+
+static void EvalDamperV(const Closure *c, const double *vm, double *f)
+{
+  c->kernel->force(c->e, c->q0, vm, 0.0, f, NULL, NULL); /* q0 holds the fixed configuration */
+}
+
+/* Jq and Jv against finite differences; the power f . v equals -c |u|^(e+1) with u the axial velocity computed
+   here; the force on a is along -n, on b along +n */
+static void TestDamper(void **state)
+{
+  static const double exponents[] = {1.0, 2.0, 2.5};
+
+  (void)state;
+  assert_string_equal(MbsElemKernelDamper.name, "damper");
+  assert_int_equal(MbsElemKernelDamper.ncon, 0);
+  assert_non_null(MbsElemKernelDamper.force);
+  assert_null(MbsElemKernelDamper.energy);
+  assert_true(MbsElemKernelDamper.dissipative);
+  for (int x = 0; x < 3; x++) {
+    for (int p = 0; p < NPAIRS(point_pairs); p++) {
+      for (int seed = 0; seed < NSEEDS; seed++) {
+        MbsElemData e;
+        double      qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ],
+          zero[MBS_ELEM_MAX_NQ] = {0}, f[MBS_ELEM_MAX_NQ], Jq[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ],
+          Jv[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], fd[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], d[3], d1[3], d0[3], dv[3], n[3],
+          u, power = 0;
+        Context ctx;
+        Closure cq = {&MbsElemKernelDamper, &e, vm}, cv = {&MbsElemKernelDamper, &e, qm};
+        int     nq;
+
+        ContextSet(&ctx, "damper", point_pairs[p], seed);
+        RandomSeed(seed);
+        RandomElement(point_pairs[p], &e);
+        e.damping  = 0.5 + Random() * 0.4;
+        e.exponent = exponents[x];
+        nq         = MbsElemNq(&e);
+        RandomState(&e, 2.5, qm);
+        for (int i = 0; i < nq; i++) vm[i] = Random();
+        MbsElemKernelDamper.force(&e, qm, vm, 0.0, f, Jq, Jv);
+        FiniteDifference(EvalDamperQ, &cq, nq, nq, qm, FD_STEP, 1, fd);
+        ExpectArrayClose(&ctx, "Jq vs FD of f", nq, nq, Jq, fd, FD_RTOL);
+        FiniteDifference(EvalDamperV, &cv, nq, nq, vm, FD_STEP, 1, fd);
+        ExpectArrayClose(&ctx, "Jv vs FD of f", nq, nq, Jv, fd, FD_RTOL);
+        PointDifference(&e, qm, d);
+        PointDifference(&e, vm, d1);
+        PointDifference(&e, zero, d0);
+        for (int l = 0; l < 3; l++) {
+          dv[l] = d1[l] - d0[l];
+          n[l]  = d[l] / sqrt(Dot(d, d));
+        }
+        u = Dot(n, dv);
+        for (int i = 0; i < nq; i++) power += f[i] * vm[i];
+        ExpectClose(&ctx, "f . v", 0, 0, power, -e.damping * pow(fabs(u), e.exponent + 1), 1e-13);
+        if (e.nblocks_a) /* the first block of a is its point or centre: force -c phi(u) n */
+          for (int l = 0; l < 3; l++)
+            ExpectClose(&ctx, "force on a", l, 0, f[l], -e.damping * pow(fabs(u), e.exponent - 1) * u * n[l], 1e-13);
+      }
+    }
+  }
+}
+
 /* ---- joints of quadratic rows (prismatic, cylindrical, universal, weld, point on line, point on plane) ---- */
 
 static const BodyPair frame_pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
@@ -1187,6 +1254,7 @@ int main(void)
     cmocka_unit_test(TestGravity),
     cmocka_unit_test(TestQuadraticJointDerivatives),
     cmocka_unit_test(TestQuadraticJointMotions),
+    cmocka_unit_test(TestDamper),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

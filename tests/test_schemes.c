@@ -71,7 +71,8 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
       for (PetscInt p = 0; p < type->nparams; p++) {
         const MbsElemParam *prm = &type->params[p];
         if (prm->kind == MBS_ELEM_PARAM_REAL)
-          *(PetscReal *)((char *)&d + prm->offset[0]) = 0.6 + 0.1 * p + 0.05 * k;
+          *(PetscReal *)((char *)&d + prm->offset[0]) =
+            prm->fallback == MBS_ELEM_DEFAULT_BY_TYPE ? MBS_ELEM_UNSET : 0.6 + 0.1 * p + 0.05 * k;
         else if (prm->kind == MBS_ELEM_PARAM_DIRECTION) {
           PetscReal *v = (PetscReal *)((char *)&d + prm->offset[0]);
           v[0] = 0.3, v[1] = 1.0, v[2] = -0.2;
@@ -595,6 +596,53 @@ static void test_chain(void **state)
   FreeResult(&r);
 }
 
+/* Dampers: with EM and EM-G the energy falls by exactly what they dissipate, E_{n+1} - E_n = -D_n to round-off at
+   every step, D_n > 0; the other schemes lose energy too (D > 0) and keep the constraints */
+static void test_damper_balance(void **state)
+{
+  for (int s = 0; s < 5; s++) {
+    const RunSpec spec = {
+      "tests/inputs/dampers/damped_pendulum.yaml", all_schemes[s], 0, 0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+    MbsModel     model;
+    MbsStepper   st;
+    MbsRunConfig cfg;
+    char         path[PETSC_MAX_PATH_LEN];
+    PetscReal    E0, balance = 0, dmin = PETSC_MAX_REAL, dsum = 0, scale, gmax = 0;
+
+    snprintf(path, sizeof(path), "%s/%s", getenv("GGLMBS_SOURCE_DIR"), spec.input);
+    CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+    CHECK(MbsRunConfigSetDefaults(&cfg));
+    CHECK(MbsModelLoadYAML(model, path, &cfg));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, spec.scheme));
+    CHECK(MbsStepperSetTimeStep(st, cfg.dt));
+    {
+      MbsDiagnostics d;
+      CHECK(MbsStepperComputeDiagnostics(st, &d));
+      E0    = d.E;
+      scale = PetscMax(PetscAbsReal(d.E), PetscMax(d.T, PetscAbsReal(d.V)));
+      if (!(d.W == 0 && d.D == 0)) Fail("damper, %s: W = %g, D = %g at the initial state\n", spec.scheme, d.W, d.D);
+    }
+    for (PetscInt n = 1; n <= 200; n++) { /* E0: the energy before the step */
+      MbsDiagnostics d;
+      CHECK(MbsStepperStep(st));
+      CHECK(MbsStepperComputeDiagnostics(st, &d));
+      balance = PetscMax(balance, PetscAbsReal(d.E - E0 - d.W + d.D) / scale);
+      dmin    = PetscMin(dmin, d.D);
+      dsum += d.D;
+      gmax = PetscMax(gmax, d.g_max);
+      if (!(d.W == 0)) Fail("damper, %s: W = %g without external forces\n", spec.scheme, d.W);
+      E0 = d.E;
+    }
+    if (!(dmin > 0)) Fail("damper, %s: a step dissipated %g, expected > 0\n", spec.scheme, dmin);
+    if ((Is(spec.scheme, "em") || Is(spec.scheme, "em-g")) && !(balance <= 1e-13))
+      Fail("damper, %s: max |E_{n+1} - E_n + D_n| / scale = %g, expected round-off (<= 1e-13)\n", spec.scheme, balance);
+    if (!Is(spec.scheme, "vi-a") && !(gmax <= 1e-10)) Fail("damper, %s: max |g| = %g\n", spec.scheme, gmax);
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+}
+
 /* Distributed over the ranks (METIS), every scheme gives the serial run's diagnostics at every node to
    <= 1e-10 relative (energies, momentum maps; the constraint residuals to <= 1e-10 absolute) and the same
    final state to round-off, on particles, a particle chain, rigid chains with spherical and revolute
@@ -612,6 +660,7 @@ static void test_parallel_matches_serial(void **state)
     {"tests/inputs/parallel/net.yaml", 0},
     {"inputs/mesh_net.yaml", 0.01},
     {"tests/inputs/joints/joint_zoo.yaml", 0.1},
+    {"tests/inputs/dampers/damped_pendulum.yaml", 0.5},
   };
   static const char *const names[MBS_NDIAG] = {"E", "T", "V", "Jx", "Jy", "Jz", "Lx", "Ly", "Lz", "g_max", "gv_max"};
   PetscMPIInt              size;
@@ -916,6 +965,9 @@ static void test_external_force(void **state)
     if (PetscAbsReal(d1.E - d0.E - work) > 1e-12 * scale)
       Fail("step %d: E_{n+1} - E_n = %.17g, work of the external forces %.17g (difference %.3e)\n", (int)n,
            (double)(d1.E - d0.E), (double)work, (double)(d1.E - d0.E - work));
+    if (PetscAbsReal(d1.W - work) > 1e-12 * scale || d1.D != 0) /* the diagnostics report that work */
+      Fail("step %d: diagnostics W = %.17g, D = %g; the external forces' work is %.17g\n", (int)n, (double)d1.W,
+           (double)d1.D, (double)work);
     for (int i = 0; i < 3; i++) {
       const PetscReal dp = m_free * (v1[0][i] - v0[0][i]), impulse = h * c.f[0][i] + (i == 2 ? h * m_free * g[2] : 0.0);
       if (PetscAbsReal(dp - impulse) > 1e-13)
@@ -953,6 +1005,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_four_particle),
     cmocka_unit_test(test_joint_zoo),
     cmocka_unit_test(test_spring_pendulum),
+    cmocka_unit_test(test_damper_balance),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
     cmocka_unit_test(test_predictor_same_solution),

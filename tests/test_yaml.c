@@ -76,7 +76,7 @@ static const BadInput bad_inputs[] = {
    "the key is missing"},
   {"zero_stiffness", 6, 47, "springs[0].stiffness", "expected a positive number (stiffness in N/m)", "'0'"},
   {"negative_spring_length", 6, 60, "springs[0].length", "expected a non-negative number (rest length in m)", "'-1'"},
-  {"unknown_spring_type", 6, 12, "springs[0].type", "expected a spring type (linear or quartic)", "'cubic'"},
+  {"unknown_spring_type", 6, 12, "springs[0].type", "expected a spring type (linear, quartic or damper)", "'cubic'"},
   {"zero_every", 4, 33, "output.every", "expected a positive integer", "'0'"},
   {"fractional_every", 4, 17, "output.every", "expected a positive integer", "'2.5'"},
   {"unknown_trajectory", 4, 48, "output.trajectory", "expected one of xdmf, none", "'vtk'"},
@@ -377,6 +377,7 @@ static const GoodInput good_inputs[] = {
   {"tests/inputs/good/generators.yaml", 46, 75, 121, 1e-3, 0.01, -9.81, "em", "output", 1},
   {"tests/inputs/joints/joint_zoo.yaml", 6, 14, 20, 2e-3, 0.4, -9.81, "em", "output/joint_zoo", 10},
   {"inputs/spring_pendulum.yaml", 2, 4, 6, 0.1, 400, -1, "em", "output/spring_pendulum", 10},
+  {"tests/inputs/dampers/damped_pendulum.yaml", 2, 5, 7, 0.01, 2, -9.81, "em", "output/damped_spring_pendulum", 1},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -495,6 +496,61 @@ static void TestFeatures(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* A model with the bodies of another (types, masses, inertias, initial placements; at rest) */
+static void CopyBodies(MbsModel from, MbsModel *to)
+{
+  PetscInt nbodies;
+
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, to), 0);
+  assert_int_equal(MbsModelGetNumBodies(from, &nbodies), 0);
+  for (PetscInt b = 0; b < nbodies; b++) {
+    const MbsBody *body = &from->bodies[b];
+    PetscReal      R[9];
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++) R[3 * k + i] = body->q0[3 + 3 * i + k]; /* rows of R; d_i its columns */
+    if (body->type == MBS_BODY_RIGID)
+      assert_int_equal(MbsModelAddRigidBody(*to, body->name, body->mass, body->inertia, body->q0, R, NULL, NULL, NULL),
+                       0);
+    else
+      assert_int_equal(MbsModelAddParticle(*to, body->name, body->mass, body->q0, NULL, NULL), 0);
+  }
+}
+
+/* The dampers of an input file and the same dampers added through MbsModelAddDamper() have the same data */
+static void TestDamperCAPI(void **state)
+{
+  MbsModel         model, api;
+  MbsRunConfig     cfg;
+  const GoodInput *good = &good_inputs[14];
+  PetscInt         nelems, matched = 0;
+
+  (void)state;
+  assert_string_equal(good->file, "tests/inputs/dampers/damped_pendulum.yaml");
+  LoadGood(good, &model, &cfg);
+  CopyBodies(model, &api);
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement *e = &model->elems[k];
+    PetscInt          elem;
+    if (!e->type || strcmp(e->type->name, "damper")) continue;
+    assert_int_equal(MbsModelAddDamper(api, e->body[0], e->data.Xa, e->body[1], e->data.Xb, e->data.damping,
+                                       matched ? e->data.exponent : PETSC_DETERMINE, &elem),
+                     0);
+    assert_true(api->elems[elem].data.damping == e->data.damping);
+    assert_true(api->elems[elem].data.exponent == e->data.exponent); /* the first has the default exponent, 1 */
+    matched++;
+  }
+  assert_int_equal(matched, 2);
+  ClearError();
+  assert_int_equal(MbsModelAddDamper(api, 0, NULL, 1, NULL, -1.0, 1.0, NULL), PETSC_ERR_ARG_OUTOFRANGE);
+  assert_non_null(strstr(error_message, "damping must be positive"));
+  ClearError();
+  assert_int_equal(MbsModelAddDamper(api, 0, NULL, 1, NULL, 1.0, 0.5, NULL), PETSC_ERR_ARG_OUTOFRANGE);
+  assert_non_null(strstr(error_message, "exponent must be in [1, 10]"));
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
 /* The joints of an input file and the same joints added through MbsModelAddJoint() to the same bodies complete to
    the same data blocks (points, axes, joint frames) */
 static void TestJointsCAPI(void **state)
@@ -503,24 +559,12 @@ static void TestJointsCAPI(void **state)
                                       "weld",      "point_on_line", "point_on_plane"};
   MbsModel                 model, api;
   MbsRunConfig             cfg;
-  PetscInt                 nbodies, nelems, matched = 0;
+  PetscInt                 nelems, matched = 0;
 
   (void)state;
   LoadGood(&good_inputs[12], &model, &cfg);
   assert_string_equal(good_inputs[12].file, "tests/inputs/joints/joint_zoo.yaml");
-  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &api), 0);
-  assert_int_equal(MbsModelGetNumBodies(model, &nbodies), 0);
-  for (PetscInt b = 0; b < nbodies; b++) {
-    const MbsBody *body = &model->bodies[b];
-    PetscReal      R[9];
-    for (int i = 0; i < 3; i++)
-      for (int k = 0; k < 3; k++) R[3 * k + i] = body->q0[3 + 3 * i + k]; /* rows of R; d_i its columns */
-    if (body->type == MBS_BODY_RIGID)
-      assert_int_equal(MbsModelAddRigidBody(api, body->name, body->mass, body->inertia, body->q0, R, NULL, NULL, NULL),
-                       0);
-    else
-      assert_int_equal(MbsModelAddParticle(api, body->name, body->mass, body->q0, NULL, NULL), 0);
-  }
+  CopyBodies(model, &api);
   assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
   for (PetscInt k = 0; k < nelems; k++) {
     const MbsElement *e = &model->elems[k];
@@ -620,6 +664,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"heavy top invariants", TestHeavyTopInvariants, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"features", TestFeatures, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"joints through the C API", TestJointsCAPI, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"dampers through the C API", TestDamperCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};

@@ -70,6 +70,9 @@ PETSC_EXTERN PetscErrorCode MbsModelAddJoint(MbsModel, MbsJointType, PetscInt a,
 PETSC_EXTERN PetscErrorCode MbsModelAddSpring(MbsModel, MbsSpringType, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal stiffness, PetscReal length,
                                               PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddDamper(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                              const PetscReal Xb[3], PetscReal damping, PetscReal exponent,
+                                              PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddChain(MbsModel, const char name[], PetscInt count, PetscReal mass,
                                              PetscReal length, const PetscReal start[3], const PetscReal direction[3],
                                              PetscInt *first_body);

@@ -39,6 +39,8 @@ typedef struct {
   PetscReal gv_max;  /* max |G(q) M^-1 p| */
   PetscBool has_Gv;  /* the scheme has its own velocity unknown v (vi-a, vi-b) and a step was taken */
   PetscReal Gv_max;  /* max |G(q_theta) v| of the last step: the scheme's own velocity-level residual */
+  PetscReal W, D;    /* work supplied to the system (external forces) and energy dissipated (dampers) during the last
+                        step: with EM, E_{n+1} - E_n = W - D to round-off (0 at the initial state) */
 } MbsDiagnostics;
 
 PETSC_EXTERN PetscErrorCode MbsStepperInitializePackage(void);

@@ -351,6 +351,8 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
       PetscCall(MbsYAMLParseReal(r, node, kpath,
                                  prm->range == MBS_ELEM_RANGE_POSITIVE ? MBS_YAML_POSITIVE : MBS_YAML_NONNEGATIVE,
                                  prm->quantity, value));
+    } else if (prm->fallback == MBS_ELEM_DEFAULT_BY_TYPE) {
+      *value = MBS_ELEM_UNSET;                          /* complete() puts the type's default in */
     } else if (prm->range == MBS_ELEM_RANGE_POSITIVE) { /* the default, the initial distance, must be positive */
       PetscReal distance = 0;
 
@@ -442,7 +444,7 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     } else
       PetscCall(ParseBodyToWorld(r, item, ipath, ref, X));
     PetscCall(PetscMemzero(&data, sizeof(data)));
-    data.length = data.stiffness = MBS_ELEM_UNSET;
+    data.length = data.stiffness = data.damping = data.exponent = MBS_ELEM_UNSET;
     for (int k = 0; k < 3; k++) {
       data.Xa[k] = X[0][k];
       data.Xb[k] = X[1][k];

@@ -9,7 +9,7 @@ static PetscInt               MbsNumElementTypes = 0, MbsMaxElementTypes = 0;
 extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, MbsElementTypeRod,
   MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
-  MbsElementTypePointOnPlane;
+  MbsElementTypePointOnPlane, MbsElementTypeDamper;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -26,6 +26,7 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointOnPlane));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));
   PetscFunctionReturn(0);
 }
 

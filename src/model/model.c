@@ -675,7 +675,7 @@ static void MbsElemDataInit(MbsElemData *d, const PetscReal Xa[3], const PetscRe
     d->Xa[i] = Xa ? Xa[i] : 0.0;
     d->Xb[i] = Xb ? Xb[i] : 0.0;
   }
-  d->length = d->stiffness = MBS_ELEM_UNSET;
+  d->length = d->stiffness = d->damping = d->exponent = MBS_ELEM_UNSET;
 }
 
 /*@C
@@ -828,6 +828,40 @@ PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, c
     d.axis_b[i] = uses_b ? axis_b[i] : 0.0;
   }
   PetscCall(MbsModelAddNamedElement(model, "joints", names[type], a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddDamper - Adds an axial damper between two points (docs/dampers.md): the force -c |u|^(e-1) u n on a
+  and its opposite on b, with n the unit vector from b's point to a's and u = n . (v_a - v_b) the rate at which the
+  points separate. Every scheme adds its impulse over a step from the step's midpoint and mean velocity; with EM the
+  energy falls by exactly the energy it dissipates (MbsDiagnostics D).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, Xa, b, Xb - bodies and material points, as in MbsModelAddSpherical()
+. damping - c > 0
+- exponent - e in [1, 10] (1: a linear damper), or PETSC_DETERMINE for 1
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddSpring()`
+@*/
+PetscErrorCode MbsModelAddDamper(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b, const PetscReal Xb[3],
+                                 PetscReal damping, PetscReal exponent, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  MbsElemDataInit(&d, Xa, Xb);
+  d.damping  = damping;
+  d.exponent = exponent == PETSC_DETERMINE ? MBS_ELEM_UNSET : exponent;
+  PetscCall(MbsModelAddNamedElement(model, "springs", "damper", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 

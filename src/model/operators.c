@@ -13,9 +13,63 @@
   for (PetscInt k = 0; k < (model)->nelem_local; k++) {             \
     const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
     const int         nq = MbsElemNq(&el->data);                    \
-    if (el->kernel->ncon) continue;
+    if (el->kernel->ncon || !el->kernel->energy) continue;
+
+#define MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)                    \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) {             \
+    const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
+    const int         nq = MbsElemNq(&el->data);                    \
+    if (!el->kernel->force) continue;
 
 #define MBS_END_FOR }
+
+/* The step's midpoint configuration and mean velocity of one element */
+static void MbsElementStepMidpoint(MbsModel model, const MbsElement *el, const PetscScalar *q0, const PetscScalar *q1,
+                                   PetscReal h, PetscReal qm[], PetscReal vm[])
+{
+  PetscReal a[MBS_ELEM_MAX_NQ];
+  const int nq = MbsElemNq(&el->data);
+
+  MbsElementGather(model, el, q0, a);
+  MbsElementGather(model, el, q1, qm);
+  for (int i = 0; i < nq; i++) {
+    vm[i] = (qm[i] - a[i]) / h;
+    qm[i] = 0.5 * (qm[i] + a[i]);
+  }
+}
+
+PetscErrorCode MbsOpForceAdd(MbsModel model, const PetscScalar *q0, const PetscScalar *q1, PetscReal h, PetscReal t,
+                             PetscReal alpha, PetscScalar *f)
+{
+  PetscFunctionBegin;
+  MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)
+  PetscReal qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementStepMidpoint(model, el, q0, q1, h, qm, vm);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->force(&el->data, qm, vm, t, fe, NULL, NULL);
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * fe[i];
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpForceWork(MbsModel model, const PetscScalar *q0, const PetscScalar *q1, PetscReal h, PetscReal t,
+                              PetscReal *supplied, PetscReal *dissipated)
+{
+  PetscFunctionBegin;
+  *supplied = *dissipated = 0;
+  MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)
+  PetscReal qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ], w = 0;
+  MbsElementStepMidpoint(model, el, q0, q1, h, qm, vm);
+  el->kernel->force(&el->data, qm, vm, t, fe, NULL, NULL);
+  for (int i = 0; i < nq; i++) w += fe[i] * vm[i] * h;
+  if (el->kernel->dissipative)
+    *dissipated -= w;
+  else
+    *supplied += w;
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
 
 PetscErrorCode MbsModelCoordinatesToLocal(MbsModel model, Vec x, PetscScalar *xloc)
 {
@@ -603,6 +657,26 @@ PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt c
   MbsElementLocalIndices(model, el, idx);
   el->kernel->hessian(&el->data, qe, K);
   PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+/* alpha d f(qm, vm) / d q1, with dqm/dq1 = 1/2 and dvm/dq1 = 1/h */
+PetscErrorCode MbsJacAddForce(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1,
+                              PetscReal h, PetscReal t, PetscReal alpha)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)
+  PetscReal qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ], Jq[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ],
+    Jv[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  PetscInt idx[MBS_ELEM_MAX_NQ];
+  MbsElementStepMidpoint(model, el, q0, q1, h, qm, vm);
+  MbsElementLocalIndices(model, el, idx);
+  el->kernel->force(&el->data, qm, vm, t, fe, Jq, Jv);
+  for (int i = 0; i < nq * nq; i++) Jq[i] = 0.5 * Jq[i] + Jv[i] / h;
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, Jq, alpha, MBS_SCALE_NONE));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }

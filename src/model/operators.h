@@ -108,6 +108,14 @@ PETSC_EXTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, P
 
 /* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
 PETSC_EXTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
+/* Force elements (dampers): f += alpha F(qm, vm, t) over the step q0 -> q1 of size h; this rank's work F . (q1 - q0),
+   supplied (drives) and dissipated (dampers, counted positive); the Jacobian block alpha dF/dq1 */
+PETSC_EXTERN PetscErrorCode MbsOpForceAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal h,
+                                          PetscReal t, PetscReal alpha, PetscScalar *f);
+PETSC_EXTERN PetscErrorCode MbsOpForceWork(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal h,
+                                           PetscReal t, PetscReal *supplied, PetscReal *dissipated);
+PETSC_EXTERN PetscErrorCode MbsJacAddForce(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
+                                           const PetscScalar *q1, PetscReal h, PetscReal t, PetscReal alpha);
 PETSC_EXTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax,
                                                PetscReal *gwmax);
 PETSC_EXTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w,

@@ -15,7 +15,7 @@ struct _n_MbsDiagnosticsFile {
   PetscInt last_kept; /* last step of the rows kept from an earlier run, -1 if none */
 };
 
-static const char MbsDiagnosticsHeader[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max\n";
+static const char MbsDiagnosticsHeader[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max,W,D\n";
 
 /* The provenance as comment lines "# ...", before the header; returns an errno */
 static int MbsDiagnosticsPutComments(FILE *fp, const char text[])
@@ -140,13 +140,14 @@ static PetscErrorCode MbsDiagnosticsFileWrite(MbsDiagnosticsFile f, PetscInt ste
   PetscFunctionBegin;
   if (d->has_Gv) PetscCall(PetscSNPrintf(Gv, sizeof(Gv), "%.17g", (double)d->Gv_max));
   if (f->fp) {
-    const int fd  = fileno(f->fp);
-    const int len = snprintf(
-      row, sizeof(row),
-      "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT
-      ",%s\n",
-      step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1], (double)d->J[2],
-      (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max, newton_its, Gv);
+    const int   fd  = fileno(f->fp);
+    const int   len = snprintf(row, sizeof(row),
+                               "%" PetscInt_FMT
+                               ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT
+                               ",%s,%.17g,%.17g\n",
+                               step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0],
+                               (double)d->J[1], (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2],
+                               (double)d->g_max, (double)d->gv_max, newton_its, Gv, (double)d->W, (double)d->D);
     const off_t end = lseek(fd, 0, SEEK_END);
 
     if (len < 0 || len >= (int)sizeof(row)) err = EOVERFLOW;

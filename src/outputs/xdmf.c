@@ -44,7 +44,7 @@ static const char *const MbsTrajFields[] = {"position", "velocity", "d1", "d2", 
 static const char MbsTrajKindNames[] =
   "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute "
   "joint, 4 linear spring, 5 quartic spring, 6 prismatic joint, 7 cylindrical joint, 8 universal joint, 9 weld joint, "
-  "10 point on line, 11 point on plane";
+  "10 point on line, 11 point on plane, 12 damper";
 
 struct _n_MbsTrajectory {
   MPI_Comm    comm;
@@ -910,6 +910,16 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
     } else if (!nc && el->kernel->gradient) {
       MbsElementGather(model, el, tr->qloc, qe);
       el->kernel->gradient(&el->data, qe, fe);
+    } else if (!nc && el->kernel->force && st->started) { /* a damper: its force over the last step */
+      PetscReal q0e[MBS_ELEM_MAX_NQ], qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ];
+      MbsElementGather(model, el, st->q0, q0e);
+      MbsElementGather(model, el, tr->qloc, qe);
+      for (int j = 0; j < nq; j++) {
+        qm[j] = 0.5 * (q0e[j] + qe[j]);
+        vm[j] = (qe[j] - q0e[j]) / st->hstep;
+      }
+      el->kernel->force(&el->data, qm, vm, st->tmid, fe, NULL, NULL);
+      for (int j = 0; j < nq; j++) fe[j] = -fe[j]; /* fe is the gradient, the force's opposite */
     }
     for (int j = 0; j < 3; j++) f[3 * i + j] = -fe[off + j];
   }

@@ -224,6 +224,9 @@ PetscErrorCode MbsStepperFormFunction_Private(SNES snes, Vec X, Vec F, void *ctx
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(VecGetArray(sys->Floc, &f));
   PetscCall(st->ops->residual(st, x, f));
+  if (st->has_forces) /* the force elements' impulse h F(qm, vm, t) on the momentum balance */
+    PetscCall(MbsOpForceAdd(st->model, st->q0, x + sys->loff[st->field_q], st->hstep, st->tmid, -st->hstep,
+                            f + sys->loff[st->field_p]));
   if (st->force) { /* the host's impulse h F on the momentum balance R_p = p1 - p0 + ... */
     const PetscScalar *fe;
     PetscScalar       *fp = f + sys->loff[st->field_p];
@@ -252,6 +255,9 @@ static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Ma
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(MbsSystemAssemblyBegin(sys));
   PetscCall(st->ops->jacobian(st, x));
+  if (st->has_forces)
+    PetscCall(MbsJacAddForce(sys, st->field_p, st->field_q, st->q0, x + sys->loff[st->field_q], st->hstep, st->tmid,
+                             -st->hstep));
   if (st->allow_redundant) /* the diagonal of the constraint fields, for rows that MbsStepperEliminateJacobian_Private()
                               makes identity rows */
     for (PetscInt f = 0; f < sys->nfields; f++)
@@ -517,7 +523,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   PetscReal           gdrop = 0, E0 = 0, dE = 0;
   PetscInt            droprow      = -1;
   const PetscBool     energy_check = (PetscBool)(st->ops->conserves_energy && st->energy_tol > 0 && st->energy_set);
-  const PetscReal     work0        = st->ext_work;
+  const PetscReal     work0 = st->ext_work, supplied0 = st->step_supplied, dissipated0 = st->step_dissipated;
 
   PetscFunctionBegin;
   *failed = PETSC_FALSE;
@@ -533,6 +539,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   }
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
+  st->tmid = t0 + 0.5 * st->hstep;
   if (st->force) {
     PetscCall(VecSet(st->Fext, 0.0));
     PetscCall(st->force(st, t0 + 0.5 * st->hstep, st->hstep, st->q, st->p, st->Fext, st->force_ctx));
@@ -593,13 +600,23 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
     if (st->force) { /* the work of the external force along the step, for the energy check */
       const PetscScalar *f, *q;
       PetscInt           n;
+      PetscReal          w = 0;
       PetscCall(VecGetLocalSize(st->q, &n));
       PetscCall(VecGetArrayRead(st->Fext, &f));
       PetscCall(VecGetArrayRead(st->q, &q));
-      for (PetscInt i = 0; i < n; i++)
-        st->ext_work += PetscRealPart(f[i] * (q[i] - st->q0[i])); /* owned coordinates come first in q0 */
+      for (PetscInt i = 0; i < n; i++) w += PetscRealPart(f[i] * (q[i] - st->q0[i])); /* owned coordinates first */
       PetscCall(VecRestoreArrayRead(st->q, &q));
       PetscCall(VecRestoreArrayRead(st->Fext, &f));
+      st->ext_work += w;
+      st->step_supplied += w;
+    }
+    if (st->has_forces) { /* the force elements' work: supplied by drives, dissipated by dampers */
+      PetscReal supplied, dissipated;
+      PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->work[0]));
+      PetscCall(MbsOpForceWork(st->model, st->q0, st->work[0], st->hstep, st->tmid, &supplied, &dissipated));
+      st->ext_work += supplied - dissipated;
+      st->step_supplied += supplied;
+      st->step_dissipated += dissipated;
     }
     if (energy_check) { /* E - W must not change: else the solve stopped short of its floor (a spurious root) */
       PetscReal E1, dW = st->ext_work - work0; /* this rank's part of the sub-step's external work */
@@ -613,8 +630,10 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
       PetscCall(PetscInfo(st, "Energy changed by %g of its scale in a converged solve: not accepted\n", (double)dE));
       PetscCall(VecCopy(st->qsub, st->q));
       PetscCall(VecCopy(st->psub, st->p));
-      st->ext_work = work0;
-      reason       = SNES_DIVERGED_FUNCTION_DOMAIN;
+      st->ext_work        = work0;
+      st->step_supplied   = supplied0;
+      st->step_dissipated = dissipated0;
+      reason              = SNES_DIVERGED_FUNCTION_DOMAIN;
     } else {
       PetscCall(MbsStepperPushHistory(st));
       PetscFunctionReturn(0);
@@ -700,10 +719,11 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
   if ((st->energy_divergence > 0 || (st->ops->conserves_energy && st->energy_tol > 0)) && !st->energy_set)
     PetscCall(MbsStepperEnergyStart_Private(st));
   PetscCall(PetscLogEventBegin(MBS_Step, 0, 0, 0, 0));
-  st->hstep       = st->h;
-  st->last_its    = 0;
-  st->ext_work    = 0;
-  st->step_signal = 0;
+  st->hstep         = st->h;
+  st->last_its      = 0;
+  st->ext_work      = 0;
+  st->step_supplied = st->step_dissipated = 0;
+  st->step_signal                         = 0;
   /* what MbsStepperAbandonStep_Private() restores */
   st->jac_step_saved = PETSC_FALSE;
   st->jac_evals_step = st->jac_evals;

@@ -818,6 +818,9 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
              "Scheme %s does not provide setup, residual and jacobian", st->type);
   if (!st->q) PetscCall(MbsModelCreateInitialState(model, &st->q, &st->p));
   PetscCall(st->ops->setup(st));
+  st->has_forces = PETSC_FALSE; /* force elements (dampers) on this rank: step.c adds their impulse */
+  for (PetscInt k = 0; k < model->nelem_local; k++)
+    if (model->elems[model->elem_local[k]].kernel->force) st->has_forces = PETSC_TRUE;
   /* Small systems keep Newton's method proper: a step costs microseconds either way, and quadratic
      convergence reaches the true round-off floor (pendulum energy error 1.4e-14 against 1.5e-13 under
      modified Newton, whose floor test has to be looser, see MbsStepperConverged()). */
@@ -909,7 +912,7 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
 {
   MbsModel     model = st->model;
   PetscScalar *q, *w;
-  PetscReal    loc[7] = {0, 0, 0, 0, 0, 0, 0}, glob[7];
+  PetscReal    loc[9] = {0, 0, 0, 0, 0, 0, 0, st->step_supplied, st->step_dissipated}, glob[9];
 
   PetscFunctionBegin;
   PetscCall(MbsStepperSetUp(st));
@@ -931,8 +934,10 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   }
   for (PetscInt i = 0; i < model->nq_ghosted; i++) w[i] *= model->minv[i];
   for (PetscInt i = 0; i < model->nq_local; i++) loc[0] += 0.5 * PetscRealPart(w[i] * w[i]) / model->minv[i];
-  PetscCall(MPIU_Allreduce(loc, glob, 7, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
+  PetscCall(MPIU_Allreduce(loc, glob, 9, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
   d->T = glob[0];
+  d->W = glob[7];
+  d->D = glob[8];
   for (int i = 0; i < 3; i++) {
     d->J[i] = glob[1 + i];
     d->L[i] = glob[4 + i];

@@ -185,6 +185,11 @@ struct _p_MbsStepper {
   PetscBool energy_set; /* energy_ref and energy_scale hold for the current run */
   PetscReal energy_ref, energy_scale; /* initial energy plus the work of external forces since; its scale */
   PetscReal ext_work; /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
+  /* force elements (dampers): does this rank have any; the (sub-)step's mid-time; this rank's part of the work
+     supplied (external forces, drives) and of the energy dissipated during the last step (MbsDiagnostics W, D) */
+  PetscBool has_forces;
+  PetscReal tmid;
+  PetscReal step_supplied, step_dissipated;
 };
 
 PETSC_EXTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const MbsFieldKind[], const char *const[]);

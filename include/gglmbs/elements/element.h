@@ -45,8 +45,9 @@ typedef enum {
 } MbsElemRange;
 
 typedef enum {
-  MBS_ELEM_REQUIRED,        /* the input must give it */
-  MBS_ELEM_DEFAULT_DISTANCE /* a real that defaults to the initial distance between the element's two points */
+  MBS_ELEM_REQUIRED,         /* the input must give it */
+  MBS_ELEM_DEFAULT_DISTANCE, /* a real that defaults to the initial distance between the element's two points */
+  MBS_ELEM_DEFAULT_BY_TYPE   /* left at MBS_ELEM_UNSET when not given: complete() puts the type's default in */
 } MbsElemDefault;
 
 typedef struct {

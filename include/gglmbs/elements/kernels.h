@@ -41,6 +41,8 @@ typedef struct {
      configuration so that both frames coincide in the world then (docs/joints.md). Appended last: the checkpoint
      hash of versions 3-5 covers the bytes before them. */
   double frame_a[3][3], frame_b[3][3];
+  double damping;  /* damper: c > 0 */
+  double exponent; /* damper: the force grows as |axial velocity|^exponent, exponent >= 1 */
 } MbsElemData;
 
 typedef struct {
@@ -59,6 +61,12 @@ typedef struct {
   /* Gonzalez discrete gradient: dg . (q1 - q0) = V(q1) - V(q0) exactly, dg(q, q) = DV(q);
      ddg = d(dg)/d(q1), nq x nq, may be NULL */
   void (*discrete_gradient)(const MbsElemData *e, const double *q0, const double *q1, double *dg, double *ddg);
+  /* force elements (ncon == 0, no energy; docs/dampers.md): the generalized force f over a step, from its midpoint
+     configuration qm = (q0 + q1)/2, its mean velocity vm = (q1 - q0)/h and its mid-time t; every scheme adds the
+     impulse h f to its momentum balance, and f . (q1 - q0) is the work it does. Jq = df/dqm, Jv = df/dvm (nq x nq),
+     either may be NULL. */
+  void (*force)(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq, double *Jv);
+  int dissipative; /* its work is dissipated energy (f . v <= 0): reported as D, not as supplied work W */
 } MbsElemKernel;
 
 static inline int MbsElemNq(const MbsElemData *e)
@@ -80,6 +88,7 @@ extern const MbsElemKernel MbsElemKernelRevolute;      /* spherical rows + n_a .
 extern const MbsElemKernel MbsElemKernelSpringLinear;  /* V = k/2 (|d| - L)^2 */
 extern const MbsElemKernel MbsElemKernelSpringQuartic; /* V = k/2 (|d|^2 - L^2)^2 */
 extern const MbsElemKernel MbsElemKernelGravity;       /* V = -m b . x_a (particle x or rigid phi); a only */
+extern const MbsElemKernel MbsElemKernelDamper; /* f = -c |u|^(e-1) u n on a, opposite on b; u = n . d', n = d/|d| */
 /* Joints of quadratic rows in the director formulation (docs/joints.md); A_k, B_k the joint-frame axes carried by a
    and b, d = x_a(Xa) - x_b(Xb) */
 extern const MbsElemKernel MbsElemKernelPrismatic;    /* A_2.B_0, A_2.B_1, A_0.B_1, d.B_0, d.B_1 */

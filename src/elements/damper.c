@@ -1,0 +1,97 @@
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gglmbs/elements/element.h>
+#include <gglmbs/elements/vec3.h>
+
+/* Axial damper between two points (docs/dampers.md). With d = x_a(Xa) - x_b(Xb) = c + sum_j w_j Q_j at the step's
+   midpoint, n = d/|d|, the axial velocity u = n . d' (d' = sum_j w_j V_j from the mean velocity V) and
+   phi(u) = |u|^(e-1) u, the force on a is -c phi(u) n and on b its opposite: f_j = -c phi(u) w_j n. Its power
+   f . V = -c |u|^(e+1) <= 0. Derivatives, blocks (j, k), P = I - n n^T, r = |d|:
+     df_j/dV_k = -c w_j w_k phi'(u) n n^T
+     df_j/dQ_k = -c w_j w_k (phi'(u) n (P d')^T + phi(u) P) / r
+   Two coinciding points (r = 0) have no axis: no force there. */
+static void DamperForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq,
+                        double *Jv)
+{
+  const int nblocks = e->nblocks_a + e->nblocks_b, nq = 3 * nblocks;
+  double w[MBS_ELEM_MAX_BLOCKS], c[3], d[3], dv[3] = {0, 0, 0}, n[3], r, u, au, phi, dphi, Pdv[3], Bq[3][3], Bv[3][3];
+
+  (void)t;
+  MbsElemPointDifference(e, w, c);
+  MbsElemPointDifferenceEval(nblocks, w, c, qm, d);
+  for (int j = 0; j < nblocks; j++)
+    for (int l = 0; l < 3; l++) dv[l] += w[j] * vm[3 * j + l];
+  r = MbsVec3Norm(d);
+  memset(f, 0, sizeof(double) * nq);
+  if (Jq) memset(Jq, 0, sizeof(double) * nq * nq);
+  if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
+  if (!(r > 0)) return;
+  for (int l = 0; l < 3; l++) n[l] = d[l] / r;
+  u    = MbsVec3Dot(n, dv);
+  au   = fabs(u);
+  phi  = e->exponent == 1.0 ? u : pow(au, e->exponent - 1.0) * u;
+  dphi = e->exponent == 1.0 ? 1.0 : e->exponent * pow(au, e->exponent - 1.0);
+  for (int j = 0; j < nblocks; j++)
+    for (int l = 0; l < 3; l++) f[3 * j + l] = -e->damping * phi * w[j] * n[l];
+  if (!Jq && !Jv) return;
+  for (int l = 0; l < 3; l++) Pdv[l] = dv[l] - u * n[l];
+  for (int l = 0; l < 3; l++)
+    for (int m = 0; m < 3; m++) {
+      Bv[l][m] = -e->damping * dphi * n[l] * n[m];
+      Bq[l][m] = -e->damping * (dphi * n[l] * Pdv[m] + phi * ((l == m) - n[l] * n[m])) / r;
+    }
+  for (int j = 0; j < nblocks; j++)
+    for (int k = 0; k < nblocks; k++)
+      for (int l = 0; l < 3; l++)
+        for (int m = 0; m < 3; m++) {
+          const int at = (3 * j + l) * nq + 3 * k + m;
+          if (Jq) Jq[at] = w[j] * w[k] * Bq[l][m];
+          if (Jv) Jv[at] = w[j] * w[k] * Bv[l][m];
+        }
+}
+
+const MbsElemKernel MbsElemKernelDamper = {
+  .name        = "damper",
+  .force       = DamperForce,
+  .dissipative = 1,
+};
+
+static int DamperComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error, size_t len)
+{
+  (void)a, (void)b;
+  if (d->exponent == MBS_ELEM_UNSET) d->exponent = 1.0;
+  if (!(d->damping > 0 && isnormal(d->damping))) {
+    snprintf(error, len, "Damper: damping must be positive and finite, got %g", d->damping);
+    return 1;
+  }
+  if (!(d->exponent >= 1 && d->exponent <= 10)) {
+    snprintf(error, len, "Damper: exponent must be in [1, 10], got %g", d->exponent);
+    return 1;
+  }
+  return 0;
+}
+
+const MbsElementType MbsElementTypeDamper = {
+  .name      = "damper",
+  .section   = "springs",
+  .title     = "Damper",
+  .kernel    = &MbsElemKernelDamper,
+  .cell_kind = 12,
+  .nparams   = 2,
+  .params    = {{"damping",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, damping)},
+                 MBS_ELEM_RANGE_POSITIVE,
+                 MBS_ELEM_REQUIRED,
+                 "damping coefficient c, in N s/m for exponent 1 (N (s/m)^exponent)"},
+                {"exponent",
+                 MBS_ELEM_PARAM_REAL,
+                 {offsetof(MbsElemData, exponent)},
+                 MBS_ELEM_RANGE_POSITIVE,
+                 MBS_ELEM_DEFAULT_BY_TYPE,
+                 "exponent of the axial velocity in the damping force, 1 (linear) to 10"}},
+  .complete  = DamperComplete,
+};
