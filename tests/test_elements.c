@@ -984,6 +984,73 @@ static void TestDamper(void **state)
   }
 }
 
+/* ---- loads ---- */
+
+/* The time functions at points where their values are known in closed form; the smooth step's first and second
+   derivatives vanish at both ends (one-sided differences) */
+static void TestTimeFunctions(void **state)
+{
+  const MbsTimeFunction c = {MBS_TIME_CONSTANT, {2.5}}, ramp = {MBS_TIME_RAMP, {1.0, 3.0, -1.0, 3.0}},
+                        step = {MBS_TIME_SMOOTH_STEP, {1.0, 3.0, -1.0, 3.0}},
+                        harm = {MBS_TIME_HARMONIC, {0.5, 2.0, 0.25, 1.0}};
+  const double e             = 1e-4;
+
+  (void)state;
+  assert_true(MbsTimeFunctionEval(&c, -7.0) == 2.5 && MbsTimeFunctionEval(&c, 1e3) == 2.5);
+  assert_true(MbsTimeFunctionEval(&ramp, 0.0) == -1.0 && MbsTimeFunctionEval(&ramp, 9.0) == 3.0);
+  assert_true(fabs(MbsTimeFunctionEval(&ramp, 2.0) - 1.0) < 1e-15 && fabs(MbsTimeFunctionEval(&ramp, 1.5)) < 1e-15);
+  assert_true(MbsTimeFunctionEval(&step, 0.5) == -1.0 && MbsTimeFunctionEval(&step, 3.5) == 3.0);
+  assert_true(fabs(MbsTimeFunctionEval(&step, 2.0) - 1.0) < 1e-15);
+  for (int end = 0; end < 2; end++) { /* f(t0 + s) - f(t0) = O(s^3) at both ends: s = 1e-4 gives < 1e-10 */
+    const double t0 = end ? 3.0 : 1.0, s = end ? -e : e;
+    assert_true(fabs(MbsTimeFunctionEval(&step, t0 + s) - MbsTimeFunctionEval(&step, t0)) < 1e-10);
+  }
+  assert_true(fabs(MbsTimeFunctionEval(&harm, 0.3) - (1.0 + 0.5 * sin(2 * 3.14159265358979323846 * 2.0 * 0.3 + 0.25))) <
+              1e-15);
+}
+
+/* A force at a point: the generalized force F on the centre and X_i F on d_i, independent of q and v; a torque:
+   its derivative against finite differences, and its power 1/2 sum_i (T x d_i) . d_i' equal to T . omega for a body
+   turning with omega (d_i' = omega x d_i, orthonormal d_i) */
+static void TestLoads(void **state)
+{
+  (void)state;
+  for (int seed = 0; seed < NSEEDS; seed++) {
+    MbsElemData e;
+    double      q[12], v[12], f[12], Jq[144], Jv[144], fd[144], R[3][3], omega[3], T[3], power = 0;
+    Context     ctx;
+    Closure     cq = {&MbsElemKernelTorqueLoad, &e, v};
+
+    ContextSet(&ctx, "loads", (BodyPair){RIGID, GROUND}, seed);
+    RandomSeed(seed);
+    memset(&e, 0, sizeof(e));
+    e.nblocks_a = RIGID;
+    e.time      = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}};
+    RandomVector(1.0, e.Xa);
+    RandomVector(2.0, e.load);
+    RandomVector(1.0, q);
+    RandomVector(1.0, omega);
+    RandomRotation(R);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++) q[3 * (1 + i) + k] = R[k][i];
+    for (int i = 0; i < 12; i++) v[i] = Random();
+    for (int i = 0; i < 3; i++) Cross(omega, &q[3 * (1 + i)], &v[3 * (1 + i)]);
+    MbsElemKernelPointLoad.force(&e, q, v, 0.7, f, Jq, Jv);
+    for (int j = 0; j < 4; j++)
+      for (int l = 0; l < 3; l++)
+        ExpectClose(&ctx, "point load", j, l, f[3 * j + l],
+                    (j ? e.Xa[j - 1] : 1.0) * MbsTimeFunctionEval(&e.time, 0.7) * e.load[l], 1e-15);
+    for (int i = 0; i < 144; i++) ExpectClose(&ctx, "point load derivatives", i, 0, Jq[i] + Jv[i], 0.0, 0.0);
+    MbsElemKernelTorqueLoad.force(&e, q, v, 0.0, f, Jq, Jv); /* at t = 0, as EvalDamperQ */
+    FiniteDifference(EvalDamperQ, &cq, 12, 12, q, FD_STEP, 1, fd); /* f(qm) with v fixed */
+    ExpectArrayClose(&ctx, "torque Jq vs FD", 12, 12, Jq, fd, FD_RTOL);
+    MbsElemKernelTorqueLoad.force(&e, q, v, 0.7, f, NULL, NULL);
+    for (int i = 0; i < 12; i++) power += f[i] * v[i];
+    for (int l = 0; l < 3; l++) T[l] = MbsTimeFunctionEval(&e.time, 0.7) * e.load[l];
+    ExpectClose(&ctx, "torque power", 0, 0, power, Dot(T, omega), 1e-14);
+  }
+}
+
 /* ---- joints of quadratic rows (prismatic, cylindrical, universal, weld, point on line, point on plane) ---- */
 
 static const BodyPair frame_pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
@@ -1255,6 +1322,8 @@ int main(void)
     cmocka_unit_test(TestQuadraticJointDerivatives),
     cmocka_unit_test(TestQuadraticJointMotions),
     cmocka_unit_test(TestDamper),
+    cmocka_unit_test(TestTimeFunctions),
+    cmocka_unit_test(TestLoads),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,13 +50,13 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
   for (PetscInt t = 0; t < ntypes; t++) {
     const MbsElementType *type = types[t];
     const PetscInt pairs[][2]  = {{p1, p2}, {r1, r2}, {r2, p1}, {MBS_GROUND, p2}, {r1, MBS_GROUND}, {MBS_GROUND, r2}};
-    const PetscInt npairs      = type->connection == MBS_ELEM_BODY_TO_WORLD ? 2 : 6;
+    const PetscInt npairs      = type->connection == MBS_ELEM_TWO_BODIES ? 6 : 2;
 
     for (PetscInt k = 0; k < npairs; k++) {
       PetscInt    a = pairs[k][0], b = pairs[k][1];
       MbsElemData d;
 
-      if (type->connection == MBS_ELEM_BODY_TO_WORLD) {
+      if (type->connection != MBS_ELEM_TWO_BODIES) { /* one body, the ground as b */
         a = k ? r1 : p1;
         b = MBS_GROUND;
       }
@@ -73,9 +73,13 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
         if (prm->kind == MBS_ELEM_PARAM_REAL)
           *(PetscReal *)((char *)&d + prm->offset[0]) =
             prm->fallback == MBS_ELEM_DEFAULT_BY_TYPE ? MBS_ELEM_UNSET : 0.6 + 0.1 * p + 0.05 * k;
-        else if (prm->kind == MBS_ELEM_PARAM_DIRECTION) {
+        else if (prm->kind == MBS_ELEM_PARAM_DIRECTION || prm->kind == MBS_ELEM_PARAM_VECTOR) {
           PetscReal *v = (PetscReal *)((char *)&d + prm->offset[0]);
           v[0] = 0.3, v[1] = 1.0, v[2] = -0.2;
+        } else if (prm->kind == MBS_ELEM_PARAM_TIME_FUNCTION) {
+          MbsTimeFunction *f = (MbsTimeFunction *)((char *)&d + prm->offset[0]);
+          f->kind            = MBS_TIME_HARMONIC;
+          f->p[0] = 0.8, f->p[1] = 1.5, f->p[2] = 0.3, f->p[3] = 0.1;
         } else {
           PetscReal *u = (PetscReal *)((char *)&d + prm->offset[0]), *v = (PetscReal *)((char *)&d + prm->offset[1]);
           u[0] = 0.1, u[1] = 0.2, u[2] = 1.0;
@@ -596,51 +600,62 @@ static void test_chain(void **state)
   FreeResult(&r);
 }
 
-/* Dampers: with EM and EM-G the energy falls by exactly what they dissipate, E_{n+1} - E_n = -D_n to round-off at
-   every step, D_n > 0; the other schemes lose energy too (D > 0) and keep the constraints */
-static void test_damper_balance(void **state)
+/* Dampers and loads: with EM and EM-G the energy changes by exactly the work the loads supply less what the dampers
+   dissipate, E_{n+1} - E_n = W_n - D_n to round-off at every step. The damped pendulum dissipates at every step
+   (D_n > 0) with no supplied work; the driven top is supplied work (W != 0) with nothing dissipated. The other
+   schemes keep the constraints. */
+static void CheckBalance(const char *input, PetscBool damped, PetscInt nsteps)
 {
   for (int s = 0; s < 5; s++) {
-    const RunSpec spec = {
-      "tests/inputs/dampers/damped_pendulum.yaml", all_schemes[s], 0, 0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+    const char  *scheme = all_schemes[s];
     MbsModel     model;
     MbsStepper   st;
     MbsRunConfig cfg;
     char         path[PETSC_MAX_PATH_LEN];
-    PetscReal    E0, balance = 0, dmin = PETSC_MAX_REAL, dsum = 0, scale, gmax = 0;
+    PetscReal    E0, balance = 0, dmin = PETSC_MAX_REAL, wsum = 0, dsum = 0, scale, gmax = 0;
 
-    snprintf(path, sizeof(path), "%s/%s", getenv("GGLMBS_SOURCE_DIR"), spec.input);
+    snprintf(path, sizeof(path), "%s/%s", getenv("GGLMBS_SOURCE_DIR"), input);
     CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
     CHECK(MbsRunConfigSetDefaults(&cfg));
     CHECK(MbsModelLoadYAML(model, path, &cfg));
     CHECK(MbsStepperCreate(model, &st));
-    CHECK(MbsStepperSetType(st, spec.scheme));
+    CHECK(MbsStepperSetType(st, scheme));
     CHECK(MbsStepperSetTimeStep(st, cfg.dt));
     {
       MbsDiagnostics d;
       CHECK(MbsStepperComputeDiagnostics(st, &d));
       E0    = d.E;
       scale = PetscMax(PetscAbsReal(d.E), PetscMax(d.T, PetscAbsReal(d.V)));
-      if (!(d.W == 0 && d.D == 0)) Fail("damper, %s: W = %g, D = %g at the initial state\n", spec.scheme, d.W, d.D);
+      if (!(d.W == 0 && d.D == 0)) Fail("%s, %s: W = %g, D = %g at the initial state\n", input, scheme, d.W, d.D);
     }
-    for (PetscInt n = 1; n <= 200; n++) { /* E0: the energy before the step */
+    for (PetscInt n = 1; n <= nsteps; n++) { /* E0: the energy before the step */
       MbsDiagnostics d;
       CHECK(MbsStepperStep(st));
       CHECK(MbsStepperComputeDiagnostics(st, &d));
       balance = PetscMax(balance, PetscAbsReal(d.E - E0 - d.W + d.D) / scale);
       dmin    = PetscMin(dmin, d.D);
       dsum += d.D;
+      wsum += PetscAbsReal(d.W);
       gmax = PetscMax(gmax, d.g_max);
-      if (!(d.W == 0)) Fail("damper, %s: W = %g without external forces\n", spec.scheme, d.W);
-      E0 = d.E;
+      E0   = d.E;
     }
-    if (!(dmin > 0)) Fail("damper, %s: a step dissipated %g, expected > 0\n", spec.scheme, dmin);
-    if ((Is(spec.scheme, "em") || Is(spec.scheme, "em-g")) && !(balance <= 1e-13))
-      Fail("damper, %s: max |E_{n+1} - E_n + D_n| / scale = %g, expected round-off (<= 1e-13)\n", spec.scheme, balance);
-    if (!Is(spec.scheme, "vi-a") && !(gmax <= 1e-10)) Fail("damper, %s: max |g| = %g\n", spec.scheme, gmax);
+    if (damped && !(dmin > 0 && wsum == 0))
+      Fail("%s, %s: smallest D_n %g (expected > 0), sum |W_n| %g (expected 0)\n", input, scheme, dmin, wsum);
+    if (!damped && !(dsum == 0 && wsum > 1e-3))
+      Fail("%s, %s: sum D_n %g (expected 0), sum |W_n| %g (expected the loads' work)\n", input, scheme, dsum, wsum);
+    if ((Is(scheme, "em") || Is(scheme, "em-g")) && !(balance <= 1e-13))
+      Fail("%s, %s: max |E_{n+1} - E_n - W_n + D_n| / scale = %g, expected round-off (<= 1e-13)\n", input, scheme,
+           balance);
+    if (!Is(scheme, "vi-a") && !(gmax <= 1e-10)) Fail("%s, %s: max |g| = %g\n", input, scheme, gmax);
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
   }
+}
+
+static void test_energy_balance(void **state)
+{
+  CheckBalance("tests/inputs/dampers/damped_pendulum.yaml", PETSC_TRUE, 200);
+  CheckBalance("tests/inputs/loads/driven_top.yaml", PETSC_FALSE, 500);
 }
 
 /* Distributed over the ranks (METIS), every scheme gives the serial run's diagnostics at every node to
@@ -661,6 +676,7 @@ static void test_parallel_matches_serial(void **state)
     {"inputs/mesh_net.yaml", 0.01},
     {"tests/inputs/joints/joint_zoo.yaml", 0.1},
     {"tests/inputs/dampers/damped_pendulum.yaml", 0.5},
+    {"tests/inputs/loads/driven_top.yaml", 0.1},
   };
   static const char *const names[MBS_NDIAG] = {"E", "T", "V", "Jx", "Jy", "Jz", "Lx", "Ly", "Lz", "g_max", "gv_max"};
   PetscMPIInt              size;
@@ -1005,7 +1021,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_four_particle),
     cmocka_unit_test(test_joint_zoo),
     cmocka_unit_test(test_spring_pendulum),
-    cmocka_unit_test(test_damper_balance),
+    cmocka_unit_test(test_energy_balance),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
     cmocka_unit_test(test_predictor_same_solution),

@@ -40,7 +40,7 @@ static const BadInput bad_inputs[] = {
   {"empty_document", 1, 1, "(document)", "expected a mapping", "an empty document"},
   {"top_not_mapping", 1, 1, "(document)", "expected a mapping", "a sequence of 2 items"},
   {"unknown_top_key", 2, 1, "bodys",
-   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, output",
+   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, loads, output",
    "unknown key 'bodys'"},
   {"unknown_key", 6, 5, "bodies[0].colour", "one of the keys name, type, mass, position, velocity (particle)",
    "unknown key 'colour'"},
@@ -118,6 +118,14 @@ static const BadInput bad_inputs[] = {
   {"line_zero_axis", 5, 57, "joints[0].axis", "expected a non-zero 3-vector (direction of the line", "[0, 0, 0]"},
   {"plane_no_normal", 5, 5, "joints[0].normal", "expected a non-zero 3-vector (normal of the plane",
    "nothing (the key is missing)"},
+  {"ramp_backwards", 5, 82, "loads[0].time.end", "expected an end time after the start time",
+   "end 1, not after the start 2"},
+  {"unknown_time_function", 5, 61, "loads[0].time.type", "expected a time function type (constant, ramp, smooth_step",
+   "'square'"},
+  {"torque_particle", 5, 26, "loads[0].body", "expected a rigid body (a torque load needs an orientation)",
+   "particle 'bob'"},
+  {"harmonic_extra_key", 5, 99, "loads[0].time.start", "expected one of the keys type, amplitude, frequency",
+   "unknown key 'start'"},
   {"weld_axes", 6, 34, "joints[0].axes", "expected one of the keys type, bodies, points (weld)", "unknown key 'axes'"},
   {"self_joint", 5, 37, "joints[0].bodies[1]", "expected a body other than bodies[0]", "'top' again"},
   {"ground_to_ground", 5, 37, "springs[0].bodies[1]", "expected a body other than bodies[0]", "'ground' again"},
@@ -378,6 +386,7 @@ static const GoodInput good_inputs[] = {
   {"tests/inputs/joints/joint_zoo.yaml", 6, 14, 20, 2e-3, 0.4, -9.81, "em", "output/joint_zoo", 10},
   {"inputs/spring_pendulum.yaml", 2, 4, 6, 0.1, 400, -1, "em", "output/spring_pendulum", 10},
   {"tests/inputs/dampers/damped_pendulum.yaml", 2, 5, 7, 0.01, 2, -9.81, "em", "output/damped_spring_pendulum", 1},
+  {"tests/inputs/loads/driven_top.yaml", 2, 7, 9, 0.002, 2, -9.81, "em", "output/driven_top", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -551,6 +560,44 @@ static void TestDamperCAPI(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* The loads of an input file and the same loads added through MbsModelAddPointLoad() and MbsModelAddTorqueLoad()
+   have the same data; a ramp that ends before it starts is refused */
+static void TestLoadsCAPI(void **state)
+{
+  MbsModel         model, api;
+  MbsRunConfig     cfg;
+  const GoodInput *good = &good_inputs[15];
+  PetscInt         nelems, matched = 0;
+
+  (void)state;
+  assert_string_equal(good->file, "tests/inputs/loads/driven_top.yaml");
+  LoadGood(good, &model, &cfg);
+  CopyBodies(model, &api);
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement *e = &model->elems[k];
+    PetscInt          elem;
+    if (!e->type || strcmp(e->type->section, "loads")) continue;
+    if (!strcmp(e->type->name, "force"))
+      assert_int_equal(MbsModelAddPointLoad(api, e->body[0], e->data.Xa, e->data.load, &e->data.time, &elem), 0);
+    else
+      assert_int_equal(MbsModelAddTorqueLoad(api, e->body[0], e->data.load, &e->data.time, &elem), 0);
+    assert_memory_equal(&api->elems[elem].data, &e->data, sizeof(MbsElemData));
+    matched++;
+  }
+  assert_int_equal(matched, 3);
+  ClearError();
+  assert_int_equal(MbsModelAddPointLoad(api, 0, NULL, (PetscReal[]){1, 0, 0},
+                                        &(MbsTimeFunction){MBS_TIME_RAMP, {2.0, 1.0, 0.0, 1.0}}, NULL),
+                   PETSC_ERR_ARG_OUTOFRANGE);
+  assert_non_null(strstr(error_message, "not after its start"));
+  ClearError();
+  assert_int_equal(MbsModelAddTorqueLoad(api, 1, (PetscReal[]){1, 0, 0}, NULL, NULL), PETSC_ERR_ARG_WRONG);
+  assert_non_null(strstr(error_message, "is a particle"));
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
 /* The joints of an input file and the same joints added through MbsModelAddJoint() to the same bodies complete to
    the same data blocks (points, axes, joint frames) */
 static void TestJointsCAPI(void **state)
@@ -665,6 +712,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"features", TestFeatures, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"joints through the C API", TestJointsCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"dampers through the C API", TestDamperCAPI, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"loads through the C API", TestLoadsCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};

@@ -4,6 +4,7 @@
 
 #include <petscsys.h>
 #include <petscvec.h>
+#include <gglmbs/elements/kernels.h> /* MbsTimeFunction */
 
 /* Body index of the fixed ground. Points on the ground are given in world coordinates. */
 #define MBS_GROUND ((PetscInt)-1)
@@ -70,6 +71,10 @@ PETSC_EXTERN PetscErrorCode MbsModelAddJoint(MbsModel, MbsJointType, PetscInt a,
 PETSC_EXTERN PetscErrorCode MbsModelAddSpring(MbsModel, MbsSpringType, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal stiffness, PetscReal length,
                                               PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddPointLoad(MbsModel, PetscInt body, const PetscReal X[3], const PetscReal F[3],
+                                                 const MbsTimeFunction *time, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddTorqueLoad(MbsModel, PetscInt body, const PetscReal T[3],
+                                                  const MbsTimeFunction *time, PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddDamper(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal damping, PetscReal exponent,
                                               PetscInt *elem);

@@ -15,8 +15,9 @@
 
 #include "io/yamlimpl.h"
 
-static const char *const top_keys[]      = {"time", "scheme", "gravity", "bodies",  "chains", "rigid_chains",
-                                            "nets", "meshes", "joints",  "springs", "output", NULL};
+static const char *const top_keys[]      = {"time",         "scheme", "gravity", "bodies", "chains",
+                                            "rigid_chains", "nets",   "meshes",  "joints", "springs",
+                                            "loads",        "output", NULL};
 static const char *const time_keys[]     = {"step", "end", NULL};
 static const char *const output_keys[]   = {"directory", "every", "trajectory", NULL};
 static const char *const particle_keys[] = {"name", "type", "mass", "position", "velocity", NULL};
@@ -331,6 +332,94 @@ static PetscErrorCode ParseBodyToWorld(MbsYAMLReader *r, yaml_node_t *item, cons
   PetscFunctionReturn(0);
 }
 
+/* A body and a material point on it, for elements on one body (loads): b is the ground */
+static PetscErrorCode ParseOneBody(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLBodyRef ref[2],
+                                   PetscReal X[2][3])
+{
+  yaml_node_t *node;
+  char         kpath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(MbsYAMLLookup(r, item, ipath, "body", "a body name", kpath, &node));
+  PetscCall(MbsYAMLResolveBody(r, node, kpath, PETSC_FALSE, &ref[0]));
+  ref[1].body   = MBS_GROUND;
+  ref[1].ground = PETSC_TRUE;
+  X[0][0] = X[0][1] = X[0][2] = X[1][0] = X[1][1] = X[1][2] = 0;
+  PetscCall(MbsYAMLLookup(r, item, ipath, "point", NULL, kpath, &node));
+  if (node) {
+    PetscCall(MbsYAMLParseVec3(r, node, kpath, "material point in the body frame, m", X[0]));
+    PetscCall(CheckPoint(r, node, kpath, &ref[0], X[0]));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A function of time (docs/loads.md): a number (constant) or {type: constant|ramp|smooth_step|harmonic, ...} */
+static PetscErrorCode ParseTimeFunction(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsTimeFunction *f)
+{
+  static const char *const kinds[]    = {"constant", "ramp", "smooth_step", "harmonic"};
+  static const char *const keys[4][6] = {{"type", "value", NULL},
+                                         {"type", "start", "end", "from", "to", NULL},
+                                         {"type", "start", "end", "from", "to", NULL},
+                                         {"type", "amplitude", "frequency", "phase", "offset", NULL}};
+  static const char *const expected   = "a number or a mapping {type: constant|ramp|smooth_step|harmonic, ...}";
+  yaml_node_t             *tnode, *v;
+  char                     kpath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
+  const char              *tname = NULL;
+  int                      kind  = -1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(f, sizeof(*f)));
+  if (node->type == YAML_SCALAR_NODE) {
+    f->kind = MBS_TIME_CONSTANT;
+    PetscCall(MbsYAMLParseReal(r, node, path, MBS_YAML_FINITE, "a constant factor", &f->p[0]));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MbsYAMLExpectMapping(r, node, path, expected));
+  PetscCall(MbsYAMLLookup(r, node, path, "type", "a time function type (constant, ramp, smooth_step or harmonic)",
+                          tpath, &tnode));
+  PetscCall(
+    MbsYAMLParseString(r, tnode, tpath, "a time function type (constant, ramp, smooth_step or harmonic)", &tname));
+  for (int k = 0; k < 4; k++)
+    if (!strcmp(tname, kinds[k])) kind = k;
+  if (kind < 0)
+    PetscCall(MbsYAMLFailNode(r, tnode, tpath, "a time function type (constant, ramp, smooth_step or harmonic)"));
+  PetscCall(MbsYAMLCheckKeys(r, node, path, keys[kind],
+                             kind == 3 ? " (harmonic)"
+                             : kind    ? " (ramp, smooth_step)"
+                                       : ""));
+  f->kind = kind;
+  if (kind == MBS_TIME_CONSTANT) {
+    PetscCall(MbsYAMLLookup(r, node, path, "value", "a number (the constant factor)", kpath, &v));
+    PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the constant factor", &f->p[0]));
+  } else if (kind == MBS_TIME_HARMONIC) {
+    PetscCall(MbsYAMLLookup(r, node, path, "amplitude", "a number (the amplitude)", kpath, &v));
+    PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the amplitude", &f->p[0]));
+    PetscCall(MbsYAMLLookup(r, node, path, "frequency", "a non-negative number (the frequency in Hz)", kpath, &v));
+    PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_NONNEGATIVE, "the frequency in Hz", &f->p[1]));
+    PetscCall(MbsYAMLLookup(r, node, path, "phase", NULL, kpath, &v));
+    if (v) PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the phase in rad", &f->p[2]));
+    PetscCall(MbsYAMLLookup(r, node, path, "offset", NULL, kpath, &v));
+    if (v) PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the offset", &f->p[3]));
+  } else {
+    yaml_node_t *end;
+    char         epath[MBS_YAML_PATH_LEN];
+    PetscCall(MbsYAMLLookup(r, node, path, "start", "a number (the start time in s)", kpath, &v));
+    PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the start time in s", &f->p[0]));
+    PetscCall(MbsYAMLLookup(r, node, path, "end", "a number (the end time in s, after the start)", epath, &end));
+    PetscCall(MbsYAMLParseReal(r, end, epath, MBS_YAML_FINITE, "the end time in s, after the start", &f->p[1]));
+    if (!(f->p[1] > f->p[0])) {
+      char got[96];
+      snprintf(got, sizeof(got), "end %g, not after the start %g", f->p[1], f->p[0]);
+      PetscCall(MbsYAMLFail(r, end->start_mark, epath, "an end time after the start time", got));
+    }
+    PetscCall(MbsYAMLLookup(r, node, path, "from", NULL, kpath, &v));
+    if (v) PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the value before the start", &f->p[2]));
+    PetscCall(MbsYAMLLookup(r, node, path, "to", "a number (the value after the end)", kpath, &v));
+    PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the value after the end", &f->p[3]));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* One parameter of an element type into its data block (src/elements/element.h) */
 static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, const char ipath[],
                                         const MbsElementType *type, const MbsElemParam *prm,
@@ -362,6 +451,23 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
                  number, prm->quantity, type->name);
         PetscCall(MbsYAMLFail(r, item->start_mark, kpath, expected, "nothing (the key is missing)"));
       }
+    }
+  } else if (prm->kind == MBS_ELEM_PARAM_VECTOR) {
+    PetscReal *v = (PetscReal *)((char *)data + prm->offset[0]);
+
+    snprintf(expected, sizeof(expected), "a 3-vector (%s)", prm->quantity);
+    PetscCall(MbsYAMLLookup(r, item, ipath, prm->key, expected, kpath, &node));
+    PetscCall(MbsYAMLParseVec3(r, node, kpath, prm->quantity, v));
+  } else if (prm->kind == MBS_ELEM_PARAM_TIME_FUNCTION) {
+    MbsTimeFunction *f = (MbsTimeFunction *)((char *)data + prm->offset[0]);
+
+    PetscCall(MbsYAMLLookup(r, item, ipath, prm->key, NULL, kpath, &node));
+    if (node)
+      PetscCall(ParseTimeFunction(r, node, kpath, f));
+    else {
+      PetscCall(PetscMemzero(f, sizeof(*f)));
+      f->kind = MBS_TIME_CONSTANT;
+      f->p[0] = 1.0;
     }
   } else if (prm->kind == MBS_ELEM_PARAM_DIRECTION) {
     PetscReal *v = (PetscReal *)((char *)data + prm->offset[0]);
@@ -419,6 +525,9 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     if (type->connection == MBS_ELEM_TWO_BODIES) {
       keys[nkeys++] = "bodies";
       keys[nkeys++] = "points";
+    } else if (type->connection == MBS_ELEM_ONE_BODY) {
+      keys[nkeys++] = "body";
+      keys[nkeys++] = "point";
     } else {
       keys[nkeys++] = "body";
       keys[nkeys++] = "point";
@@ -441,6 +550,16 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
         }
       }
       PetscCall(ParsePointPair(r, item, ipath, "points", "material points in m", ref, PETSC_FALSE, X));
+    } else if (type->connection == MBS_ELEM_ONE_BODY) {
+      PetscCall(ParseOneBody(r, item, ipath, ref, X));
+      if ((type->needs_orientation & MBS_ELEM_ORIENT_A) && ref[0].type != MBS_BODY_RIGID) {
+        char         got[MBS_YAML_GOT_LEN + 32], expected[128], bpath[MBS_YAML_PATH_LEN];
+        yaml_node_t *bnode;
+        PetscCall(MbsYAMLLookup(r, item, ipath, "body", "a body name", bpath, &bnode));
+        snprintf(got, sizeof(got), "particle '%.60s'", MbsYAMLScalarText(bnode));
+        snprintf(expected, sizeof(expected), "a rigid body (a %s %s needs an orientation)", type->name, noun);
+        PetscCall(MbsYAMLFail(r, bnode->start_mark, bpath, expected, got));
+      }
     } else
       PetscCall(ParseBodyToWorld(r, item, ipath, ref, X));
     PetscCall(PetscMemzero(&data, sizeof(data)));
@@ -521,8 +640,8 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   for (PetscInt k = 0; k < 4; k++)
     if (gen[k]) PetscCall(generators[k].add(r, gen[k], gpath[k]));
 
-  for (int s = 0; s < 2; s++) {
-    static const char *const sections[2][2] = {{"joints", "joint"}, {"springs", "spring"}};
+  for (int s = 0; s < 3; s++) {
+    static const char *const sections[3][2] = {{"joints", "joint"}, {"springs", "spring"}, {"loads", "load"}};
     char                     expected[64];
 
     PetscCall(MbsYAMLLookup(r, root, "", sections[s][0], NULL, path, &node));

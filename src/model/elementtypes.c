@@ -9,7 +9,7 @@ static PetscInt               MbsNumElementTypes = 0, MbsMaxElementTypes = 0;
 extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, MbsElementTypeRod,
   MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
-  MbsElementTypePointOnPlane, MbsElementTypeDamper;
+  MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -27,6 +27,8 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));
   PetscFunctionReturn(0);
 }
 

@@ -676,6 +676,8 @@ static void MbsElemDataInit(MbsElemData *d, const PetscReal Xa[3], const PetscRe
     d->Xb[i] = Xb ? Xb[i] : 0.0;
   }
   d->length = d->stiffness = d->damping = d->exponent = MBS_ELEM_UNSET;
+  d->time.kind                                        = MBS_TIME_CONSTANT;
+  d->time.p[0]                                        = 1.0;
 }
 
 /*@C
@@ -828,6 +830,94 @@ PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, c
     d.axis_b[i] = uses_b ? axis_b[i] : 0.0;
   }
   PetscCall(MbsModelAddNamedElement(model, "joints", names[type], a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/* A load's data: its vector and time function (NULL: the constant 1), checked finite and, for a ramp or smooth step,
+   with its end after its start */
+static PetscErrorCode MbsModelLoadData(MbsModel model, const char what[], const PetscReal X[3], const PetscReal v[3],
+                                       const MbsTimeFunction *time, MbsElemData *d)
+{
+  PetscFunctionBegin;
+  MbsElemDataInit(d, X, NULL);
+  PetscCheck(v && MbsVec3IsFinite(v), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "%s load: the vector must be given and finite", what);
+  for (int i = 0; i < 3; i++) d->load[i] = v[i];
+  if (time) {
+    PetscCheck(time->kind >= MBS_TIME_CONSTANT && time->kind <= MBS_TIME_HARMONIC, PetscObjectComm((PetscObject)model),
+               PETSC_ERR_ARG_OUTOFRANGE, "%s load: unknown time function kind %d", what, time->kind);
+    for (int i = 0; i < 4; i++)
+      PetscCheck(PetscIsNormalReal(time->p[i]) || time->p[i] == 0, PetscObjectComm((PetscObject)model),
+                 PETSC_ERR_ARG_OUTOFRANGE, "%s load: the time function's parameters must be finite", what);
+    PetscCheck((time->kind != MBS_TIME_RAMP && time->kind != MBS_TIME_SMOOTH_STEP) || time->p[1] > time->p[0],
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+               "%s load: the time function ends at %g, not after its start %g", what, (double)time->p[1],
+               (double)time->p[0]);
+    d->time = *time;
+  }
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddPointLoad - Adds a force F f(t) at the material point X of a body (docs/loads.md): F in the world frame,
+  f a time function (NULL: 1). Every scheme adds its impulse over a step at the step's mid-time; with EM the
+  energy changes by exactly its work (MbsDiagnostics W).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. body - the body (a particle, or a rigid body with X in its frame)
+. X - the material point (NULL: the origin; ignored on particles)
+. F - the force, N
+- time - the time function (MBS_TIME_CONSTANT p[0]; MBS_TIME_RAMP or MBS_TIME_SMOOTH_STEP from p[2] at p[0] to p[3]
+         at p[1]; MBS_TIME_HARMONIC p[3] + p[0] sin(2 pi p[1] t + p[2])), or NULL
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddTorqueLoad()`, `MbsStepperSetExternalForce()`
+@*/
+PetscErrorCode MbsModelAddPointLoad(MbsModel model, PetscInt body, const PetscReal X[3], const PetscReal F[3],
+                                    const MbsTimeFunction *time, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelLoadData(model, "Force", X, F, time, &d));
+  PetscCall(MbsModelAddNamedElement(model, "loads", "force", body, MBS_GROUND, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddTorqueLoad - Adds a torque T f(t) on a rigid body (docs/loads.md): T in the world frame, f a time
+  function as in MbsModelAddPointLoad() (NULL: 1).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. body - a rigid body
+. T - the torque, N m
+- time - the time function, or NULL
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddPointLoad()`
+@*/
+PetscErrorCode MbsModelAddTorqueLoad(MbsModel model, PetscInt body, const PetscReal T[3], const MbsTimeFunction *time,
+                                     PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelLoadData(model, "Torque", NULL, T, time, &d));
+  PetscCall(MbsModelAddNamedElement(model, "loads", "torque", body, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
 

@@ -17,14 +17,17 @@
 
 /* How the input names the bodies and points an element connects */
 typedef enum {
-  MBS_ELEM_TWO_BODIES,   /* bodies: [a, b], points: [Xa, Xb] (optional, zero); either body may be the ground */
-  MBS_ELEM_BODY_TO_WORLD /* body: a, point: Xa, position: x (b is the ground at x; default: where Xa starts) */
+  MBS_ELEM_TWO_BODIES,    /* bodies: [a, b], points: [Xa, Xb] (optional, zero); either body may be the ground */
+  MBS_ELEM_BODY_TO_WORLD, /* body: a, point: Xa, position: x (b is the ground at x; default: where Xa starts) */
+  MBS_ELEM_ONE_BODY       /* body: a, point: Xa (default the origin); b is the ground (loads) */
 } MbsElemConnection;
 
 typedef enum {
   MBS_ELEM_PARAM_REAL,           /* a real number at offset[0] */
   MBS_ELEM_PARAM_DIRECTION_PAIR, /* two non-zero 3-vectors, one in each body's frame, at offset[0] and offset[1] */
-  MBS_ELEM_PARAM_DIRECTION       /* one non-zero 3-vector in the frame of body b, at offset[0] */
+  MBS_ELEM_PARAM_DIRECTION,      /* one non-zero 3-vector in the frame of body b, at offset[0] */
+  MBS_ELEM_PARAM_VECTOR,         /* one 3-vector, world frame, at offset[0] */
+  MBS_ELEM_PARAM_TIME_FUNCTION   /* an MbsTimeFunction at offset[0]: a number or a mapping (docs/loads.md); default 1 */
 } MbsElemParamKind;
 
 /* Which bodies must be rigid or the ground (their directors carry the element's axes): bits of needs_orientation */

@@ -25,6 +25,17 @@
 #define MBS_ELEM_MAX_NQ     24
 #define MBS_ELEM_MAX_CON    6
 
+/* A function of time (docs/loads.md): constant p[0]; ramp and smooth step from p[2] at t = p[0] to p[3] at
+   t = p[1] (linear; quintic with zero first and second derivatives at both ends), constant before and after;
+   harmonic p[3] + p[0] sin(2 pi p[1] t + p[2]) */
+typedef enum { MBS_TIME_CONSTANT, MBS_TIME_RAMP, MBS_TIME_SMOOTH_STEP, MBS_TIME_HARMONIC } MbsTimeFunctionKind;
+typedef struct {
+  int    kind; /* MbsTimeFunctionKind */
+  double p[4];
+} MbsTimeFunction;
+
+double MbsTimeFunctionEval(const MbsTimeFunction *f, double t);
+
 typedef struct {
   int    nblocks_a, nblocks_b; /* 0 ground, 1 particle, 4 rigid body */
   double Xa[3], Xb[3];         /* material points on a and b (world coordinates for ground) */
@@ -40,9 +51,11 @@ typedef struct {
      world components if a is the ground), likewise frame_b; axis 2 is the joint axis. Set from the initial
      configuration so that both frames coincide in the world then (docs/joints.md). Appended last: the checkpoint
      hash of versions 3-5 covers the bytes before them. */
-  double frame_a[3][3], frame_b[3][3];
-  double damping;  /* damper: c > 0 */
-  double exponent; /* damper: the force grows as |axial velocity|^exponent, exponent >= 1 */
+  double          frame_a[3][3], frame_b[3][3];
+  double          damping;  /* damper: c > 0 */
+  double          exponent; /* damper: the force grows as |axial velocity|^exponent, exponent >= 1 */
+  double          load[3];  /* force (N) or torque (N m) of a load, world frame, times its time function */
+  MbsTimeFunction time;     /* of a load */
 } MbsElemData;
 
 typedef struct {
@@ -88,6 +101,8 @@ extern const MbsElemKernel MbsElemKernelRevolute;      /* spherical rows + n_a .
 extern const MbsElemKernel MbsElemKernelSpringLinear;  /* V = k/2 (|d| - L)^2 */
 extern const MbsElemKernel MbsElemKernelSpringQuartic; /* V = k/2 (|d|^2 - L^2)^2 */
 extern const MbsElemKernel MbsElemKernelGravity;       /* V = -m b . x_a (particle x or rigid phi); a only */
+extern const MbsElemKernel MbsElemKernelPointLoad;     /* a force load(t) at the point Xa of body a */
+extern const MbsElemKernel MbsElemKernelTorqueLoad;    /* a torque load(t) on the rigid body a: 1/2 T x d_i on d_i */
 extern const MbsElemKernel MbsElemKernelDamper; /* f = -c |u|^(e-1) u n on a, opposite on b; u = n . d', n = d/|d| */
 /* Joints of quadratic rows in the director formulation (docs/joints.md); A_k, B_k the joint-frame axes carried by a
    and b, d = x_a(Xa) - x_b(Xb) */
