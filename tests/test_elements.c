@@ -1041,7 +1041,7 @@ static void TestLoads(void **state)
         ExpectClose(&ctx, "point load", j, l, f[3 * j + l],
                     (j ? e.Xa[j - 1] : 1.0) * MbsTimeFunctionEval(&e.time, 0.7) * e.load[l], 1e-15);
     for (int i = 0; i < 144; i++) ExpectClose(&ctx, "point load derivatives", i, 0, Jq[i] + Jv[i], 0.0, 0.0);
-    MbsElemKernelTorqueLoad.force(&e, q, v, 0.0, f, Jq, Jv); /* at t = 0, as EvalDamperQ */
+    MbsElemKernelTorqueLoad.force(&e, q, v, 0.0, f, Jq, Jv);       /* at t = 0, as EvalDamperQ */
     FiniteDifference(EvalDamperQ, &cq, 12, 12, q, FD_STEP, 1, fd); /* f(qm) with v fixed */
     ExpectArrayClose(&ctx, "torque Jq vs FD", 12, 12, Jq, fd, FD_RTOL);
     MbsElemKernelTorqueLoad.force(&e, q, v, 0.7, f, NULL, NULL);

@@ -112,8 +112,10 @@ static PetscErrorCode MbsTrajInitializePackage(void)
    rigid body's own constraints, gravity) */
 static PetscInt MbsTrajElementKind(const MbsElement *el)
 {
-  if (el->type) return el->type->cell_kind;
-  return el->body[0] >= 0 && el->body[1] >= 0 ? 0 : -1;
+  const PetscBool two = (PetscBool)(el->body[0] >= 0 && el->body[1] >= 0);
+
+  if (el->type && el->type->cell_kind > 0) return el->type->cell_kind;
+  return two ? 0 : -1; /* a load on one body (the ground as b) is not a cell */
 }
 
 /* Points, cells and the owned cells, from the model (identical on every rank). */
