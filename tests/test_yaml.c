@@ -387,6 +387,7 @@ static const GoodInput good_inputs[] = {
   {"inputs/spring_pendulum.yaml", 2, 4, 6, 0.1, 400, -1, "em", "output/spring_pendulum", 10},
   {"tests/inputs/dampers/damped_pendulum.yaml", 2, 5, 7, 0.01, 2, -9.81, "em", "output/damped_spring_pendulum", 1},
   {"tests/inputs/loads/driven_top.yaml", 2, 7, 9, 0.002, 2, -9.81, "em", "output/driven_top", 10},
+  {"tests/inputs/loads/driven_crank.yaml", 2, 5, 7, 0.001, 0.5, -9.81, "em", "output/driven_crank", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -594,6 +595,25 @@ static void TestLoadsCAPI(void **state)
   ClearError();
   assert_int_equal(MbsModelAddTorqueLoad(api, 1, (PetscReal[]){1, 0, 0}, NULL, NULL), PETSC_ERR_ARG_WRONG);
   assert_non_null(strstr(error_message, "is a particle"));
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+
+  /* the slider-crank's joint torque */
+  good = &good_inputs[16];
+  assert_string_equal(good->file, "tests/inputs/loads/driven_crank.yaml");
+  LoadGood(good, &model, &cfg);
+  CopyBodies(model, &api);
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  matched = 0;
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement *e = &model->elems[k];
+    PetscInt          elem;
+    if (!e->type || strcmp(e->type->name, "joint_torque")) continue;
+    assert_int_equal(MbsModelAddJointTorque(api, e->body[0], e->data.axis_a, e->body[1], &e->data.time, &elem), 0);
+    assert_memory_equal(&api->elems[elem].data, &e->data, sizeof(MbsElemData));
+    matched++;
+  }
+  assert_int_equal(matched, 1);
   assert_int_equal(MbsModelDestroy(&api), 0);
   assert_int_equal(MbsModelDestroy(&model), 0);
 }

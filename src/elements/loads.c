@@ -1,5 +1,6 @@
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <gglmbs/elements/element.h>
@@ -108,4 +109,89 @@ const MbsElementType MbsElementTypeTorqueLoad = {
                          MBS_ELEM_RANGE_POSITIVE,
                          MBS_ELEM_DEFAULT_BY_TYPE,
                          "factor of the torque over time"}},
+};
+
+/* A torque tau(t) about a joint axis between two bodies (docs/loads.md): tau n on b and -tau n on a, with
+   n = axis_a_k d_k^a the axis carried by a (the constant axis_a if a is the ground), at the step's midpoint. On b's
+   directors 1/2 tau n x d_i^b, on a's -1/2 tau n x d_i^a. Derivatives, with [v]x w = v x w:
+     d f_i^b / d d_j^b = 1/2 tau [n]x delta_ij            d f_i^b / d d_k^a = -1/2 tau axis_a_k [d_i^b]x
+     d f_i^a / d d_j^a = -1/2 tau ([n]x delta_ij - axis_a_j [d_i^a]x) */
+static void CrossMatrixAdd(double *J, int nq, int row, int col, double s, const double v[3])
+{
+  J[(row + 0) * nq + col + 1] -= s * v[2];
+  J[(row + 0) * nq + col + 2] += s * v[1];
+  J[(row + 1) * nq + col + 0] += s * v[2];
+  J[(row + 1) * nq + col + 2] -= s * v[0];
+  J[(row + 2) * nq + col + 0] -= s * v[1];
+  J[(row + 2) * nq + col + 1] += s * v[0];
+}
+
+static void JointTorqueForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq,
+                             double *Jv)
+{
+  const int    nq = 3 * (e->nblocks_a + e->nblocks_b), ob = 3 * e->nblocks_a;
+  const int    rigid_a = e->nblocks_a == 4, rigid_b = e->nblocks_b == 4;
+  const double s = 0.5 * MbsTimeFunctionEval(&e->time, t);
+  double       n[3];
+
+  (void)vm;
+  memset(f, 0, sizeof(double) * nq);
+  if (Jq) memset(Jq, 0, sizeof(double) * nq * nq);
+  if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
+  for (int l = 0; l < 3; l++)
+    n[l] = rigid_a ? e->axis_a[0] * qm[3 + l] + e->axis_a[1] * qm[6 + l] + e->axis_a[2] * qm[9 + l] : e->axis_a[l];
+  for (int side = 0; side < 2; side++) {
+    const int    rigid = side ? rigid_b : rigid_a, off = side ? ob : 0;
+    const double sg = side ? s : -s;
+    if (!rigid) continue;
+    for (int i = 0; i < 3; i++) {
+      const double *d  = &qm[off + 3 * (1 + i)];
+      double       *fi = &f[off + 3 * (1 + i)];
+      fi[0] += sg * (n[1] * d[2] - n[2] * d[1]);
+      fi[1] += sg * (n[2] * d[0] - n[0] * d[2]);
+      fi[2] += sg * (n[0] * d[1] - n[1] * d[0]);
+      if (!Jq) continue;
+      CrossMatrixAdd(Jq, nq, off + 3 * (1 + i), off + 3 * (1 + i), sg, n); /* through d_i itself */
+      if (rigid_a)                                                         /* through n, carried by a */
+        for (int k = 0; k < 3; k++) CrossMatrixAdd(Jq, nq, off + 3 * (1 + i), 3 * (1 + k), -sg * e->axis_a[k], d);
+    }
+  }
+}
+
+const MbsElemKernel MbsElemKernelJointTorque = {.name = "joint_torque", .force = JointTorqueForce};
+
+static int JointTorqueComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
+                               size_t len)
+{
+  const double norm = sqrt(d->axis_a[0] * d->axis_a[0] + d->axis_a[1] * d->axis_a[1] + d->axis_a[2] * d->axis_a[2]);
+
+  (void)a, (void)b;
+  if (!(norm > 0 && isnormal(norm))) {
+    snprintf(error, len, "Joint torque: the axis must be a non-zero finite vector");
+    return 1;
+  }
+  for (int i = 0; i < 3; i++) d->axis_a[i] /= norm;
+  return 0;
+}
+
+const MbsElementType MbsElementTypeJointTorque = {
+  .name              = "joint_torque",
+  .section           = "loads",
+  .title             = "Joint torque",
+  .kernel            = &MbsElemKernelJointTorque,
+  .needs_orientation = MBS_ELEM_ORIENT_BOTH,
+  .nparams           = 2,
+  .params            = {{"axis",
+                         MBS_ELEM_PARAM_DIRECTION,
+                         {offsetof(MbsElemData, axis_a)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "joint axis in the frame of a, world frame for ground"},
+                        {"torque",
+                         MBS_ELEM_PARAM_TIME_FUNCTION,
+                         {offsetof(MbsElemData, time)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "torque about the axis in N m, on b (on a: its opposite)"}},
+  .complete          = JointTorqueComplete,
 };

@@ -461,7 +461,9 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
   } else if (prm->kind == MBS_ELEM_PARAM_TIME_FUNCTION) {
     MbsTimeFunction *f = (MbsTimeFunction *)((char *)data + prm->offset[0]);
 
-    PetscCall(MbsYAMLLookup(r, item, ipath, prm->key, NULL, kpath, &node));
+    snprintf(expected, sizeof(expected), "a number or a time function (%s)", prm->quantity);
+    PetscCall(
+      MbsYAMLLookup(r, item, ipath, prm->key, prm->fallback == MBS_ELEM_REQUIRED ? expected : NULL, kpath, &node));
     if (node)
       PetscCall(ParseTimeFunction(r, node, kpath, f));
     else {

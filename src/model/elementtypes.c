@@ -9,7 +9,8 @@ static PetscInt               MbsNumElementTypes = 0, MbsMaxElementTypes = 0;
 extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, MbsElementTypeRod,
   MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
-  MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad;
+  MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
+  MbsElementTypeJointTorque;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -29,6 +30,7 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeJointTorque));
   PetscFunctionReturn(0);
 }
 

@@ -922,6 +922,41 @@ PetscErrorCode MbsModelAddTorqueLoad(MbsModel model, PetscInt body, const PetscR
 }
 
 /*@C
+  MbsModelAddJointTorque - Adds a torque tau(t) about an axis carried by body a, acting on b, and its opposite on a
+  (docs/loads.md): the drive of a revolute or cylindrical joint between them.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, axis_a - body a (rigid or MBS_GROUND) and the axis in its frame (world frame on the ground)
+. b - body b (rigid or MBS_GROUND, not both the ground)
+- torque - tau(t) in N m, a time function as in MbsModelAddPointLoad()
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddTorqueLoad()`, `MbsModelAddRevolute()`
+@*/
+PetscErrorCode MbsModelAddJointTorque(MbsModel model, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                      const MbsTimeFunction *torque, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(torque, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Joint torque: the torque is required");
+  PetscCall(MbsModelLoadData(model, "Joint torque", NULL, axis_a, torque, &d));
+  for (int i = 0; i < 3; i++) {
+    d.axis_a[i] = d.load[i];
+    d.load[i]   = 0;
+  }
+  PetscCall(MbsModelAddNamedElement(model, "loads", "joint_torque", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsModelAddDamper - Adds an axial damper between two points (docs/dampers.md): the force -c |u|^(e-1) u n on a
   and its opposite on b, with n the unit vector from b's point to a's and u = n . (v_a - v_b) the rate at which the
   points separate. Every scheme adds its impulse over a step from the step's midpoint and mean velocity; with EM the

@@ -25,7 +25,7 @@ typedef enum {
 typedef enum {
   MBS_ELEM_PARAM_REAL,           /* a real number at offset[0] */
   MBS_ELEM_PARAM_DIRECTION_PAIR, /* two non-zero 3-vectors, one in each body's frame, at offset[0] and offset[1] */
-  MBS_ELEM_PARAM_DIRECTION,      /* one non-zero 3-vector in the frame of body b, at offset[0] */
+  MBS_ELEM_PARAM_DIRECTION,      /* one non-zero 3-vector in a body's frame (its quantity says which), at offset[0] */
   MBS_ELEM_PARAM_VECTOR,         /* one 3-vector, world frame, at offset[0] */
   MBS_ELEM_PARAM_TIME_FUNCTION   /* an MbsTimeFunction at offset[0]: a number or a mapping (docs/loads.md); default 1 */
 } MbsElemParamKind;
