@@ -629,6 +629,70 @@ static void test_output_interface(void **state)
   remove(dir);
 }
 
+/* The number of steps trajectory.xdmf lists (its <Grid Name="step ...">), -1 if it cannot be read */
+static int CountListedSteps(const char path[])
+{
+  FILE *fp = fopen(path, "r");
+  char  line[512];
+  int   n = 0;
+
+  if (!fp) return -1;
+  while (fgets(line, sizeof(line), fp))
+    if (strstr(line, "<Grid Name=\"step ")) n++;
+  fclose(fp);
+  return n;
+}
+
+/* A host that reads the trajectory after MbsStepperSolve(), before destroying the stepper, finds every written step
+   listed, with the sync interval far longer than the run: the solve's end syncs them; and a failed step's solve too */
+static void test_trajectory_synced_at_end(void **state)
+{
+  MbsModel   model;
+  MbsStepper st;
+  char       dir[] = "/tmp/gglmbs_test_traj_XXXXXX", file[96];
+
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(file, sizeof(file), "%s/trajectory.xdmf", dir);
+  CreatePendulum(&model);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFinalTime(st, 0.5));
+  CHECK(MbsStepperSetOutput(st, dir, 1));
+  CHECK(MbsStepperSetTrajectory(st, "xdmf", 2));
+  CHECK(MbsStepperSetTrajectorySync(st, 1e9));
+  CHECK(MbsStepperSolve(st));
+  assert_int_equal(CountListedSteps(file), 6); /* steps 0, 2, ..., 10 */
+  CHECK(MbsStepperDestroy(&st));
+  /* the first step fails (one Newton iteration allowed): the solve returns with the initial frame listed */
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.05));
+  CHECK(MbsStepperSetFinalTime(st, 0.5));
+  CHECK(MbsStepperSetOutput(st, dir, 1));
+  CHECK(MbsStepperSetTrajectory(st, "xdmf", 2));
+  CHECK(MbsStepperSetTrajectorySync(st, 1e9));
+  CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_FALSE));
+  {
+    SNES snes;
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESSetTolerances(snes, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 1, PETSC_DEFAULT));
+  }
+  CHECK(MbsStepperSolve(st));
+  {
+    MbsStepReason reason;
+    CHECK(MbsStepperGetConvergedReason(st, &reason));
+    assert_true(reason < 0);
+  }
+  assert_int_equal(CountListedSteps(file), 1);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  {
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+  }
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -636,6 +700,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_options_database_untouched),   cmocka_unit_test(test_stepper_references_model),
     cmocka_unit_test(test_failed_step_reason),           cmocka_unit_test(test_output_interface),
     cmocka_unit_test(test_checkpoint_verification),      cmocka_unit_test(test_signal_during_step),
+    cmocka_unit_test(test_trajectory_synced_at_end),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

@@ -252,8 +252,10 @@ static PetscErrorCode Run(void)
    spends 0.3 s of its initialization there on starting a daemon and probing UCX, for a run that talks to no one
    (docs/solvers.md). Without the daemon ("isolated"), every singleton of a user on the host shares one session
    directory, and one that ends removes it under another that starts (3 failures in 400 runs, 8 at a time): so an
-   isolated singleton gets a session directory of its own, removed when it ends. A user's own setting of any of
-   these wins, and a launched run is left alone. Returns the directory to remove at the end, or "". */
+   isolated singleton gets a session directory of its own, removed when it ends (left behind by a process killed
+   outright, as Open MPI's own is). A user's own setting of any of these in the environment wins (one in an
+   mca-params.conf file does not: the environment overrides it), and a launched run is left alone. Returns the directory
+   to remove at the end, or "". */
 static void MbsAppSingletonSettings(char session[], size_t len)
 {
   static const char *launched[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID"};

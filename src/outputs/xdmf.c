@@ -476,7 +476,7 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
     char        buf[MBS_TRAJ_GRID_MAX];
     MbsTrajText t = {buf, 0, sizeof(buf), 0};
 
-    PetscCall(PetscMalloc1(cap, &all));
+    if (PetscMalloc1(cap, &all)) err = ENOMEM, all = NULL; /* reported to every rank below, not returned early */
     for (PetscInt i = 0; i < tr->npending && !err; i++) {
       t.len = 0;
       MbsTrajFormatGrid(tr, tr->pending_step[i], tr->pending_time[i], &t);
@@ -486,7 +486,10 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
         if (len + t.len + sizeof(MbsTrajXDMFFooter) > cap) {
           char *more;
           cap = 2 * (len + t.len + sizeof(MbsTrajXDMFFooter));
-          PetscCall(PetscMalloc1(cap, &more));
+          if (PetscMalloc1(cap, &more)) {
+            err = ENOMEM;
+            break;
+          }
           PetscCall(PetscArraycpy(more, all, len));
           PetscCall(PetscFree(all));
           all = more;
@@ -918,7 +921,7 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
       MbsElementGather(model, el, tr->qloc, qe);
       for (int j = 0; j < nq; j++) {
         qm[j] = 0.5 * (q0e[j] + qe[j]);
-        vm[j] = (qe[j] - q0e[j]) / st->hstep;
+        vm[j] = (qe[j] - q0e[j]) / (st->hlast > 0 ? st->hlast : st->hstep); /* a halved sub-step's own size */
       }
       el->kernel->force(&el->data, qm, vm, st->tmid, fe, NULL, NULL);
       for (int j = 0; j < nq; j++) fe[j] = -fe[j]; /* fe is the gradient, the force's opposite */
@@ -1013,14 +1016,18 @@ static PetscErrorCode MbsTrajWriteFields(MbsTrajectory tr, const char group[])
 @*/
 static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscBool force)
 {
-  char           group[64];
-  PetscErrorCode ierr;
-  MbsTrajH5Quiet quiet;
+  /* a checkpoint of this step (written after the outputs before it) finds every written step flushed */
+  const PetscBool ckpt = (PetscBool)(st->checkpoint_every > 0 && st->step % st->checkpoint_every == 0);
+  char            group[64];
+  PetscErrorCode  ierr;
+  MbsTrajH5Quiet  quiet;
 
   PetscFunctionBegin;
   if (!tr) PetscFunctionReturn(0);
-  if (!force && st->step % tr->every) PetscFunctionReturn(0);
-  if (st->step <= tr->last_step) PetscFunctionReturn(0);
+  if ((!force && st->step % tr->every) || st->step <= tr->last_step) { /* nothing to write; maybe a sync */
+    if ((force || ckpt) && tr->npending && tr->viewer) PetscCall(MbsTrajSync(tr, st->step));
+    PetscFunctionReturn(0);
+  }
   PetscCheck(tr->viewer, tr->comm, PETSC_ERR_FILE_WRITE,
              "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": an earlier write failed", tr->h5, st->step);
   {
@@ -1048,7 +1055,7 @@ static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscB
     int            flags[2];
     PetscCall(PetscTime(&now));
     flags[0] = (int)ierr;
-    flags[1] = force || tr->sync <= 0 || now - tr->synced_at >= tr->sync;
+    flags[1] = force || ckpt || tr->sync <= 0 || now - tr->synced_at >= tr->sync;
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, tr->comm));
     ierr = (PetscErrorCode)flags[0];
     if (ierr) PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
@@ -1135,6 +1142,18 @@ static PetscErrorCode MbsOutputFinish_XDMF(MbsStepper st, void *ctx)
   PetscFunctionReturn(0);
 }
 
+/* The end of MbsStepperSolve(), whatever ended it (the last step, a failed step, a signal): the written steps are
+   synced, so that a host reading the files after the solve finds them listed */
+static PetscErrorCode MbsOutputEnd_XDMF(MbsStepper st, void *ctx)
+{
+  MbsTrajectory *tr = (MbsTrajectory *)ctx;
+
+  PetscFunctionBegin;
+  (void)st;
+  if (*tr && (*tr)->viewer && (*tr)->npending) PetscCall(MbsTrajSync(*tr, (*tr)->last_step));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsOutputDestroy_XDMF(void **ctx)
 {
   PetscFunctionBegin;
@@ -1151,6 +1170,7 @@ PetscErrorCode MbsOutputCreate_XDMF(MbsStepper st, MbsOutputOps *ops, void **ctx
   PetscCall(PetscNew(&tr));
   ops->write   = MbsOutputWrite_XDMF;
   ops->finish  = MbsOutputFinish_XDMF;
+  ops->end     = MbsOutputEnd_XDMF;
   ops->destroy = MbsOutputDestroy_XDMF;
   *ctx         = tr;
   PetscFunctionReturn(0);

@@ -86,10 +86,14 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
 
     st->reason = MBS_STEP_INTERRUPTED;
     PetscCall(MbsInterruptSetAgreed_Private(signum));
-    /* The diagnostics and the trajectory keep their rows and frames on their output grid (each is flushed as it
-       is written), so that the restarted run continues them as if never interrupted. */
-    ierr = MbsStepperWriteCheckpoint(st, NULL);
-    PetscCall(MbsStepperOutputsEnd_Private(st));
+    /* The diagnostics and the trajectory keep their rows and frames on their output grid, so that the restarted run
+       continues them as if never interrupted; the outputs end first, so that the trajectory's written steps are
+       flushed and listed before the checkpoint names them. */
+    {
+      PetscErrorCode ierr_end = MbsStepperOutputsEnd_Private(st);
+      ierr                    = MbsStepperWriteCheckpoint(st, NULL);
+      PetscCall(ierr_end);
+    }
     PetscCall(ierr);
     PetscCall(MbsStepperCheckpointPath(st, NULL, path, sizeof(path)));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_SIG,

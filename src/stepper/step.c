@@ -597,6 +597,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   }
   if (reason > 0) {
     PetscCall(MbsStepperCopyState(st, PETSC_FALSE));
+    st->hlast = st->hstep;
     if (st->force) { /* the work of the external force along the step, for the energy check */
       const PetscScalar *f, *q;
       PetscInt           n;

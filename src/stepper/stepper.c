@@ -818,9 +818,11 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
              "Scheme %s does not provide setup, residual and jacobian", st->type);
   if (!st->q) PetscCall(MbsModelCreateInitialState(model, &st->q, &st->p));
   PetscCall(st->ops->setup(st));
-  st->has_forces = PETSC_FALSE; /* force elements (dampers) on this rank: step.c adds their impulse */
+  st->has_forces = PETSC_FALSE; /* force elements (dampers, loads) on any rank: step.c adds their impulse and work */
   for (PetscInt k = 0; k < model->nelem_local; k++)
     if (model->elems[model->elem_local[k]].kernel->force) st->has_forces = PETSC_TRUE;
+  /* on every rank alike: the work after a step gathers ghosted coordinates, which every rank must join */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &st->has_forces, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
   /* Small systems keep Newton's method proper: a step costs microseconds either way, and quadratic
      convergence reaches the true round-off floor (pendulum energy error 1.4e-14 against 1.5e-13 under
      modified Newton, whose floor test has to be looser, see MbsStepperConverged()). */
@@ -1286,9 +1288,9 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
 /*@
   MbsStepperSetTrajectorySync - Sets how often the trajectory files are made durable: the written steps are
   flushed to trajectory.h5 (an fsync under MPI-IO, about 1 ms) and listed in trajectory.xdmf together, once at
-  least `seconds` of wall time have passed since the last sync, and always at the last step of
-  MbsStepperSolve() and when the run stops (an error or a signal included). A process killed outright
-  (SIGKILL, a failed node) leaves files that list the steps up to the last sync.
+  least `seconds` of wall time have passed since the last sync, and always at a checkpoint step, at the end of
+  MbsStepperSolve() whatever ended it (the last step, a failed step, a signal) and when the stepper is destroyed. A
+process killed outright (SIGKILL, a failed node) leaves files that list the steps up to the last sync.
 
   Logically Collective
 

@@ -187,8 +187,9 @@ struct _p_MbsStepper {
   PetscReal ext_work; /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
   /* force elements (dampers): does this rank have any; the (sub-)step's mid-time; this rank's part of the work
      supplied (external forces, drives) and of the energy dissipated during the last step (MbsDiagnostics W, D) */
-  PetscBool has_forces;
+  PetscBool has_forces; /* on any rank */
   PetscReal tmid;
+  PetscReal hlast; /* the size of the last accepted (sub-)step, whose start st->q0 holds */
   PetscReal step_supplied, step_dissipated;
 };
 
