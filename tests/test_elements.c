@@ -1105,6 +1105,60 @@ static void TestJointTorque(void **state)
   }
 }
 
+/* The torsional damper: its power over bodies turning with omega_a, omega_b is -c (n . (omega_b - omega_a))^2, and
+   both derivatives match finite differences */
+static void TestTorsionalDamper(void **state)
+{
+  static const BodyPair pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
+
+  (void)state;
+  assert_true(MbsElemKernelTorsionalDamper.dissipative && MbsElemKernelTorsionalDamper.force);
+  for (int p = 0; p < NPAIRS(pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[24], v[24], f[24], Jq[576], Jv[576], fd[576], R[3][3], omega[2][3], n[3], u = 0, power = 0;
+      Context     ctx;
+      Closure     cq = {&MbsElemKernelTorsionalDamper, &e, v}, cv = {&MbsElemKernelTorsionalDamper, &e, q};
+      int         nq;
+
+      ContextSet(&ctx, "torsional damper", pairs[p], seed);
+      RandomSeed(seed);
+      memset(&e, 0, sizeof(e));
+      e.nblocks_a = pairs[p].nblocks_a;
+      e.nblocks_b = pairs[p].nblocks_b;
+      e.damping   = 0.3 + 0.2 * Random();
+      RandomUnitVector(e.axis_a);
+      nq = MbsElemNq(&e);
+      for (int s = 0, off = 0; s < 2; s++) {
+        const int nb = s ? e.nblocks_b : e.nblocks_a;
+        RandomVector(1.0, omega[s]);
+        if (nb != RIGID) {
+          omega[s][0] = omega[s][1] = omega[s][2] = 0;
+          continue;
+        }
+        RandomRotation(R);
+        RandomVector(1.0, &q[off]);
+        for (int i = 0; i < 3; i++)
+          for (int k = 0; k < 3; k++) q[off + 3 * (1 + i) + k] = R[k][i];
+        RandomVector(1.0, &v[off]);
+        for (int i = 0; i < 3; i++) Cross(omega[s], &q[off + 3 * (1 + i)], &v[off + 3 * (1 + i)]);
+        off += 12;
+      }
+      MbsElemKernelTorsionalDamper.force(&e, q, v, 0.0, f, Jq, Jv);
+      FiniteDifference(EvalDamperQ, &cq, nq, nq, q, FD_STEP, 1, fd);
+      ExpectArrayClose(&ctx, "Jq vs FD", nq, nq, Jq, fd, FD_RTOL);
+      FiniteDifference(EvalDamperV, &cv, nq, nq, v, FD_STEP, 1, fd);
+      ExpectArrayClose(&ctx, "Jv vs FD", nq, nq, Jv, fd, FD_RTOL);
+      for (int i = 0; i < nq; i++) power += f[i] * v[i];
+      for (int l = 0; l < 3; l++)
+        n[l] =
+          e.nblocks_a == RIGID ? e.axis_a[0] * q[3 + l] + e.axis_a[1] * q[6 + l] + e.axis_a[2] * q[9 + l] : e.axis_a[l];
+      for (int l = 0; l < 3; l++) u += n[l] * (omega[1][l] - omega[0][l]);
+      ExpectClose(&ctx, "power", 0, 0, power, -e.damping * u * u, 1e-14);
+    }
+  }
+}
+
 /* ---- joints of quadratic rows (prismatic, cylindrical, universal, weld, point on line, point on plane) ---- */
 
 static const BodyPair frame_pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
@@ -1379,6 +1433,7 @@ int main(void)
     cmocka_unit_test(TestTimeFunctions),
     cmocka_unit_test(TestLoads),
     cmocka_unit_test(TestJointTorque),
+    cmocka_unit_test(TestTorsionalDamper),
   };
 
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -656,6 +656,7 @@ static void CheckBalance(const char *input, PetscBool damped, PetscInt nsteps)
 static void test_energy_balance(void **state)
 {
   CheckBalance("tests/inputs/dampers/damped_pendulum.yaml", PETSC_TRUE, 200);
+  CheckBalance("tests/inputs/dampers/damped_hinge.yaml", PETSC_TRUE, 200);
   CheckBalance("tests/inputs/loads/driven_top.yaml", PETSC_FALSE, 500);
   CheckBalance("tests/inputs/loads/driven_crank.yaml", PETSC_FALSE, 500);
 }
@@ -681,6 +682,7 @@ static void test_parallel_matches_serial(void **state)
     {"tests/inputs/loads/driven_top.yaml", 0.1},
     {"tests/inputs/loads/driven_crank.yaml", 0.1},
     {"tests/inputs/dampers/chain_one_damper.yaml", 0.05}, /* a damper on one rank only */
+    {"tests/inputs/dampers/damped_hinge.yaml", 0.05},
   };
   static const char *const names[MBS_NDIAG] = {"E", "T", "V", "Jx", "Jy", "Jz", "Lx", "Ly", "Lz", "g_max", "gv_max"};
   PetscMPIInt              size;

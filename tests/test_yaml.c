@@ -76,7 +76,8 @@ static const BadInput bad_inputs[] = {
    "the key is missing"},
   {"zero_stiffness", 6, 47, "springs[0].stiffness", "expected a positive number (stiffness in N/m)", "'0'"},
   {"negative_spring_length", 6, 60, "springs[0].length", "expected a non-negative number (rest length in m)", "'-1'"},
-  {"unknown_spring_type", 6, 12, "springs[0].type", "expected a spring type (linear, quartic or damper)", "'cubic'"},
+  {"unknown_spring_type", 6, 12, "springs[0].type",
+   "expected a spring type (linear, quartic, damper or torsional_damper)", "'cubic'"},
   {"zero_every", 4, 33, "output.every", "expected a positive integer", "'0'"},
   {"fractional_every", 4, 17, "output.every", "expected a positive integer", "'2.5'"},
   {"unknown_trajectory", 4, 48, "output.trajectory", "expected one of xdmf, none", "'vtk'"},
@@ -388,6 +389,7 @@ static const GoodInput good_inputs[] = {
   {"tests/inputs/dampers/damped_pendulum.yaml", 2, 5, 7, 0.01, 2, -9.81, "em", "output/damped_spring_pendulum", 1},
   {"tests/inputs/loads/driven_top.yaml", 2, 7, 9, 0.002, 2, -9.81, "em", "output/driven_top", 10},
   {"tests/inputs/loads/driven_crank.yaml", 2, 5, 7, 0.001, 0.5, -9.81, "em", "output/driven_crank", 10},
+  {"tests/inputs/dampers/damped_hinge.yaml", 2, 6, 8, 0.002, 0.4, -9.81, "em", "output/damped_hinge", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)

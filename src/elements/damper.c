@@ -5,6 +5,7 @@
 
 #include <gglmbs/elements/element.h>
 #include <gglmbs/elements/vec3.h>
+#include "jointaxis.h"
 
 /* Axial damper between two points (docs/dampers.md). With d = x_a(Xa) - x_b(Xb) = c + sum_j w_j Q_j at the step's
    midpoint, n = d/|d|, the axial velocity u = n . d' (d' = sum_j w_j V_j from the mean velocity V) and
@@ -94,4 +95,76 @@ const MbsElementType MbsElementTypeDamper = {
                  MBS_ELEM_DEFAULT_BY_TYPE,
                  "exponent of the axial velocity in the damping force, 1 (linear) to 10"}},
   .complete  = DamperComplete,
+};
+
+/* Torsional damper at a joint (docs/dampers.md): the torque -c u about the axis n carried by a, on b (its opposite on
+   a), u = n . (omega_b - omega_a) the relative angular velocity about the axis from the step's midpoint directors and
+   mean velocity. With G the map of a unit torque (jointaxis.h), u = G . v and f = -c u G, so f . v = -c u^2 <= 0;
+   df/dv = -c G G^T, df/dq = -c (G (dG^T v)^T + u dG). */
+static void TorsionalDamperForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f,
+                                 double *Jq, double *Jv)
+{
+  const int nq = MbsElemNq(e);
+  double    G[MBS_ELEM_MAX_NQ], dG[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], du[MBS_ELEM_MAX_NQ], u = 0;
+
+  (void)t;
+  MbsElemJointAxisMap(e, qm, G, Jq ? dG : NULL);
+  for (int r = 0; r < nq; r++) u += G[r] * vm[r];
+  for (int r = 0; r < nq; r++) f[r] = -e->damping * u * G[r];
+  if (Jv)
+    for (int r = 0; r < nq; r++)
+      for (int c = 0; c < nq; c++) Jv[r * nq + c] = -e->damping * G[r] * G[c];
+  if (!Jq) return;
+  for (int c = 0; c < nq; c++) {
+    du[c] = 0;
+    for (int r = 0; r < nq; r++) du[c] += vm[r] * dG[r * nq + c];
+  }
+  for (int r = 0; r < nq; r++)
+    for (int c = 0; c < nq; c++) Jq[r * nq + c] = -e->damping * (G[r] * du[c] + u * dG[r * nq + c]);
+}
+
+const MbsElemKernel MbsElemKernelTorsionalDamper = {
+  .name        = "torsional_damper",
+  .force       = TorsionalDamperForce,
+  .dissipative = 1,
+};
+
+static int TorsionalDamperComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
+                                   size_t len)
+{
+  const double norm = MbsVec3Norm(d->axis_a);
+
+  (void)a, (void)b;
+  if (!(norm > 0 && isnormal(norm))) {
+    snprintf(error, len, "Torsional damper: the axis must be a non-zero finite vector");
+    return 1;
+  }
+  for (int i = 0; i < 3; i++) d->axis_a[i] /= norm;
+  if (!(d->damping > 0 && isnormal(d->damping))) {
+    snprintf(error, len, "Torsional damper: damping must be positive and finite, got %g", d->damping);
+    return 1;
+  }
+  return 0;
+}
+
+const MbsElementType MbsElementTypeTorsionalDamper = {
+  .name              = "torsional_damper",
+  .section           = "springs",
+  .title             = "Torsional damper",
+  .kernel            = &MbsElemKernelTorsionalDamper,
+  .needs_orientation = MBS_ELEM_ORIENT_BOTH,
+  .nparams           = 2,
+  .params            = {{"axis",
+                         MBS_ELEM_PARAM_DIRECTION,
+                         {offsetof(MbsElemData, axis_a)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "joint axis in the frame of a, world frame for ground"},
+                        {"damping",
+                         MBS_ELEM_PARAM_REAL,
+                         {offsetof(MbsElemData, damping)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "torsional damping c in N m s"}},
+  .complete          = TorsionalDamperComplete,
 };

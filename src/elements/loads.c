@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <gglmbs/elements/element.h>
+#include "jointaxis.h"
 
 /* Loads (docs/loads.md): force elements that depend on time, not on velocity. */
 
@@ -113,7 +114,7 @@ const MbsElementType MbsElementTypeTorqueLoad = {
 
 /* A torque tau(t) about a joint axis between two bodies (docs/loads.md): tau n on b and -tau n on a, with
    n = axis_a_k d_k^a the axis carried by a (the constant axis_a if a is the ground), at the step's midpoint. On b's
-   directors 1/2 tau n x d_i^b, on a's -1/2 tau n x d_i^a. Derivatives, with [v]x w = v x w:
+   directors 1/2 tau n x d_i^b, on a's -1/2 tau n x d_i^a (the map G below, times tau). Derivatives, [v]x w = v x w:
      d f_i^b / d d_j^b = 1/2 tau [n]x delta_ij            d f_i^b / d d_k^a = -1/2 tau axis_a_k [d_i^b]x
      d f_i^a / d d_j^a = -1/2 tau ([n]x delta_ij - axis_a_j [d_i^a]x) */
 static void CrossMatrixAdd(double *J, int nq, int row, int col, double s, const double v[3])
@@ -126,36 +127,49 @@ static void CrossMatrixAdd(double *J, int nq, int row, int col, double s, const 
   J[(row + 2) * nq + col + 1] += s * v[0];
 }
 
-static void JointTorqueForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq,
-                             double *Jv)
+/* The generalized force G of a unit torque about the axis n carried by a, on b, and its opposite on a; dG = dG/dq
+   (nq x nq, may be NULL). G . v is the relative angular velocity about n, n . (omega_b - omega_a), of directors moving
+   with v (omega = 1/2 sum_i d_i x d_i'). */
+void MbsElemJointAxisMap(const MbsElemData *e, const double *qm, double *G, double *dG)
 {
-  const int    nq = 3 * (e->nblocks_a + e->nblocks_b), ob = 3 * e->nblocks_a;
-  const int    rigid_a = e->nblocks_a == 4, rigid_b = e->nblocks_b == 4;
-  const double s = 0.5 * MbsTimeFunctionEval(&e->time, t);
-  double       n[3];
+  const int nq = 3 * (e->nblocks_a + e->nblocks_b), ob = 3 * e->nblocks_a;
+  const int rigid_a = e->nblocks_a == 4, rigid_b = e->nblocks_b == 4;
+  double    n[3];
 
-  (void)vm;
-  memset(f, 0, sizeof(double) * nq);
-  if (Jq) memset(Jq, 0, sizeof(double) * nq * nq);
-  if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
+  memset(G, 0, sizeof(double) * nq);
+  if (dG) memset(dG, 0, sizeof(double) * nq * nq);
   for (int l = 0; l < 3; l++)
     n[l] = rigid_a ? e->axis_a[0] * qm[3 + l] + e->axis_a[1] * qm[6 + l] + e->axis_a[2] * qm[9 + l] : e->axis_a[l];
   for (int side = 0; side < 2; side++) {
     const int    rigid = side ? rigid_b : rigid_a, off = side ? ob : 0;
-    const double sg = side ? s : -s;
+    const double sg = side ? 0.5 : -0.5;
     if (!rigid) continue;
     for (int i = 0; i < 3; i++) {
       const double *d  = &qm[off + 3 * (1 + i)];
-      double       *fi = &f[off + 3 * (1 + i)];
-      fi[0] += sg * (n[1] * d[2] - n[2] * d[1]);
-      fi[1] += sg * (n[2] * d[0] - n[0] * d[2]);
-      fi[2] += sg * (n[0] * d[1] - n[1] * d[0]);
-      if (!Jq) continue;
-      CrossMatrixAdd(Jq, nq, off + 3 * (1 + i), off + 3 * (1 + i), sg, n); /* through d_i itself */
+      double       *gi = &G[off + 3 * (1 + i)];
+      gi[0] += sg * (n[1] * d[2] - n[2] * d[1]);
+      gi[1] += sg * (n[2] * d[0] - n[0] * d[2]);
+      gi[2] += sg * (n[0] * d[1] - n[1] * d[0]);
+      if (!dG) continue;
+      CrossMatrixAdd(dG, nq, off + 3 * (1 + i), off + 3 * (1 + i), sg, n); /* through d_i itself */
       if (rigid_a)                                                         /* through n, carried by a */
-        for (int k = 0; k < 3; k++) CrossMatrixAdd(Jq, nq, off + 3 * (1 + i), 3 * (1 + k), -sg * e->axis_a[k], d);
+        for (int k = 0; k < 3; k++) CrossMatrixAdd(dG, nq, off + 3 * (1 + i), 3 * (1 + k), -sg * e->axis_a[k], d);
     }
   }
+}
+
+static void JointTorqueForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq,
+                             double *Jv)
+{
+  const int    nq  = 3 * (e->nblocks_a + e->nblocks_b);
+  const double tau = MbsTimeFunctionEval(&e->time, t);
+
+  (void)vm;
+  MbsElemJointAxisMap(e, qm, f, Jq);
+  for (int r = 0; r < nq; r++) f[r] *= tau;
+  if (Jq)
+    for (int r = 0; r < nq * nq; r++) Jq[r] *= tau;
+  if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
 }
 
 const MbsElemKernel MbsElemKernelJointTorque = {.name = "joint_torque", .force = JointTorqueForce};

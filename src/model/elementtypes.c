@@ -10,7 +10,7 @@ extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, M
   MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
   MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
-  MbsElementTypeJointTorque;
+  MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -28,6 +28,7 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeTorsionalDamper));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeJointTorque));
