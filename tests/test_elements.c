@@ -1051,6 +1051,27 @@ static void TestLoads(void **state)
   }
 }
 
+/* The two bodies of e at random orientations (orthonormal directors), turning with random angular velocities
+   omega[0], omega[1] (zero for the ground): q, and v with d_i' = omega x d_i */
+static void RandomTurningBodies(const MbsElemData *e, double *q, double *v, double omega[2][3])
+{
+  for (int s = 0, off = 0; s < 2; s++) {
+    double R[3][3];
+    RandomVector(1.0, omega[s]);
+    if ((s ? e->nblocks_b : e->nblocks_a) != RIGID) {
+      omega[s][0] = omega[s][1] = omega[s][2] = 0;
+      continue;
+    }
+    RandomRotation(R);
+    RandomVector(1.0, &q[off]);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++) q[off + 3 * (1 + i) + k] = R[k][i];
+    RandomVector(1.0, &v[off]);
+    for (int i = 0; i < 3; i++) Cross(omega[s], &q[off + 3 * (1 + i)], &v[off + 3 * (1 + i)]);
+    off += 12;
+  }
+}
+
 /* A torque tau n about a's axis n on b and its opposite on a: its power over bodies turning with omega_a, omega_b is
    tau n . (omega_b - omega_a); its derivative against finite differences; a ground as a holds the axis fixed */
 static void TestJointTorque(void **state)
@@ -1061,7 +1082,7 @@ static void TestJointTorque(void **state)
   for (int p = 0; p < NPAIRS(pairs); p++) {
     for (int seed = 0; seed < NSEEDS; seed++) {
       MbsElemData e;
-      double      q[24], v[24], f[24], Jq[576], Jv[576], fd[576], R[3][3], omega[2][3], n[3], rel[3], power = 0, tau;
+      double      q[24], v[24], f[24], Jq[576], Jv[576], fd[576], omega[2][3], n[3], rel[3], power = 0, tau;
       Context     ctx;
       Closure     cq = {&MbsElemKernelJointTorque, &e, v};
       int         nq;
@@ -1074,21 +1095,7 @@ static void TestJointTorque(void **state)
       e.time      = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}};
       RandomUnitVector(e.axis_a);
       nq = MbsElemNq(&e);
-      for (int s = 0, off = 0; s < 2; s++) {
-        const int nb = s ? e.nblocks_b : e.nblocks_a;
-        RandomVector(1.0, omega[s]);
-        if (nb != RIGID) {
-          omega[s][0] = omega[s][1] = omega[s][2] = 0;
-          continue;
-        }
-        RandomRotation(R);
-        RandomVector(1.0, &q[off]);
-        for (int i = 0; i < 3; i++)
-          for (int k = 0; k < 3; k++) q[off + 3 * (1 + i) + k] = R[k][i];
-        RandomVector(1.0, &v[off]);
-        for (int i = 0; i < 3; i++) Cross(omega[s], &q[off + 3 * (1 + i)], &v[off + 3 * (1 + i)]);
-        off += 12;
-      }
+      RandomTurningBodies(&e, q, v, omega);
       MbsElemKernelJointTorque.force(&e, q, v, 0.0, f, Jq, Jv);
       FiniteDifference(EvalDamperQ, &cq, nq, nq, q, FD_STEP, 1, fd);
       ExpectArrayClose(&ctx, "Jq vs FD", nq, nq, Jq, fd, FD_RTOL);
@@ -1116,7 +1123,7 @@ static void TestTorsionalDamper(void **state)
   for (int p = 0; p < NPAIRS(pairs); p++) {
     for (int seed = 0; seed < NSEEDS; seed++) {
       MbsElemData e;
-      double      q[24], v[24], f[24], Jq[576], Jv[576], fd[576], R[3][3], omega[2][3], n[3], u = 0, power = 0;
+      double      q[24], v[24], f[24], Jq[576], Jv[576], fd[576], omega[2][3], n[3], u = 0, power = 0;
       Context     ctx;
       Closure     cq = {&MbsElemKernelTorsionalDamper, &e, v}, cv = {&MbsElemKernelTorsionalDamper, &e, q};
       int         nq;
@@ -1129,21 +1136,7 @@ static void TestTorsionalDamper(void **state)
       e.damping   = 0.3 + 0.2 * Random();
       RandomUnitVector(e.axis_a);
       nq = MbsElemNq(&e);
-      for (int s = 0, off = 0; s < 2; s++) {
-        const int nb = s ? e.nblocks_b : e.nblocks_a;
-        RandomVector(1.0, omega[s]);
-        if (nb != RIGID) {
-          omega[s][0] = omega[s][1] = omega[s][2] = 0;
-          continue;
-        }
-        RandomRotation(R);
-        RandomVector(1.0, &q[off]);
-        for (int i = 0; i < 3; i++)
-          for (int k = 0; k < 3; k++) q[off + 3 * (1 + i) + k] = R[k][i];
-        RandomVector(1.0, &v[off]);
-        for (int i = 0; i < 3; i++) Cross(omega[s], &q[off + 3 * (1 + i)], &v[off + 3 * (1 + i)]);
-        off += 12;
-      }
+      RandomTurningBodies(&e, q, v, omega);
       MbsElemKernelTorsionalDamper.force(&e, q, v, 0.0, f, Jq, Jv);
       FiniteDifference(EvalDamperQ, &cq, nq, nq, q, FD_STEP, 1, fd);
       ExpectArrayClose(&ctx, "Jq vs FD", nq, nq, Jq, fd, FD_RTOL);

@@ -6,6 +6,7 @@
 #include <gglmbs/elements/element.h>
 #include <gglmbs/elements/vec3.h>
 #include "jointaxis.h"
+#include "quadrow.h" /* MbsElemUnitAxis() */
 
 /* Axial damper between two points (docs/dampers.md). With d = x_a(Xa) - x_b(Xb) = c + sum_j w_j Q_j at the step's
    midpoint, n = d/|d|, the axial velocity u = n . d' (d' = sum_j w_j V_j from the mean velocity V) and
@@ -132,14 +133,8 @@ const MbsElemKernel MbsElemKernelTorsionalDamper = {
 static int TorsionalDamperComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                                    size_t len)
 {
-  const double norm = MbsVec3Norm(d->axis_a);
-
   (void)a, (void)b;
-  if (!(norm > 0 && isnormal(norm))) {
-    snprintf(error, len, "Torsional damper: the axis must be a non-zero finite vector");
-    return 1;
-  }
-  for (int i = 0; i < 3; i++) d->axis_a[i] /= norm;
+  if (MbsElemUnitAxis(d->axis_a, "Torsional damper", "the axis", error, len)) return 1;
   if (!(d->damping > 0 && isnormal(d->damping))) {
     snprintf(error, len, "Torsional damper: damping must be positive and finite, got %g", d->damping);
     return 1;

@@ -5,6 +5,7 @@
 
 #include <gglmbs/elements/element.h>
 #include "jointaxis.h"
+#include "quadrow.h" /* MbsElemUnitAxis() */
 
 /* Loads (docs/loads.md): force elements that depend on time, not on velocity. */
 
@@ -177,15 +178,8 @@ const MbsElemKernel MbsElemKernelJointTorque = {.name = "joint_torque", .force =
 static int JointTorqueComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                                size_t len)
 {
-  const double norm = sqrt(d->axis_a[0] * d->axis_a[0] + d->axis_a[1] * d->axis_a[1] + d->axis_a[2] * d->axis_a[2]);
-
   (void)a, (void)b;
-  if (!(norm > 0 && isnormal(norm))) {
-    snprintf(error, len, "Joint torque: the axis must be a non-zero finite vector");
-    return 1;
-  }
-  for (int i = 0; i < 3; i++) d->axis_a[i] /= norm;
-  return 0;
+  return MbsElemUnitAxis(d->axis_a, "Joint torque", "the axis", error, len);
 }
 
 const MbsElementType MbsElementTypeJointTorque = {

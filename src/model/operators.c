@@ -24,8 +24,8 @@
 #define MBS_END_FOR }
 
 /* The step's midpoint configuration and mean velocity of one element */
-static void MbsElementStepMidpoint(MbsModel model, const MbsElement *el, const PetscScalar *q0, const PetscScalar *q1,
-                                   PetscReal h, PetscReal qm[], PetscReal vm[])
+void MbsElementStepMidpoint(MbsModel model, const MbsElement *el, const PetscScalar *q0, const PetscScalar *q1,
+                            PetscReal h, PetscReal qm[], PetscReal vm[])
 {
   PetscReal a[MBS_ELEM_MAX_NQ];
   const int nq = MbsElemNq(&el->data);

@@ -110,6 +110,9 @@ PETSC_EXTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, P
 PETSC_EXTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
 /* Force elements (dampers): f += alpha F(qm, vm, t) over the step q0 -> q1 of size h; this rank's work F . (q1 - q0),
    supplied (drives) and dissipated (dampers, counted positive); the Jacobian block alpha dF/dq1 */
+/* One element's coordinates at the midpoint of the step q0 -> q1 of size h, and its mean velocity */
+PETSC_INTERN void MbsElementStepMidpoint(MbsModel, const MbsElement *, const PetscScalar *q0, const PetscScalar *q1,
+                                         PetscReal h, PetscReal qm[], PetscReal vm[]);
 PETSC_EXTERN PetscErrorCode MbsOpForceAdd(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal h,
                                           PetscReal t, PetscReal alpha, PetscScalar *f);
 PETSC_EXTERN PetscErrorCode MbsOpForceWork(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal h,

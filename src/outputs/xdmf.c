@@ -916,13 +916,8 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
       MbsElementGather(model, el, tr->qloc, qe);
       el->kernel->gradient(&el->data, qe, fe);
     } else if (!nc && el->kernel->force && st->started) { /* a damper: its force over the last step */
-      PetscReal q0e[MBS_ELEM_MAX_NQ], qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ];
-      MbsElementGather(model, el, st->q0, q0e);
-      MbsElementGather(model, el, tr->qloc, qe);
-      for (int j = 0; j < nq; j++) {
-        qm[j] = 0.5 * (q0e[j] + qe[j]);
-        vm[j] = (qe[j] - q0e[j]) / (st->hlast > 0 ? st->hlast : st->hstep); /* a halved sub-step's own size */
-      }
+      PetscReal qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ]; /* over a halved sub-step's own size */
+      MbsElementStepMidpoint(model, el, st->q0, tr->qloc, st->hlast > 0 ? st->hlast : st->hstep, qm, vm);
       el->kernel->force(&el->data, qm, vm, st->tmid, fe, NULL, NULL);
       for (int j = 0; j < nq; j++) fe[j] = -fe[j]; /* fe is the gradient, the force's opposite */
     }
