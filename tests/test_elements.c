@@ -1407,10 +1407,186 @@ static void TestQuadraticJointMotions(void **state)
   CheckJointMotions(&MbsElementTypePointOnPlane, JOINT_PLANE, line_pairs, NPAIRS(line_pairs));
 }
 
+/* ---- Drives (docs/drives.md) */
+extern const MbsElementType MbsElementTypeAngleDrive, MbsElementTypeSlideDrive, MbsElementTypePositionDrive;
+
+static const BodyPair angle_pairs[]    = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
+static const BodyPair slide_pairs[]    = {{RIGID, RIGID}, {GROUND, RIGID}, {GROUND, PARTICLE}, {RIGID, PARTICLE}};
+static const BodyPair position_pairs[] = {{PARTICLE, GROUND}, {RIGID, GROUND}};
+
+static void RandomHarmonic(MbsTimeFunction *f)
+{
+  f->kind = MBS_TIME_HARMONIC;
+  f->p[0] = 0.5 + Random();       /* amplitude */
+  f->p[1] = 0.3 + 0.5 * Random(); /* frequency */
+  f->p[2] = Random();             /* phase */
+  f->p[3] = Random();             /* offset */
+}
+
+/* g(q, t) with the drive's coefficients at t */
+static void DriveAt(const MbsElemKernel *kernel, const MbsElemData *e, double t, const double *q, double *g)
+{
+  MbsElemData d = *e;
+  kernel->time_coefficients(&d, t, t, 0, d.tcoef);
+  kernel->constraint(&d, q, g, NULL);
+}
+
+/* For random elements, states and times: G and H against finite differences with the step's mean coefficients
+   and with their derivatives; dg/dt (the derivative coefficients) against a central difference in t; the mean
+   coefficients are the mean of the end points' */
+static void CheckDriveDerivatives(const MbsElemKernel *kernel, const char *name, int ncon, const BodyPair *pairs,
+                                  int npairs)
+{
+  CheckKernelSlots(kernel, name, ncon);
+  assert_non_null(kernel->time_coefficients);
+  for (int p = 0; p < npairs; p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[MBS_ELEM_MAX_NQ], t0, t1, gt[MBS_ELEM_MAX_CON], gp[MBS_ELEM_MAX_CON], gm[MBS_ELEM_MAX_CON],
+        fd[MBS_ELEM_MAX_CON], c0[MBS_ELEM_MAX_TCOEF] = {0}, c1[MBS_ELEM_MAX_TCOEF] = {0},
+                              cm[MBS_ELEM_MAX_TCOEF] = {0}; /* a kernel fills the coefficients it has */
+      const double dt                                = 1e-5;
+      Context      ctx;
+
+      ContextSet(&ctx, name, pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(pairs[p], &e);
+      RandomFrames(&e);
+      RandomHarmonic(&e.time);
+      RandomState(&e, 2.5, q);
+      t0 = 2.0 * Random();
+      t1 = t0 + 0.1 + 0.2 * Random();
+      kernel->time_coefficients(&e, t0, t1, 0, e.tcoef);
+      CheckConstraint(&ctx, kernel, &e, q);
+      kernel->time_coefficients(&e, t0, t0, 0, c0);
+      kernel->time_coefficients(&e, t1, t1, 0, c1);
+      kernel->time_coefficients(&e, t0, t1, 0, cm);
+      for (int j = 0; j < MBS_ELEM_MAX_TCOEF; j++)
+        ExpectClose(&ctx, "mean coefficient", j, 0, cm[j], 0.5 * (c0[j] + c1[j]), 1e-15);
+      kernel->time_coefficients(&e, t1, t1, 1, e.tcoef);
+      CheckConstraint(&ctx, kernel, &e, q);
+      kernel->constraint(&e, q, gt, NULL);
+      DriveAt(kernel, &e, t1 + dt, q, gp);
+      DriveAt(kernel, &e, t1 - dt, q, gm);
+      for (int k = 0; k < ncon; k++) fd[k] = (gp[k] - gm[k]) / (2 * dt);
+      ExpectArrayClose(&ctx, "dg/dt vs central difference", 1, ncon, gt, fd, 1e-8);
+    }
+  }
+}
+
+static void TestDriveDerivatives(void **state)
+{
+  (void)state;
+  CheckDriveDerivatives(&MbsElemKernelAngleDrive, "angle_drive", 1, angle_pairs, NPAIRS(angle_pairs));
+  CheckDriveDerivatives(&MbsElemKernelSlideDrive, "slide_drive", 1, slide_pairs, NPAIRS(slide_pairs));
+  CheckDriveDerivatives(&MbsElemKernelPositionDrive, "position_drive", 3, position_pairs, NPAIRS(position_pairs));
+}
+
+/* The drives mean what they say, checked with configurations built here from world geometry through the types'
+   own complete(): zero at the initial state; zero after b turns (angle) or slides (slide) relative to a by the
+   prescribed amount, or a's point moves along the path (position), at time t; non-zero 0.05 rad or 0.05 m off it */
+static void TestDriveMotions(void **state)
+{
+  const MbsElementType *types[3] = {&MbsElementTypeAngleDrive, &MbsElementTypeSlideDrive, &MbsElementTypePositionDrive};
+  const BodyPair       *pairs[3] = {angle_pairs, slide_pairs, position_pairs};
+  const int             npairs[3] = {NPAIRS(angle_pairs), NPAIRS(slide_pairs), NPAIRS(position_pairs)};
+
+  (void)state;
+  for (int d = 0; d < 3; d++) {
+    for (int p = 0; p < npairs[d]; p++) {
+      for (int seed = 0; seed < NSEEDS; seed++) {
+        const MbsElemKernel *kernel = types[d]->kernel;
+        MbsElemData          e;
+        MbsElemPlacement     pa, pb;
+        double q0[MBS_ELEM_MAX_NQ] = {0}, q[MBS_ELEM_MAX_NQ], g[MBS_ELEM_MAX_CON], P[3], n[3], zero[3] = {0, 0, 0},
+               shift[3], t = 0.37, value;
+        char    error[256] = "";
+        Context ctx;
+        Motion  exact, off;
+
+        ContextSet(&ctx, types[d]->name, pairs[d][p], seed);
+        RandomSeed(seed + 200);
+        memset(&e, 0, sizeof(e));
+        e.nblocks_a = pairs[d][p].nblocks_a;
+        e.nblocks_b = pairs[d][p].nblocks_b;
+        RandomVector(1.0, P);
+        RandomUnitVector(n);
+        PlaceBody(e.nblocks_a, P, q0, e.Xa, &pa);
+        PlaceBody(e.nblocks_b, P, q0 + 3 * e.nblocks_a, e.Xb, &pb);
+        if (d == 2) { /* b is the ground at a's point */
+          memcpy(e.Xb, P, sizeof(P));
+          memcpy(e.axis_b, n, sizeof(n));
+        } else
+          InBody(&pa, n, e.axis_a);
+        e.time.kind = MBS_TIME_HARMONIC; /* 0 at t = 0 */
+        e.time.p[0] = 0.4 + 0.5 * Random();
+        e.time.p[1] = 0.5;
+        assert_int_equal(types[d]->complete(&e, &pa, &pb, error, sizeof(error)), 0);
+        DriveAt(kernel, &e, 0.0, q0, g);
+        for (int k = 0; k < kernel->ncon; k++) ExpectClose(&ctx, "g at the initial state", k, 0, g[k], 0.0, 1e-13);
+        value = MbsTimeFunctionEval(&e.time, t);
+        for (int k = 0; k < 3; k++) shift[k] = value * n[k];
+        if (d == 0) {
+          MotionSet(&exact, P, n, value, zero);
+          MotionSet(&off, P, n, value + 0.05, zero);
+        } else {
+          double more[3];
+          for (int k = 0; k < 3; k++) more[k] = (value + 0.05) * n[k];
+          MotionSet(&exact, P, n, 0.0, shift);
+          MotionSet(&off, P, n, 0.0, more);
+        }
+        memcpy(q, q0, sizeof(q));
+        if (d == 2)
+          MotionApply(&exact, 0, e.nblocks_a, q);
+        else
+          MoveB(&e, &exact, q);
+        DriveAt(kernel, &e, t, q, g);
+        for (int k = 0; k < kernel->ncon; k++)
+          ExpectClose(&ctx, "g after the prescribed motion", k, 0, g[k], 0.0, 1e-12);
+        memcpy(q, q0, sizeof(q));
+        if (d == 2)
+          MotionApply(&off, 0, e.nblocks_a, q);
+        else
+          MoveB(&e, &off, q);
+        DriveAt(kernel, &e, t, q, g);
+        assert_true(MaxAbs(kernel->ncon, g) > 1e-3);
+      }
+    }
+  }
+}
+
+/* complete() refuses a drive that does not start at the initial state, and an axis of zero length */
+static void TestDriveErrors(void **state)
+{
+  MbsElemData      e;
+  MbsElemPlacement pa, pb;
+  char             error[256] = "";
+
+  (void)state;
+  memset(&e, 0, sizeof(e));
+  memset(&pa, 0, sizeof(pa));
+  memset(&pb, 0, sizeof(pb));
+  for (int i = 0; i < 3; i++) pa.D[i][i] = pb.D[i][i] = 1.0;
+  e.nblocks_a = GROUND, e.nblocks_b = RIGID;
+  e.axis_a[2] = 1.0;
+  e.time.kind = MBS_TIME_CONSTANT;
+  e.time.p[0] = 0.5;
+  assert_int_equal(MbsElementTypeAngleDrive.complete(&e, &pa, &pb, error, sizeof(error)), 1);
+  assert_non_null(strstr(error, "must be 0 at t = 0"));
+  assert_non_null(strstr(error, "got 0.5"));
+  e.time.p[0] = 0.0;
+  e.axis_a[2] = 0.0;
+  assert_int_equal(MbsElementTypeSlideDrive.complete(&e, &pa, &pb, error, sizeof(error)), 1);
+  assert_non_null(strstr(error, "Slide drive: the axis must be a non-zero finite vector"));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(TestPointDifference),
+    cmocka_unit_test(TestDriveDerivatives),
+    cmocka_unit_test(TestDriveMotions),
+    cmocka_unit_test(TestDriveErrors),
     cmocka_unit_test(TestRigidBody),
     cmocka_unit_test(TestSpherical),
     cmocka_unit_test(TestRod),

@@ -79,7 +79,7 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
         } else if (prm->kind == MBS_ELEM_PARAM_TIME_FUNCTION) {
           MbsTimeFunction *f = (MbsTimeFunction *)((char *)&d + prm->offset[0]);
           f->kind            = MBS_TIME_HARMONIC;
-          f->p[0] = 0.8, f->p[1] = 1.5, f->p[2] = 0.3, f->p[3] = 0.1;
+          f->p[0] = 0.8, f->p[1] = 1.5, f->p[2] = 0.3, f->p[3] = -0.8 * PetscSinReal(0.3); /* 0 at t = 0 (drives) */
         } else {
           PetscReal *u = (PetscReal *)((char *)&d + prm->offset[0]), *v = (PetscReal *)((char *)&d + prm->offset[1]);
           u[0] = 0.1, u[1] = 0.2, u[2] = 1.0;
@@ -159,6 +159,7 @@ static void CheckJacobian(const SchemeCase *sc)
   SetScheme(st, sc);
   CHECK(MbsStepperSetTimeStep(st, 0.1));
   CHECK(MbsStepperSetUp(st));
+  st->tstep[0] = 0.3, st->tstep[1] = 0.4, st->tmid = 0.35; /* a step from t = 0.3: the drives' and loads' times */
   CHECK(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
   CHECK(PetscRandomSetInterval(rnd, -1.0, 1.0));
   CHECK(PetscRandomSetSeed(rnd, 7));
@@ -659,6 +660,53 @@ static void test_energy_balance(void **state)
   CheckBalance("tests/inputs/dampers/damped_hinge.yaml", PETSC_TRUE, 200);
   CheckBalance("tests/inputs/loads/driven_top.yaml", PETSC_FALSE, 500);
   CheckBalance("tests/inputs/loads/driven_crank.yaml", PETSC_FALSE, 500);
+  CheckBalance("inputs/slider_crank_driven.yaml", PETSC_FALSE, 200); /* a drive: W its constraint force's work */
+}
+
+/* A slider-crank whose crank angle is prescribed (inputs/slider_crank_driven.yaml) has no degree of freedom left:
+   the slider must follow the closed form x = r cos th + sqrt(l^2 - r^2 sin^2 th), th = pi/3 + 2 pi t, at every node
+   of the schemes that keep g(q_n, t_n) = 0 (all but VI-A, whose constraints hold at q_theta: second order there);
+   with EM, which also keeps G v + dg/dt = 0 at the nodes, the energy returns to its start after the revolution. */
+static void test_slider_crank_closed_form(void **state)
+{
+  for (int s = 0; s < 5; s++) {
+    const char  *scheme = all_schemes[s];
+    MbsModel     model;
+    MbsStepper   st;
+    MbsRunConfig cfg;
+    char         path[PETSC_MAX_PATH_LEN];
+    PetscReal    err = 0, E0 = 0, E1 = 0, bound = Is(scheme, "vi-a") ? 1e-4 : 1e-12;
+    PetscInt     nsteps;
+
+    snprintf(path, sizeof(path), "%s/inputs/slider_crank_driven.yaml", getenv("GGLMBS_SOURCE_DIR"));
+    CHECK(MbsModelCreate(PETSC_COMM_SELF, &model));
+    CHECK(MbsRunConfigSetDefaults(&cfg));
+    CHECK(MbsModelLoadYAML(model, path, &cfg));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, scheme));
+    CHECK(MbsStepperSetTimeStep(st, cfg.dt));
+    nsteps = (PetscInt)(cfg.t_end / cfg.dt + 0.5);
+    for (PetscInt n = 0; n <= nsteps; n++) {
+      const PetscScalar *q;
+      MbsDiagnostics     d;
+      const PetscReal    th = PETSC_PI / 3 + 2 * PETSC_PI * n * cfg.dt;
+      const PetscReal    x  = 0.1 * PetscCosReal(th) + PetscSqrtReal(0.09 - 0.01 * PetscSqr(PetscSinReal(th)));
+
+      if (n) CHECK(MbsStepperStep(st));
+      CHECK(MbsStepperComputeDiagnostics(st, &d));
+      if (n == 0) E0 = d.E;
+      E1 = d.E;
+      CHECK(VecGetArrayRead(st->q, &q));
+      err = PetscMax(err, PetscAbsScalar(q[model->body_q[1]] - x));
+      CHECK(VecRestoreArrayRead(st->q, &q));
+    }
+    if (!(err <= bound)) Fail("slider-crank, %s: slider off its closed form by %g (bound %g)\n", scheme, err, bound);
+    if (Is(scheme, "em") && !(PetscAbsReal(E1 - E0) <= 1e-12))
+      Fail("slider-crank, %s: energy after a revolution %.17g, at the start %.17g\n", scheme, E1, E0);
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+  (void)state;
 }
 
 /* Distributed over the ranks (METIS), every scheme gives the serial run's diagnostics at every node to
@@ -683,6 +731,7 @@ static void test_parallel_matches_serial(void **state)
     {"tests/inputs/loads/driven_crank.yaml", 0.1},
     {"tests/inputs/dampers/chain_one_damper.yaml", 0.05}, /* a damper on one rank only */
     {"tests/inputs/dampers/damped_hinge.yaml", 0.05},
+    {"inputs/slider_crank_driven.yaml", 0.1},
   };
   static const char *const names[MBS_NDIAG] = {"E", "T", "V", "Jx", "Jy", "Jz", "Lx", "Ly", "Lz", "g_max", "gv_max"};
   PetscMPIInt              size;
@@ -1028,6 +1077,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_joint_zoo),
     cmocka_unit_test(test_spring_pendulum),
     cmocka_unit_test(test_energy_balance),
+    cmocka_unit_test(test_slider_crank_closed_form),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
     cmocka_unit_test(test_predictor_same_solution),

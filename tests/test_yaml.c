@@ -40,7 +40,8 @@ static const BadInput bad_inputs[] = {
   {"empty_document", 1, 1, "(document)", "expected a mapping", "an empty document"},
   {"top_not_mapping", 1, 1, "(document)", "expected a mapping", "a sequence of 2 items"},
   {"unknown_top_key", 2, 1, "bodys",
-   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, loads, output",
+   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, loads, drives, "
+   "output",
    "unknown key 'bodys'"},
   {"unknown_key", 6, 5, "bodies[0].colour", "one of the keys name, type, mass, position, velocity (particle)",
    "unknown key 'colour'"},
@@ -199,6 +200,10 @@ static const BadInput bad_inputs[] = {
    "net5x4_quad41.msh:88: expected an element whose nodes lie at finite, distinct positions after 'scale' and "
    "'translation'",
    "beyond 1e300 apart or at infinity after scale and translation"},
+  {"drive_not_at_zero", 7, 5, NULL,
+   "drives[0] (angle): Angle drive: the prescribed angle must be 0 at t = 0 (it is measured from the initial state)",
+   "got 0.479426"},
+  {"drive_zero_axis", 5, 51, "drives[0].axis", "expected a non-zero 3-vector (axis of the slide", "[0, 0, 0]"},
   {"subnormal_length", 3, 47, "chains[0].length", "expected a positive number (length of each link in m)", "'1e-310'"},
   {"direction_overflow", 3, 63, "chains[0].direction",
    "expected a 3-vector of length from 1e-150 to 1e+150 (direction of the chain)", "[1e+300, 1e+300, 0]"},
@@ -236,6 +241,28 @@ static void TestBadInput(void **state)
   snprintf(part, sizeof(part), ", got ");
   if (bad->key) ExpectContains(bad->name, error_message, part);
   ExpectContains(bad->name, error_message, bad->got);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
+/* A drive whose prescribed motion starts at a speed the initial state does not have: set-up names the drive, where
+   it is in the file, and the level (velocity) it violates */
+static void TestDriveInconsistentVelocity(void **state)
+{
+  char         path[PETSC_MAX_PATH_LEN], where[PETSC_MAX_PATH_LEN + 256];
+  MbsModel     model;
+  MbsRunConfig cfg;
+
+  (void)state;
+  InputPath(path, sizeof(path), "tests/inputs/bad/drive_velocity.yaml");
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  assert_int_equal(MbsModelLoadYAML(model, path, &cfg), 0);
+  ClearError();
+  assert_int_equal(MbsModelSetUp(model), PETSC_ERR_USER_INPUT);
+  snprintf(where, sizeof(where),
+           "%s:6:5: drives[0] (slide): the initial state violates this slide_drive constraint "
+           "on velocity level: max |G(q0) v0| = 5.000e-01",
+           path);
+  ExpectContains("drive_velocity", error_message, where);
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
@@ -738,6 +765,8 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
+  tests[n++] =
+    (struct CMUnitTest){"drive with an inconsistent initial velocity", TestDriveInconsistentVelocity, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"not a regular file", TestNotRegularFile, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};

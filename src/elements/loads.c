@@ -9,21 +9,6 @@
 
 /* Loads (docs/loads.md): force elements that depend on time, not on velocity. */
 
-double MbsTimeFunctionEval(const MbsTimeFunction *f, double t)
-{
-  switch (f->kind) {
-    case MBS_TIME_RAMP:
-    case MBS_TIME_SMOOTH_STEP: {
-      double s = (t - f->p[0]) / (f->p[1] - f->p[0]);
-      s        = s < 0 ? 0 : s > 1 ? 1 : s;
-      if (f->kind == MBS_TIME_SMOOTH_STEP) s = s * s * s * (10.0 + s * (-15.0 + 6.0 * s));
-      return f->p[2] + (f->p[3] - f->p[2]) * s;
-    }
-    case MBS_TIME_HARMONIC: return f->p[3] + f->p[0] * sin(2.0 * 3.14159265358979323846 * f->p[1] * t + f->p[2]);
-    default: return f->p[0];
-  }
-}
-
 /* A force F = load(t) at the material point Xa of body a: F on a particle; F on a rigid body's centre and Xa_i F on
    its director d_i (x = phi + X_i d_i, so the virtual work F . dx is theirs). Independent of q and v. */
 static void PointLoadForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq,

@@ -49,21 +49,48 @@ void MbsElemQuadRowVectors(const MbsElemData *e, const double alpha[3], const do
   }
 }
 
-void MbsElemQuadRowOffset(const MbsElemData *e, const double beta[3], MbsElemQuadRow *row)
+/* d . v with v the vector vec carried by the body whose director blocks start at block `first` (rigid), or the
+   constant world vector vec */
+static void OffsetRow(const MbsElemData *e, int rigid, int first, const double vec[3], MbsElemQuadRow *row)
 {
-  const int nblocks = e->nblocks_a + e->nblocks_b, na = e->nblocks_a;
+  const int nblocks = e->nblocks_a + e->nblocks_b;
   double    w[MBS_ELEM_MAX_BLOCKS], c[3];
 
   MbsElemPointDifference(e, w, c);
   RowInit(row);
-  if (IsRigid(e->nblocks_b)) {
+  if (rigid) {
     for (int j = 0; j < nblocks; j++)
-      for (int m = 0; m < 3; m++) RowBilinear(row, j, na + 1 + m, w[j] * beta[m]);
-    for (int m = 0; m < 3; m++) RowLinear(row, na + 1 + m, beta[m], c);
+      for (int m = 0; m < 3; m++) RowBilinear(row, j, first + m, w[j] * vec[m]);
+    for (int m = 0; m < 3; m++) RowLinear(row, first + m, vec[m], c);
   } else {
-    for (int j = 0; j < nblocks; j++) RowLinear(row, j, w[j], beta);
-    row->c0 = MbsVec3Dot(c, beta);
+    for (int j = 0; j < nblocks; j++) RowLinear(row, j, w[j], vec);
+    row->c0 = MbsVec3Dot(c, vec);
   }
+}
+
+void MbsElemQuadRowOffset(const MbsElemData *e, const double beta[3], MbsElemQuadRow *row)
+{
+  OffsetRow(e, IsRigid(e->nblocks_b), e->nblocks_a + 1, beta, row);
+}
+
+void MbsElemQuadRowOffsetA(const MbsElemData *e, const double alpha[3], MbsElemQuadRow *row)
+{
+  OffsetRow(e, IsRigid(e->nblocks_a), 1, alpha, row);
+}
+
+void MbsElemQuadRowScale(MbsElemQuadRow *row, double s)
+{
+  for (int t = 0; t < row->nbil; t++) row->bcoef[t] *= s;
+  for (int t = 0; t < row->nlin; t++)
+    for (int l = 0; l < 3; l++) row->lvec[t][l] *= s;
+  row->c0 *= s;
+}
+
+void MbsElemQuadRowAxpy(MbsElemQuadRow *row, double s, const MbsElemQuadRow *x)
+{
+  for (int t = 0; t < x->nbil; t++) RowBilinear(row, x->bi[t], x->bj[t], s * x->bcoef[t]);
+  for (int t = 0; t < x->nlin; t++) RowLinear(row, x->lk[t], s, x->lvec[t]);
+  row->c0 += s * x->c0;
 }
 
 void MbsElemQuadRowPoint(const MbsElemData *e, int l, MbsElemQuadRow *row)

@@ -29,6 +29,11 @@ typedef struct {
 void MbsElemQuadRowVectors(const MbsElemData *e, const double alpha[3], const double beta[3], MbsElemQuadRow *row);
 /* (x_a(Xa) - x_b(Xb)) . (b's vector beta) */
 void MbsElemQuadRowOffset(const MbsElemData *e, const double beta[3], MbsElemQuadRow *row);
+/* (x_a(Xa) - x_b(Xb)) . (a's vector alpha) */
+void MbsElemQuadRowOffsetA(const MbsElemData *e, const double alpha[3], MbsElemQuadRow *row);
+/* row = s row; row = row + s x (the terms of both, within the row's capacity) */
+void MbsElemQuadRowScale(MbsElemQuadRow *row, double s);
+void MbsElemQuadRowAxpy(MbsElemQuadRow *row, double s, const MbsElemQuadRow *x);
 /* component l of x_a(Xa) - x_b(Xb) */
 void MbsElemQuadRowPoint(const MbsElemData *e, int l, MbsElemQuadRow *row);
 
@@ -50,8 +55,10 @@ int MbsElemAxialFrames(MbsElemData *d, const MbsElemPlacement *a, const MbsElemP
                        char *error, size_t len);
 int MbsElemFrameOfB(MbsElemData *d, const char title[], const char what[], char *error, size_t len);
 
-/* The kernel of a joint whose rows come from Name##Rows(const MbsElemData *, MbsElemQuadRow rows[]) */
-#define MBS_QUADROW_KERNEL(Name, label, nrows)                                                                  \
+/* The kernel of a joint whose rows come from Name##Rows(const MbsElemData *, MbsElemQuadRow rows[]); `extra`, one more
+   designated initializer of the kernel (a drive's .time_coefficients) */
+#define MBS_QUADROW_KERNEL(Name, label, nrows) MBS_QUADROW_KERNEL_EXTRA(Name, label, nrows, .time_coefficients = NULL)
+#define MBS_QUADROW_KERNEL_EXTRA(Name, label, nrows, extra)                                                     \
   static void Name##Constraint(const MbsElemData *e, const double *q, double *g, double *G)                     \
   {                                                                                                             \
     MbsElemQuadRow rows[nrows];                                                                                 \
@@ -76,6 +83,7 @@ int MbsElemFrameOfB(MbsElemData *d, const char title[], const char what[], char 
     .constraint              = Name##Constraint,                                                                \
     .constraint_hessian      = Name##ConstraintHessian,                                                         \
     .constraint_hessian_mult = Name##ConstraintHessianMult,                                                     \
+    extra,                                                                                                      \
   }
 
 #endif

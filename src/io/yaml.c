@@ -15,9 +15,8 @@
 
 #include "io/yamlimpl.h"
 
-static const char *const top_keys[]      = {"time",         "scheme", "gravity", "bodies", "chains",
-                                            "rigid_chains", "nets",   "meshes",  "joints", "springs",
-                                            "loads",        "output", NULL};
+static const char *const top_keys[]      = {"time",   "scheme", "gravity", "bodies", "chains", "rigid_chains", "nets",
+                                            "meshes", "joints", "springs", "loads",  "drives", "output",       NULL};
 static const char *const time_keys[]     = {"step", "end", NULL};
 static const char *const output_keys[]   = {"directory", "every", "trajectory", NULL};
 static const char *const particle_keys[] = {"name", "type", "mass", "position", "velocity", NULL};
@@ -572,7 +571,13 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     }
     for (PetscInt p = 0; p < type->nparams; p++)
       PetscCall(ParseElementParam(r, item, ipath, type, &type->params[p], ref, X, &data));
-    PetscCall(MbsModelAddElement(r->model, type, ref[0].body, ref[1].body, &data, &elem));
+    {
+      char error[256];
+      PetscCall(
+        MbsModelAddElement_Private(r->model, type, ref[0].body, ref[1].body, &data, &elem, error, sizeof(error)));
+      PetscCheck(!error[0], r->comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: %s[%" PetscInt_FMT "] (%s): %s", r->file,
+                 item->start_mark.line + 1, item->start_mark.column + 1, section, i, tname, error);
+    }
     snprintf(label, sizeof(label), "%s:%zu:%zu: %s[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
              item->start_mark.column + 1, section, i, tname);
     PetscCall(MbsModelSetElementLabel(r->model, elem, label));
@@ -642,9 +647,10 @@ static PetscErrorCode Build(MbsYAMLReader *r, MbsRunConfig *cfg)
   for (PetscInt k = 0; k < 4; k++)
     if (gen[k]) PetscCall(generators[k].add(r, gen[k], gpath[k]));
 
-  for (int s = 0; s < 3; s++) {
-    static const char *const sections[3][2] = {{"joints", "joint"}, {"springs", "spring"}, {"loads", "load"}};
-    char                     expected[64];
+  for (int s = 0; s < 4; s++) {
+    static const char *const sections[4][2] = {
+      {"joints", "joint"}, {"springs", "spring"}, {"loads", "load"}, {"drives", "drive"}};
+    char expected[64];
 
     PetscCall(MbsYAMLLookup(r, root, "", sections[s][0], NULL, path, &node));
     if (!node) continue;

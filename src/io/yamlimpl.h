@@ -9,6 +9,7 @@
 #include <gglmbs/elements.h>
 #include "io/gmsh.h"
 #include "io/readfile.h"
+#include "model/addelement.h"
 #include "model/memory.h"
 #include "model/hash.h"
 

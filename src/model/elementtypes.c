@@ -10,7 +10,8 @@ extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, M
   MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
   MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
-  MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper;
+  MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper, MbsElementTypeAngleDrive, MbsElementTypeSlideDrive,
+  MbsElementTypePositionDrive;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -32,6 +33,9 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeJointTorque));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeAngleDrive));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeSlideDrive));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePositionDrive));
   PetscFunctionReturn(0);
 }
 

@@ -262,7 +262,16 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
       }
     }
   }
-  model->nghost = nghost;
+  model->nghost       = nghost;
+  model->ndrive_local = 0;
+  for (PetscInt k = 0; k < model->nelem_local; k++)
+    if (model->elems[model->elem_local[k]].kernel->time_coefficients) model->ndrive_local++;
+  PetscCall(PetscMalloc1(model->ndrive_local, &model->drive_local));
+  for (PetscInt k = 0, n = 0; k < model->nelem_local; k++)
+    if (model->elems[model->elem_local[k]].kernel->time_coefficients) model->drive_local[n++] = k;
+  model->has_drives = (PetscBool)(model->ndrive_local > 0);
+  PetscCallMPI(
+    MPI_Allreduce(MPI_IN_PLACE, &model->has_drives, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)model)));
   PetscCall(PetscMalloc1(nghost, &model->ghost_body));
   {
     PetscInt k = 0, lq = 0;

@@ -190,6 +190,7 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   PetscCall(PetscFree2(m->body_rank, m->body_q));
   PetscCall(PetscFree(m->owned_body));
   PetscCall(PetscFree2(m->elem_local, m->elem_c));
+  PetscCall(PetscFree(m->drive_local));
   PetscCall(PetscFree(m->ghost_body));
   PetscCall(PetscFree(m->body_lq));
   PetscCall(PetscFree(m->minv));
@@ -307,8 +308,8 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b,
-                                         MbsElement **elem, PetscInt *index)
+/* An element of that kernel can join a and b: the model is not set up, the bodies exist and differ */
+static PetscErrorCode MbsModelCheckNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b)
 {
   PetscInt body[2] = {a, b};
 
@@ -322,6 +323,14 @@ static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *ke
                kernel->name, body[s], model->nbodies);
   PetscCheck(a != b, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG, "%s element joins a body to itself",
              kernel->name);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b,
+                                         MbsElement **elem, PetscInt *index)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNewElement(model, kernel, a, b));
   if (model->nelems == model->maxelems) {
     model->maxelems = PetscMax(16, 2 * model->maxelems);
     PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
@@ -617,38 +626,52 @@ PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscIn
 PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, PetscInt a, PetscInt b,
                                   const MbsElemData *data, PetscInt *elem)
 {
+  char error[256] = "";
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelAddElement_Private(model, type, a, b, data, elem, error, sizeof(error)));
+  PetscCheck(!error[0], PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE, "%s", error);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *type, PetscInt a, PetscInt b,
+                                          const MbsElemData *data, PetscInt *elem, char error[], size_t len)
+{
   const PetscInt body[2] = {a, b};
   MbsElement    *e;
   PetscInt       index;
-  char           error[256];
+  MbsElemData    d;
 
   PetscFunctionBegin;
+  PetscCall(MbsModelCheckNewElement(model, type->kernel, a, b));
   for (int s = 0; s < 2; s++)
     PetscCheck(!(type->needs_orientation & (1 << s)) || body[s] < 0 || body[s] >= model->nbodies ||
                  model->bodies[body[s]].type == MBS_BODY_RIGID,
                PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
                model->bodies[body[s]].name, type->name);
-  PetscCall(MbsModelNewElement(model, type->kernel, a, b, &e, &index));
-  e->type = type;
-  PetscCall(PetscMemcpy(&e->data, data, sizeof(e->data))); /* with its zero padding: the checkpoint hashes the bytes */
-  e->data.nblocks_a = a >= 0 ? (int)model->bodies[a].type : 0;
-  e->data.nblocks_b = b >= 0 ? (int)model->bodies[b].type : 0;
-  PetscCheck(MbsVec3IsFinite(e->data.Xa) && MbsVec3IsFinite(e->data.Xb), PetscObjectComm((PetscObject)model),
-             PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", e->kernel->name);
+  error[0] = 0;
+  if (elem) *elem = -1;
+  PetscCall(PetscMemcpy(&d, data, sizeof(d))); /* with its zero padding: the checkpoint hashes the bytes */
+  d.nblocks_a = a >= 0 ? (int)model->bodies[a].type : 0;
+  d.nblocks_b = b >= 0 ? (int)model->bodies[b].type : 0;
+  PetscCheck(MbsVec3IsFinite(d.Xa) && MbsVec3IsFinite(d.Xb), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", type->kernel->name);
   if (type->complete) {
     MbsElemPlacement place[2];
     for (int s = 0; s < 2; s++) {
-      PetscCall(MbsModelGetPointPosition(model, body[s], s ? e->data.Xb : e->data.Xa, place[s].x));
+      PetscCall(MbsModelGetPointPosition(model, body[s], s ? d.Xb : d.Xa, place[s].x));
       for (int i = 0; i < 3; i++)
         for (int k = 0; k < 3; k++)
           place[s].D[i][k] = body[s] >= 0 && model->bodies[body[s]].type == MBS_BODY_RIGID
                                ? model->bodies[body[s]].q0[3 + 3 * i + k]
                                : (PetscReal)(i == k);
     }
-    PetscCheck(!type->complete(&e->data, &place[0], &place[1], error, sizeof(error)),
-               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE, "%s", error);
+    if (type->complete(&d, &place[0], &place[1], error, len)) PetscFunctionReturn(0);
   }
+  PetscCall(MbsModelNewElement(model, type->kernel, a, b, &e, &index));
+  e->type = type;
+  PetscCall(PetscMemcpy(&e->data, &d, sizeof(d)));
   if (elem) *elem = index;
   PetscFunctionReturn(0);
 }
@@ -1271,6 +1294,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   model->setup = PETSC_TRUE;
   if (model->view_partition) PetscCall(MbsModelViewPartition(model, NULL));
   PetscCall(MbsModelCheckFiniteState(model));
+  PetscCall(MbsModelSetConstraintTime(model, 0.0, 0.0)); /* the drives at the initial state */
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
   PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));

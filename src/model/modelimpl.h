@@ -2,6 +2,7 @@
 #ifndef MBS_MODELIMPL_H
 #define MBS_MODELIMPL_H
 
+#include "model/addelement.h"
 #include <petsc/private/petscimpl.h>
 #include <gglmbs/model.h>
 #include <gglmbs/elements.h>
@@ -66,6 +67,12 @@ struct _p_MbsModel {
   PetscInt  nelem_local;
   PetscInt *elem_local; /* owned elements */
   PetscInt *elem_c;     /* local constraint-row offset of each owned element (by position in elem_local) */
+  /* Drives (rheonomic constraints): their positions in elem_local, whether any rank has one, and the time span
+     their constraints are evaluated at (MbsModelSetConstraintTime()) */
+  PetscInt  ndrive_local;
+  PetscInt *drive_local;
+  PetscBool has_drives;
+  PetscReal ctime[2];
   /* Ghosted local coordinate numbering: owned coordinates first, then those of ghost bodies. */
   PetscInt   nq_ghosted;
   PetscInt   nghost;

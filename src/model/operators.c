@@ -21,7 +21,85 @@
     const int         nq = MbsElemNq(&el->data);                    \
     if (!el->kernel->force) continue;
 
+#define MBS_FOR_DRIVES(model, k, el, nq, nc, c)                         \
+  for (PetscInt k_ = 0; k_ < (model)->ndrive_local; k_++) {             \
+    const PetscInt    k  = (model)->drive_local[k_];                    \
+    const MbsElement *el = &(model)->elems[(model)->elem_local[k]];     \
+    const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data); \
+    const PetscInt    c = (model)->elem_c[k];
+
 #define MBS_END_FOR }
+
+/* A drive's dg/dt at qe and time t, and its gradient in q (Gt may be NULL): its constraint with the time
+   derivatives of its time coefficients in their place (kernels.h) */
+static void MbsElementConstraintRate(const MbsElement *el, const PetscReal *qe, PetscReal t, PetscReal *gt,
+                                     PetscReal *Gt)
+{
+  MbsElemData d = el->data;
+
+  el->kernel->time_coefficients(&d, t, t, 1, d.tcoef);
+  el->kernel->constraint(&d, qe, gt, Gt);
+}
+
+PetscErrorCode MbsModelSetConstraintTime(MbsModel model, PetscReal t0, PetscReal t1)
+{
+  PetscFunctionBegin;
+  model->ctime[0] = t0;
+  model->ctime[1] = t1;
+  for (PetscInt k = 0; k < model->ndrive_local; k++) {
+    MbsElement *el = &model->elems[model->elem_local[model->drive_local[k]]];
+    el->kernel->time_coefficients(&el->data, t0, t1, 0, el->data.tcoef);
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpConstraintRateAdd(MbsModel model, const PetscScalar *q, PetscReal t, PetscReal alpha,
+                                      PetscScalar *g)
+{
+  PetscFunctionBegin;
+  MBS_FOR_DRIVES(model, k, el, nq, nc, c)
+  PetscReal qe[MBS_ELEM_MAX_NQ], gt[MBS_ELEM_MAX_CON];
+  (void)nq;
+  MbsElementGather(model, el, q, qe);
+  MbsElementConstraintRate(el, qe, t, gt, NULL);
+  for (int r = 0; r < nc; r++) g[c + r] += alpha * gt[r];
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+/* The work of the drives' constraint forces over a step (docs/drives.md): with G, H at qm and the coefficients the
+   model holds (the step's mean), -lambda . G dq - gamma . (G dv + [dq^T H_k vm]_k), this rank's part. */
+PetscErrorCode MbsOpDriveWork(MbsModel model, const PetscScalar *q0, const PetscScalar *q1, const PetscScalar *v0,
+                              const PetscScalar *v1, const PetscScalar *lam, const PetscScalar *gam, PetscReal *W)
+{
+  PetscFunctionBegin;
+  *W = 0;
+  MBS_FOR_DRIVES(model, k, el, nq, nc, c)
+  PetscReal a[MBS_ELEM_MAX_NQ], b[MBS_ELEM_MAX_NQ], qm[MBS_ELEM_MAX_NQ], dq[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ],
+    dv[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ],
+    H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q0, a);
+  MbsElementGather(model, el, q1, b);
+  for (int i = 0; i < nq; i++) qm[i] = 0.5 * (a[i] + b[i]), dq[i] = b[i] - a[i];
+  MbsElementGather(model, el, v0, a);
+  MbsElementGather(model, el, v1, b);
+  for (int i = 0; i < nq; i++) vm[i] = 0.5 * (a[i] + b[i]), dv[i] = b[i] - a[i];
+  el->kernel->constraint(&el->data, qm, ge, G);
+  if (gam) el->kernel->constraint_hessian(&el->data, H);
+  for (int r = 0; r < nc; r++) {
+    PetscReal Gdq = 0, Gdv = 0, dqHvm = 0;
+    for (int i = 0; i < nq; i++) {
+      Gdq += G[r * nq + i] * dq[i];
+      Gdv += G[r * nq + i] * dv[i];
+      if (gam)
+        for (int j = 0; j < nq; j++) dqHvm += dq[i] * H[(r * nq + i) * nq + j] * vm[j];
+    }
+    *W -= PetscRealPart(lam[c + r]) * Gdq;
+    if (gam) *W -= PetscRealPart(gam[c + r]) * (Gdv + dqHvm);
+  }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
 
 /* The step's midpoint configuration and mean velocity of one element */
 void MbsElementStepMidpoint(MbsModel model, const MbsElement *el, const PetscScalar *q0, const PetscScalar *q1,
@@ -257,13 +335,20 @@ PetscErrorCode MbsOpConstraintMaxLocal(MbsModel model, const PetscScalar *q, con
   max[0] = max[1] = 0;
   elem[0] = elem[1] = -1;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
-  PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ],
+    rate[MBS_ELEM_MAX_CON];
   (void)c;
   MbsElementGather(model, el, q, qe);
   MbsElementGather(model, el, w, we);
   el->kernel->constraint(&el->data, qe, ge, G);
+  if (el->kernel->time_coefficients) { /* a drive: G w + dg/dt */
+    PetscReal gt[MBS_ELEM_MAX_CON];
+    MbsElementConstraintRate(el, qe, model->ctime[1], gt, NULL);
+    for (int r = 0; r < nc; r++) rate[r] = gt[r];
+  } else
+    for (int r = 0; r < nc; r++) rate[r] = 0;
   for (int r = 0; r < nc; r++) {
-    PetscReal v[2] = {ge[r], 0};
+    PetscReal v[2] = {ge[r], rate[r]};
     for (int i = 0; i < nq; i++) v[1] += G[r * nq + i] * we[i];
     for (int l = 0; l < 2; l++) {
       const PetscReal a = PetscIsInfOrNanReal(v[l]) ? PETSC_INFINITY : PetscAbsReal(v[l]);
@@ -542,6 +627,24 @@ PetscErrorCode MbsJacAddG(MbsSystem sys, PetscInt row, PetscInt col, const Petsc
   MbsElementRows(el, c, rows);
   el->kernel->constraint(&el->data, qe, ge, G);
   PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, G, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddConstraintRate(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal t,
+                                       PetscReal alpha)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_DRIVES(model, k, el, nq, nc, c)
+  PetscReal qe[MBS_ELEM_MAX_NQ], gt[MBS_ELEM_MAX_CON], Gt[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_CON];
+  MbsElementGather(model, el, q, qe);
+  MbsElementLocalIndices(model, el, idx);
+  MbsElementRows(el, c, rows);
+  MbsElementConstraintRate(el, qe, t, gt, Gt);
+  PetscCall(MbsSystemAddBlock(sys, row, nc, rows, col, nq, idx, Gt, alpha, MBS_SCALE_NONE));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }

@@ -106,6 +106,21 @@ PETSC_EXTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, P
 PETSC_EXTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
                                                       const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
 
+/* Drives (rheonomic constraints, docs/drives.md). The model's constraint operators evaluate the drives with their
+   time coefficients' mean over [t0, t1] (t0 == t1: at that time), which this sets; MbsOpConstraintMax[Local]()
+   add dg/dt at t1 to G w. Not collective. */
+PETSC_INTERN PetscErrorCode MbsModelSetConstraintTime(MbsModel, PetscReal t0, PetscReal t1);
+/* g += alpha dg/dt (q, t) over the drives' rows; the Jacobian block alpha d(dg/dt)/dq */
+PETSC_INTERN PetscErrorCode MbsOpConstraintRateAdd(MbsModel, const PetscScalar *q, PetscReal t, PetscReal alpha,
+                                                   PetscScalar *g);
+PETSC_INTERN PetscErrorCode MbsJacAddConstraintRate(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
+                                                    PetscReal t, PetscReal alpha);
+/* The work of the drives' constraint forces over the step q0 -> q1 (velocities v0 -> v1) with multipliers lambda and
+   gamma (NULL: none), at the coefficients set for the step; this rank's part */
+PETSC_INTERN PetscErrorCode MbsOpDriveWork(MbsModel, const PetscScalar *q0, const PetscScalar *q1,
+                                           const PetscScalar *v0, const PetscScalar *v1, const PetscScalar *lam,
+                                           const PetscScalar *gam, PetscReal *W);
+
 /* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
 PETSC_EXTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);
 /* Force elements (dampers): f += alpha F(qm, vm, t) over the step q0 -> q1 of size h; this rank's work F . (q1 - q0),

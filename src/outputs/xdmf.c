@@ -44,7 +44,7 @@ static const char *const MbsTrajFields[] = {"position", "velocity", "d1", "d2", 
 static const char MbsTrajKindNames[] =
   "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute "
   "joint, 4 linear spring, 5 quartic spring, 6 prismatic joint, 7 cylindrical joint, 8 universal joint, 9 weld joint, "
-  "10 point on line, 11 point on plane, 12 damper";
+  "10 point on line, 11 point on plane, 12 damper, 13 drive";
 
 struct _n_MbsTrajectory {
   MPI_Comm    comm;

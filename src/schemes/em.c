@@ -7,6 +7,10 @@
     R_lam = g(q1)
     R_gam = G(q1) M^-1 p1
 
+  Drives (rheonomic constraints, docs/drives.md): g and G(q1) at t1, R_gam adds dg/dt(q1, t1), and the forces use
+  G(qm) with the drives' time coefficients averaged over the step (the q-part of their discrete gradient in (q, t)):
+  the energy then changes by exactly the drives' work.
+
   Constraints are at most quadratic, so G(qm) is their exact discrete gradient; DGV is the Gonzalez
   discrete gradient of the potential. The scheme conserves energy and the symmetric momentum maps and
   satisfies both constraint levels at the nodes.
@@ -55,10 +59,13 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
     fq[i] = q1[i] - st->q0[i] - h * vm[i];
     fp[i] = p1[i] - st->p0[i];
   }
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[1]));
   PetscCall(MbsOpGTMultAdd2(model, qm, gam, -h, MBS_SCALE_MINV_ROW, fq, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, vm, h, fp));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
   PetscCall(MbsOpConstraintGMultAdd(model, q1, v1, 1.0, flam, 1.0, fgam));
+  PetscCall(MbsOpConstraintRateAdd(model, q1, st->tstep[1], 1.0, fgam));
   PetscFunctionReturn(0);
 }
 
@@ -72,6 +79,7 @@ static PetscErrorCode MbsSchemeJacobian_EM(MbsStepper st, const PetscScalar *x)
 
   PetscFunctionBegin;
   MbsEMMidpoint(st, q1, p1, qm, vm, v1);
+  PetscCall(MbsModelSetConstraintTime(st->model, st->tstep[0], st->tstep[1]));
   /* dR_q */
   PetscCall(MbsJacAddIdentity(sys, EM_Q, EM_Q, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddT(sys, EM_Q, EM_Q, gam, -0.5 * h, MBS_SCALE_MINV_ROW));
@@ -85,9 +93,11 @@ static PetscErrorCode MbsSchemeJacobian_EM(MbsStepper st, const PetscScalar *x)
   PetscCall(MbsJacAddGT(sys, EM_P, EM_LAM, qm, h, MBS_SCALE_NONE));
   PetscCall(MbsJacAddHw(sys, EM_P, EM_GAM, vm, h, MBS_SCALE_NONE));
   /* dR_lam */
+  PetscCall(MbsModelSetConstraintTime(st->model, st->tstep[1], st->tstep[1]));
   PetscCall(MbsJacAddG(sys, EM_LAM, EM_Q, q1, 1.0, MBS_SCALE_NONE));
   /* dR_gam */
   PetscCall(MbsJacAddHwT(sys, EM_GAM, EM_Q, v1, 1.0));
+  PetscCall(MbsJacAddConstraintRate(sys, EM_GAM, EM_Q, q1, st->tstep[1], 1.0));
   PetscCall(MbsJacAddG(sys, EM_GAM, EM_P, q1, 1.0, MBS_SCALE_MINV_COL));
   PetscFunctionReturn(0);
 }

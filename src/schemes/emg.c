@@ -39,7 +39,9 @@ static PetscErrorCode MbsSchemeResidual_EMG(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
   }
   PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[1])); /* drives: as in EM (em.c) */
   PetscCall(MbsOpGTMultAdd(model, qm, lam, h, MBS_SCALE_NONE, fp));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscFunctionReturn(0);
 }
@@ -54,12 +56,14 @@ static PetscErrorCode MbsSchemeJacobian_EMG(MbsStepper st, const PetscScalar *x)
 
   PetscFunctionBegin;
   for (PetscInt i = 0; i < model->nq_ghosted; i++) qm[i] = 0.5 * (st->q0[i] + q1[i]);
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[1]));
   PetscCall(MbsJacAddIdentity(sys, EMG_Q, EMG_Q, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, EMG_Q, EMG_P, -0.5 * h, MBS_SCALE_MINV_ROW));
   PetscCall(MbsJacAddDiscreteGradient(sys, EMG_P, EMG_Q, st->q0, q1, h));
   PetscCall(MbsJacAddT(sys, EMG_P, EMG_Q, lam, 0.5 * h, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, EMG_P, EMG_P, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddGT(sys, EMG_P, EMG_LAM, qm, h, MBS_SCALE_NONE));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
   PetscCall(MbsJacAddG(sys, EMG_LAM, EMG_Q, q1, 1.0, MBS_SCALE_NONE));
   PetscFunctionReturn(0);
 }

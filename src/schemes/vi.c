@@ -16,6 +16,15 @@ void MbsVIInterpolate(MbsStepper st, PetscReal theta, const PetscScalar *q1, Pet
   for (PetscInt i = 0; i < st->model->nq_ghosted; i++) qt[i] = (1.0 - theta) * st->q0[i] + theta * q1[i];
 }
 
+PetscErrorCode MbsVISetConstraintTime(MbsStepper st, PetscReal theta)
+{
+  const PetscReal t = st->tstep[0] + theta * st->hstep;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelSetConstraintTime(st->model, t, t));
+  PetscFunctionReturn(0);
+}
+
 /* max |G(q_theta) v| of the last solved step (collective) */
 static PetscErrorCode MbsVIVelocityResidual(MbsStepper st, PetscReal *Gv)
 {
@@ -29,6 +38,7 @@ static PetscErrorCode MbsVIVelocityResidual(MbsStepper st, PetscReal *Gv)
   PetscCall(MbsSystemGlobalToLocal(sys, st->X, sys->Xloc));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   MbsVIInterpolate(st, theta, x + sys->loff[VI_Q], qt);
+  PetscCall(MbsVISetConstraintTime(st, theta)); /* the step just solved: drives at t_theta, and dg/dt there */
   PetscCall(MbsOpConstraintMax(st->model, qt, x + sys->loff[VI_V], &gmax, Gv));
   PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
   PetscFunctionReturn(0);

@@ -18,6 +18,8 @@ typedef struct {
 PETSC_INTERN PetscErrorCode MbsVISetUp(MbsStepper);
 /* VI-A, VI-B: an MbsVI as st->data, the velocity residual at q_theta, and its destruction */
 PETSC_INTERN PetscErrorCode MbsVICreateParametrized(MbsStepper);
+/* The drives at t_theta = t_n + theta h (MbsModelSetConstraintTime()) */
+PETSC_INTERN PetscErrorCode MbsVISetConstraintTime(MbsStepper, PetscReal theta);
 /* qt = (1-theta) q0 + theta q1 on all ghosted coordinates */
 PETSC_INTERN void MbsVIInterpolate(MbsStepper, PetscReal theta, const PetscScalar *q1, PetscScalar *qt);
 

@@ -10,7 +10,8 @@
     R_gam = G(qt) v
 
   Second order for theta = 1/2 (the default); symplectic and momentum-map conserving. Both constraint
-  levels hold at qt, not at the nodes.
+  levels hold at qt, not at the nodes. Drives (docs/drives.md) are evaluated at t_theta = t0 + theta h, and
+  R_gam adds their dg/dt(qt, t_theta).
 */
 #include "schemes/vi.h"
 
@@ -37,6 +38,7 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, theta, q1, qt);
+  PetscCall(MbsVISetConstraintTime(st, theta));
   for (PetscInt i = 0; i < model->nq_local; i++) {
     fq[i] = q1[i] - st->q0[i] - h * v[i];
     fp[i] = p1[i] - st->p0[i];
@@ -46,6 +48,7 @@ static PetscErrorCode MbsSchemeResidual_VIA(MbsStepper st, const PetscScalar *x,
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
   PetscCall(MbsOpConstraintGMultAdd(model, qt, v, 1.0, flam, 1.0, fgam));
+  PetscCall(MbsOpConstraintRateAdd(model, qt, st->tstep[0] + theta * h, 1.0, fgam));
   PetscFunctionReturn(0);
 }
 
@@ -58,6 +61,7 @@ static PetscErrorCode MbsSchemeJacobian_VIA(MbsStepper st, const PetscScalar *x)
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, theta, x + sys->loff[VI_Q], qt);
+  PetscCall(MbsVISetConstraintTime(st, theta));
   /* dR_q */
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_Q, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddT(sys, VI_Q, VI_Q, gam, -h * theta, MBS_SCALE_MINV_ROW));
@@ -76,6 +80,7 @@ static PetscErrorCode MbsSchemeJacobian_VIA(MbsStepper st, const PetscScalar *x)
   /* dR_lam, dR_gam */
   PetscCall(MbsJacAddG(sys, VI_LAM, VI_Q, qt, theta, MBS_SCALE_NONE));
   PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_Q, v, theta));
+  PetscCall(MbsJacAddConstraintRate(sys, VI_GAM, VI_Q, qt, st->tstep[0] + theta * h, theta));
   PetscCall(MbsJacAddG(sys, VI_GAM, VI_V, qt, 1.0, MBS_SCALE_NONE));
   PetscFunctionReturn(0);
 }

@@ -11,7 +11,8 @@
     R_gam = G(qt) v
 
   First order; symplectic and momentum-map conserving; g(q_n) = 0 at the nodes and G(q_theta) v = 0 in
-  its own velocity unknown.
+  its own velocity unknown. Drives (docs/drives.md): G0 at t0, G1 and g(q1) at t1, G(qt) at t_Theta = t0 + Theta h,
+  and R_gam adds dg/dt(qt, t_Theta).
 */
 #include "schemes/vi.h"
 
@@ -45,15 +46,19 @@ static PetscErrorCode MbsSchemeResidual_VIB(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
     fv[i] = v[i] - minv[i] * (Th * st->p0[i] + (1.0 - Th) * p1[i]);
   }
-  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, qt, h, fp));
+  PetscCall(MbsVISetConstraintTime(st, Th));
+  PetscCall(MbsOpGTMultAdd(model, qt, gam, -h, MBS_SCALE_MINV_ROW, fq));
+  PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
+  PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
+  PetscCall(MbsOpConstraintRateAdd(model, qt, st->tstep[0] + Th * h, 1.0, fgam));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[0]));
   PetscCall(MbsOpGTMultAdd2(model, st->q0, lam, h * (1.0 - vt), MBS_SCALE_NONE, fp, lam, h * Th * (1.0 - vt),
                             MBS_SCALE_MINV_ROW, fv));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
   PetscCall(
     MbsOpGTMultAdd2(model, q1, lam, h * vt, MBS_SCALE_NONE, fp, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW, fv));
-  PetscCall(MbsOpHessianMultAdd(model, gam, v, h, fp));
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
-  PetscCall(MbsOpGMultAdd(model, qt, v, 1.0, fgam));
   PetscFunctionReturn(0);
 }
 
@@ -68,34 +73,40 @@ static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
 
   PetscFunctionBegin;
   MbsVIInterpolate(st, Th, q1, qt);
-  /* dR_q */
+  /* terms without constraints */
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_Q, 1.0, MBS_SCALE_NONE));
-  if (Th != 0.0) PetscCall(MbsJacAddT(sys, VI_Q, VI_Q, gam, -h * Th, MBS_SCALE_MINV_ROW));
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_V, -h, MBS_SCALE_NONE));
-  PetscCall(MbsJacAddGT(sys, VI_Q, VI_GAM, qt, -h, MBS_SCALE_MINV_ROW));
-  /* dR_p */
   if (Th != 0.0) PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * Th));
-  if (vt != 0.0) PetscCall(MbsJacAddT(sys, VI_P, VI_Q, lam, h * vt, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, VI_P, VI_P, 1.0, MBS_SCALE_NONE));
-  PetscCall(MbsJacAddT(sys, VI_P, VI_V, gam, h, MBS_SCALE_NONE));
-  if (vt != 1.0) PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, st->q0, h * (1.0 - vt), MBS_SCALE_NONE));
-  if (vt != 0.0) PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, q1, h * vt, MBS_SCALE_NONE));
-  PetscCall(MbsJacAddHw(sys, VI_P, VI_GAM, v, h, MBS_SCALE_NONE));
-  /* dR_v */
   PetscCall(MbsJacAddIdentity(sys, VI_V, VI_V, 1.0, MBS_SCALE_NONE));
-  if (Th != 1.0) {
-    PetscCall(MbsJacAddIdentity(sys, VI_V, VI_P, -(1.0 - Th), MBS_SCALE_MINV_ROW));
-    if (vt != 0.0) {
+  if (Th != 1.0) PetscCall(MbsJacAddIdentity(sys, VI_V, VI_P, -(1.0 - Th), MBS_SCALE_MINV_ROW));
+  /* at q_Theta (drives at t_Theta): gamma's terms and R_gam */
+  PetscCall(MbsVISetConstraintTime(st, Th));
+  if (Th != 0.0) PetscCall(MbsJacAddT(sys, VI_Q, VI_Q, gam, -h * Th, MBS_SCALE_MINV_ROW));
+  PetscCall(MbsJacAddGT(sys, VI_Q, VI_GAM, qt, -h, MBS_SCALE_MINV_ROW));
+  PetscCall(MbsJacAddT(sys, VI_P, VI_V, gam, h, MBS_SCALE_NONE));
+  PetscCall(MbsJacAddHw(sys, VI_P, VI_GAM, v, h, MBS_SCALE_NONE));
+  if (Th != 0.0) {
+    PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_Q, v, Th));
+    PetscCall(MbsJacAddConstraintRate(sys, VI_GAM, VI_Q, qt, st->tstep[0] + Th * h, Th));
+  }
+  PetscCall(MbsJacAddG(sys, VI_GAM, VI_V, qt, 1.0, MBS_SCALE_NONE));
+  /* at q_n (t_n): lambda's G0 terms */
+  PetscCall(MbsModelSetConstraintTime(st->model, st->tstep[0], st->tstep[0]));
+  if (vt != 1.0) PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, st->q0, h * (1.0 - vt), MBS_SCALE_NONE));
+  if (Th != 0.0 && vt != 1.0)
+    PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, st->q0, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW));
+  /* at q_{n+1} (t_{n+1}): lambda's G1 terms and R_lam */
+  PetscCall(MbsModelSetConstraintTime(st->model, st->tstep[1], st->tstep[1]));
+  if (vt != 0.0) {
+    PetscCall(MbsJacAddT(sys, VI_P, VI_Q, lam, h * vt, MBS_SCALE_NONE));
+    PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, q1, h * vt, MBS_SCALE_NONE));
+    if (Th != 1.0) {
       PetscCall(MbsJacAddT(sys, VI_V, VI_Q, lam, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW));
       PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, q1, -h * vt * (1.0 - Th), MBS_SCALE_MINV_ROW));
     }
   }
-  if (Th != 0.0 && vt != 1.0)
-    PetscCall(MbsJacAddGT(sys, VI_V, VI_LAM, st->q0, h * Th * (1.0 - vt), MBS_SCALE_MINV_ROW));
-  /* dR_lam, dR_gam */
   PetscCall(MbsJacAddG(sys, VI_LAM, VI_Q, q1, 1.0, MBS_SCALE_NONE));
-  if (Th != 0.0) PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_Q, v, Th));
-  PetscCall(MbsJacAddG(sys, VI_GAM, VI_V, qt, 1.0, MBS_SCALE_NONE));
   PetscFunctionReturn(0);
 }
 

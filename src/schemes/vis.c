@@ -9,7 +9,8 @@
     R_gam = G(qb) w1
 
   Symplectic and momentum-map conserving; g(q_n) = 0 at the nodes, the velocity constraints only at
-  the intermediate configuration qb.
+  the intermediate configuration qb. Drives (docs/drives.md): G(q0) at t0; everything at qb or q1 at t1, and
+  R_gam adds dg/dt(qb, t1).
 */
 #include "schemes/vi.h"
 
@@ -34,9 +35,11 @@ static PetscErrorCode MbsSchemeResidual_VIS(MbsStepper st, const PetscScalar *x,
     fp[i] = p1[i] - st->p0[i];
     fv[i] = v[i] - w1[i];
   }
-  PetscCall(MbsOpGTMultAdd(model, qb, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(MbsOpGradientAdd(model, st->q0, h, fp));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[0]));
   PetscCall(MbsOpGTMultAdd(model, st->q0, lam, h, MBS_SCALE_NONE, fp));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
+  PetscCall(MbsOpGTMultAdd(model, qb, gam, -h, MBS_SCALE_MINV_ROW, fq));
   PetscCall(PetscArrayzero(tmp, model->nq_ghosted));
   PetscCall(MbsOpHessianMultAdd(model, gam, w1, h, tmp));
   for (PetscInt i = 0; i < model->nq_ghosted; i++) {
@@ -45,6 +48,7 @@ static PetscErrorCode MbsSchemeResidual_VIS(MbsStepper st, const PetscScalar *x,
   }
   PetscCall(MbsOpConstraintAdd(model, q1, 1.0, flam));
   PetscCall(MbsOpGMultAdd(model, qb, w1, 1.0, fgam));
+  PetscCall(MbsOpConstraintRateAdd(model, qb, st->tstep[1], 1.0, fgam));
   PetscFunctionReturn(0);
 }
 
@@ -61,6 +65,9 @@ static PetscErrorCode MbsSchemeJacobian_VIS(MbsStepper st, const PetscScalar *x)
     qb[i] = st->q0[i] + h * v[i];
     w1[i] = model->minv[i] * p1[i];
   }
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[0]));
+  PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, st->q0, h, MBS_SCALE_NONE));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
   /* dR_q */
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_Q, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_V, -h, MBS_SCALE_NONE));
@@ -69,7 +76,6 @@ static PetscErrorCode MbsSchemeJacobian_VIS(MbsStepper st, const PetscScalar *x)
   /* dR_p */
   PetscCall(MbsJacAddIdentity(sys, VI_P, VI_P, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddT(sys, VI_P, VI_P, gam, h, MBS_SCALE_MINV_COL));
-  PetscCall(MbsJacAddGT(sys, VI_P, VI_LAM, st->q0, h, MBS_SCALE_NONE));
   PetscCall(MbsJacAddHw(sys, VI_P, VI_GAM, w1, h, MBS_SCALE_NONE));
   /* dR_v */
   PetscCall(MbsJacAddIdentity(sys, VI_V, VI_V, 1.0, MBS_SCALE_NONE));
@@ -80,6 +86,7 @@ static PetscErrorCode MbsSchemeJacobian_VIS(MbsStepper st, const PetscScalar *x)
   PetscCall(MbsJacAddG(sys, VI_LAM, VI_Q, x + sys->loff[VI_Q], 1.0, MBS_SCALE_NONE));
   /* dR_gam */
   PetscCall(MbsJacAddHwT(sys, VI_GAM, VI_V, w1, h));
+  PetscCall(MbsJacAddConstraintRate(sys, VI_GAM, VI_V, qb, st->tstep[1], h));
   PetscCall(MbsJacAddG(sys, VI_GAM, VI_P, qb, 1.0, MBS_SCALE_MINV_COL));
   PetscFunctionReturn(0);
 }

@@ -118,10 +118,11 @@ static PetscInt64 MbsModelHash(MbsModel model, size_t data_bytes)
 }
 
 /* The bytes of the data block a checkpoint of that version hashes: versions 3-5 knew the fields before the joint
-   frames (appended in version 6, with the element types that use them) */
+   frames (appended in version 6, with the element types that use them); the drives' time coefficients, last, are
+   state of the evaluation, not of the model */
 static size_t MbsModelHashBytes(PetscInt64 version)
 {
-  return version >= 6 ? sizeof(MbsElemData) : offsetof(MbsElemData, frame_a);
+  return version >= 6 ? offsetof(MbsElemData, tcoef) : offsetof(MbsElemData, frame_a);
 }
 
 /* The model hash of checkpoint versions 1 and 2, whose element types and data fields are the ones listed. */

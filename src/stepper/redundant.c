@@ -123,6 +123,7 @@ PetscErrorCode MbsStepperCheckEliminated_Private(MbsStepper st, Vec X, PetscReal
   PetscCall(VecGetSubVector(X, st->sys->is[st->field_q], &q));
   PetscCall(MbsModelCoordinatesToLocal(model, q, st->work[0]));
   PetscCall(VecRestoreSubVector(X, st->sys->is[st->field_q], &q));
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1])); /* the end of the step solved */
   PetscCall(MbsOpConstraintAdd(model, st->work[0], 1.0, g));
   for (PetscInt i = 0; i < st->ndrop; i++)
     if (st->drop[i] >= c0 && st->drop[i] < c1) dropped[st->drop[i] - c0] = PETSC_TRUE;

@@ -509,6 +509,39 @@ static void MbsStepFailureWhy(SNESConvergedReason reason, PetscInt droprow, Pets
     (void)PetscSNPrintf(buf, len, "SNES reason %s", SNESConvergedReasons[reason]);
 }
 
+/* The drives' work over the step just solved (docs/drives.md), this rank's part: the work of their constraint
+   forces with the step's multipliers, G and H at the midpoint with the drives' time coefficients averaged over the
+   step. EM's energy changes by exactly this; for the other schemes it is the same expression of their multipliers. */
+static PetscErrorCode MbsStepperDriveWork(MbsStepper st, PetscReal *W)
+{
+  const MbsModel     model = st->model;
+  const MbsSystem    sys   = st->sys;
+  const PetscScalar *x, *p1;
+  PetscScalar       *v0 = st->work[1], *v1 = st->work[2];
+  PetscInt           fgam = -1;
+
+  PetscFunctionBegin;
+  *W = 0;
+  if (st->field_lambda < 0) PetscFunctionReturn(0);
+  for (PetscInt f = 0; f < sys->nfields; f++) {
+    PetscBool is;
+    PetscCall(PetscStrcmp(sys->name[f], "gamma", &is));
+    if (is && sys->kind[f] == MBS_FIELD_CONSTRAINT) fgam = f;
+  }
+  PetscCall(MbsSystemGlobalToLocal(sys, st->X, sys->Xloc));
+  PetscCall(VecGetArrayRead(sys->Xloc, &x));
+  p1 = x + sys->loff[st->field_p];
+  for (PetscInt i = 0; i < model->nq_ghosted; i++) {
+    v0[i] = model->minv[i] * st->p0[i];
+    v1[i] = model->minv[i] * p1[i];
+  }
+  PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[1]));
+  PetscCall(MbsOpDriveWork(model, st->q0, x + sys->loff[st->field_q], v0, v1, x + sys->loff[st->field_lambda],
+                           fgam >= 0 ? x + sys->loff[fgam] : NULL, W));
+  PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
+  PetscFunctionReturn(0);
+}
+
 /* Solves one (sub-)step of size st->hstep from the current state, starting at time t0, at halving
    level `level`. On success the state moves on and *failed is false; on failure the state stays, and
    with adapt the (sub-)step is retried as two halves until adapt_max halvings; when that does not help
@@ -527,6 +560,7 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
 
   PetscFunctionBegin;
   *failed = PETSC_FALSE;
+  PetscCall(MbsModelSetConstraintTime(st->model, t0, t0)); /* drives: the state the step starts from */
   if (st->allow_redundant) PetscCall(MbsStepperSelectConstraints_Private(st, st->q));
   if (energy_check) {
     PetscCall(MbsStepperTotalEnergy_Private(st, &E0));
@@ -539,7 +573,9 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   }
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->q, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->p, st->p0));
-  st->tmid = t0 + 0.5 * st->hstep;
+  st->tmid     = t0 + 0.5 * st->hstep;
+  st->tstep[0] = t0;
+  st->tstep[1] = t0 + st->hstep;
   if (st->force) {
     PetscCall(VecSet(st->Fext, 0.0));
     PetscCall(st->force(st, t0 + 0.5 * st->hstep, st->hstep, st->q, st->p, st->Fext, st->force_ctx));
@@ -618,6 +654,12 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
       st->ext_work += supplied - dissipated;
       st->step_supplied += supplied;
       st->step_dissipated += dissipated;
+    }
+    if (st->model->has_drives) { /* the work of the drives' constraint forces */
+      PetscReal w;
+      PetscCall(MbsStepperDriveWork(st, &w));
+      st->ext_work += w;
+      st->step_supplied += w;
     }
     if (energy_check) { /* E - W must not change: else the solve stopped short of its floor (a spurious root) */
       PetscReal E1, dW = st->ext_work - work0; /* this rank's part of the sub-step's external work */
@@ -765,7 +807,8 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
          what gets reported. (With redundant constraints allowed, the dependent rows were eliminated.) */
       PetscErrorCode ierr;
       PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-      ierr = MbsModelFindRedundantConstraints(st->model, st->q, &ndependent, redundant, sizeof(redundant));
+      ierr = MbsModelSetConstraintTime(st->model, st->t, st->t); /* the state the step started from */
+      if (!ierr) ierr = MbsModelFindRedundantConstraints(st->model, st->q, &ndependent, redundant, sizeof(redundant));
       PetscCall(PetscPopErrorHandler());
       if (ierr) ndependent = 0;
     }

@@ -946,6 +946,7 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   }
   PetscCall(MbsOpPotentialEnergy(model, q, &d->V));
   d->E = d->T + d->V;
+  PetscCall(MbsModelSetConstraintTime(model, st->t, st->t)); /* drives: g(q, t) and G w + dg/dt */
   PetscCall(MbsOpConstraintMax(model, q, w, &d->g_max, &d->gv_max));
   d->has_Gv = (st->ops->velocity_residual && st->step > 0) ? PETSC_TRUE : PETSC_FALSE;
   d->Gv_max = 0;

@@ -189,7 +189,8 @@ struct _p_MbsStepper {
      supplied (external forces, drives) and of the energy dissipated during the last step (MbsDiagnostics W, D) */
   PetscBool has_forces; /* on any rank */
   PetscReal tmid;
-  PetscReal hlast; /* the size of the last accepted (sub-)step, whose start st->q0 holds */
+  PetscReal tstep[2]; /* the (sub-)step's start and end times: where the drives are evaluated */
+  PetscReal hlast;    /* the size of the last accepted (sub-)step, whose start st->q0 holds */
   PetscReal step_supplied, step_dissipated;
 };
 

@@ -35,6 +35,11 @@ typedef struct {
 } MbsTimeFunction;
 
 double MbsTimeFunctionEval(const MbsTimeFunction *f, double t);
+/* f(t), and its derivative f'(t) in *df (one-sided where f has a kink: the right derivative at a ramp's start, the left
+   at its end) */
+double MbsTimeFunctionEvalDerivative(const MbsTimeFunction *f, double t, double *df);
+
+#define MBS_ELEM_MAX_TCOEF 4
 
 typedef struct {
   int    nblocks_a, nblocks_b; /* 0 ground, 1 particle, 4 rigid body */
@@ -55,7 +60,11 @@ typedef struct {
   double          damping;  /* damper: c > 0 */
   double          exponent; /* damper: the force grows as |axial velocity|^exponent, exponent >= 1 */
   double          load[3];  /* force (N) or torque (N m) of a load, world frame, times its time function */
-  MbsTimeFunction time;     /* of a load */
+  MbsTimeFunction time;     /* of a load; of a drive: its prescribed coordinate */
+  /* Not model data: the time coefficients of a rheonomic constraint (a drive) at the time the model's constraints
+     are evaluated, set by MbsModelSetConstraintTime() through the kernel's time_coefficients(). Last, and not part
+     of the checkpoint's model hash. */
+  double tcoef[MBS_ELEM_MAX_TCOEF];
 } MbsElemData;
 
 typedef struct {
@@ -80,6 +89,11 @@ typedef struct {
      either may be NULL. */
   void (*force)(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq, double *Jv);
   int dissipative; /* its work is dissipated energy (f . v <= 0): reported as D, not as supplied work W */
+  /* rheonomic constraint elements (drives; docs/drives.md): g(q, t) = sum_j c_j(t) g_j(q) with g_j quadratic in q,
+     linear in time coefficients c_j that constraint() and constraint_hessian() read from e->tcoef. This fills them:
+     derivative 0, their mean over [t0, t1] ((c(t0) + c(t1))/2; the values at t0 when t0 == t1); derivative 1, their
+     time derivatives at t1, with which constraint() gives dg/dt and its gradient d(dg/dt)/dq. */
+  void (*time_coefficients)(const MbsElemData *e, double t0, double t1, int derivative, double coef[]);
 } MbsElemKernel;
 
 static inline int MbsElemNq(const MbsElemData *e)
@@ -116,5 +130,9 @@ extern const MbsElemKernel MbsElemKernelUniversal;    /* d (3 rows), A_2.B_2 */
 extern const MbsElemKernel MbsElemKernelWeld;         /* d (3 rows), A_0.B_1, A_1.B_2, A_2.B_0 */
 extern const MbsElemKernel MbsElemKernelPointOnLine;  /* d.B_0, d.B_1 */
 extern const MbsElemKernel MbsElemKernelPointOnPlane; /* d.B_2 */
+/* Drives: rheonomic constraints prescribing a joint coordinate or a point over time (docs/drives.md) */
+extern const MbsElemKernel MbsElemKernelAngleDrive;    /* cos th(t) A_1.B_0 - sin th(t) A_0.B_0 */
+extern const MbsElemKernel MbsElemKernelSlideDrive;    /* -d.A_2 - s0 - u(t) */
+extern const MbsElemKernel MbsElemKernelPositionDrive; /* x_a(Xa) - x0 - s(t) n (3 rows) */
 
 #endif
