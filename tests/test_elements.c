@@ -990,9 +990,9 @@ static void TestDamper(void **state)
    derivatives vanish at both ends (one-sided differences) */
 static void TestTimeFunctions(void **state)
 {
-  const MbsTimeFunction c = {MBS_TIME_CONSTANT, {2.5}}, ramp = {MBS_TIME_RAMP, {1.0, 3.0, -1.0, 3.0}},
-                        step = {MBS_TIME_SMOOTH_STEP, {1.0, 3.0, -1.0, 3.0}},
-                        harm = {MBS_TIME_HARMONIC, {0.5, 2.0, 0.25, 1.0}};
+  const MbsTimeFunction c = {MBS_TIME_CONSTANT, {2.5}, NULL}, ramp = {MBS_TIME_RAMP, {1.0, 3.0, -1.0, 3.0}, NULL},
+                        step = {MBS_TIME_SMOOTH_STEP, {1.0, 3.0, -1.0, 3.0}, NULL},
+                        harm = {MBS_TIME_HARMONIC, {0.5, 2.0, 0.25, 1.0}, NULL};
   const double e             = 1e-4;
 
   (void)state;
@@ -1007,6 +1007,72 @@ static void TestTimeFunctions(void **state)
   }
   assert_true(fabs(MbsTimeFunctionEval(&harm, 0.3) - (1.0 + 0.5 * sin(2 * 3.14159265358979323846 * 2.0 * 0.3 + 0.25))) <
               1e-15);
+}
+
+/* Every kind's derivative against a central difference, away from its kinks; tables: the values at the points, linear
+   between them, constant outside; the natural cubic spline reproduces a straight line exactly, has continuous first
+   and second derivatives at the inner points and zero second derivatives at the ends, and converges at fourth order
+   to a smooth function (sin) as the points get denser */
+static void TestTimeFunctionDerivatives(void **state)
+{
+  const double    tt[5] = {0.0, 0.3, 0.5, 1.2, 2.0}, vv[5] = {1.0, -0.5, 0.25, 2.0, 0.0}, line[5] = {1, 1.6, 2, 3.4, 5};
+  double          d2[5], work[5], err[2];
+  MbsTimeTable    lin = {5, 0, tt, vv, NULL}, cub = {5, 1, tt, vv, d2}, cubline = {5, 1, tt, line, NULL};
+  MbsTimeFunction f[6] = {{MBS_TIME_RAMP, {1.0, 3.0, -1.0, 3.0}, NULL},
+                          {MBS_TIME_SMOOTH_STEP, {1.0, 3.0, -1.0, 3.0}, NULL},
+                          {MBS_TIME_HARMONIC, {0.5, 2.0, 0.25, 1.0}, NULL},
+                          {MBS_TIME_TABLE, {0}, &lin},
+                          {MBS_TIME_TABLE, {0}, &cub},
+                          {MBS_TIME_CONSTANT, {2.0}, NULL}};
+  const double    ts[] = {1.7, 2.4, 0.1, 0.41, 0.77, 1.6}, dt = 1e-6;
+
+  (void)state;
+  MbsTimeTableSpline(5, tt, vv, d2, work);
+  for (int k = 0; k < 6; k++)
+    for (size_t j = 0; j < sizeof(ts) / sizeof(ts[0]); j++) {
+      double df, dp, dm;
+      (void)MbsTimeFunctionEvalDerivative(&f[k], ts[j], &df);
+      const double fd = (MbsTimeFunctionEvalDerivative(&f[k], ts[j] + dt, &dp) -
+                         MbsTimeFunctionEvalDerivative(&f[k], ts[j] - dt, &dm)) /
+                        (2 * dt);
+      if (!(fabs(df - fd) <= 1e-7 * (1 + fabs(fd))))
+        fail_msg("kind %d at t = %g: f' = %.12g, FD %.12g", k, ts[j], df, fd);
+    }
+  for (int i = 0; i < 5; i++) {
+    assert_true(MbsTimeFunctionEval(&f[3], tt[i]) == vv[i]);
+    assert_true(fabs(MbsTimeFunctionEval(&f[4], tt[i]) - vv[i]) < 1e-15);
+  }
+  assert_true(fabs(MbsTimeFunctionEval(&f[3], 0.4) - 0.5 * (-0.5 + 0.25)) < 1e-15);
+  assert_true(MbsTimeFunctionEval(&f[3], -1.0) == 1.0 && MbsTimeFunctionEval(&f[4], 3.0) == 0.0);
+  assert_true(d2[0] == 0.0 && d2[4] == 0.0);
+  for (int i = 1; i < 4; i++) { /* the spline's first derivative is continuous at the inner points */
+    double dl, dr;
+    (void)MbsTimeFunctionEvalDerivative(&f[4], tt[i] - 1e-9, &dl);
+    (void)MbsTimeFunctionEvalDerivative(&f[4], tt[i] + 1e-9, &dr);
+    assert_true(fabs(dl - dr) < 1e-6);
+  }
+  {
+    double d2l[5], fl;
+    MbsTimeTableSpline(5, tt, line, d2l, work);
+    cubline.d2 = d2l;
+    f[5]       = (MbsTimeFunction){MBS_TIME_TABLE, {0}, &cubline};
+    for (double t = 0.05; t < 2.0; t += 0.1) {
+      fl = 1.0 + 2.0 * t;
+      assert_true(fabs(MbsTimeFunctionEval(&f[5], t) - fl) < 1e-14);
+    }
+  }
+  for (int level = 0; level < 2; level++) { /* sin on [0, 3] with 16 and 32 intervals */
+    const int       n = level ? 33 : 17;
+    double          t[33], v[33], s2[33], w[33];
+    MbsTimeTable    tb = {n, 1, t, v, s2};
+    MbsTimeFunction sf = {MBS_TIME_TABLE, {0}, &tb};
+    for (int i = 0; i < n; i++) t[i] = 3.0 * i / (n - 1), v[i] = sin(t[i]);
+    MbsTimeTableSpline(n, t, v, s2, w);
+    err[level] = 0;
+    for (double x = 0.5; x < 2.5; x += 0.01) err[level] = fmax(err[level], fabs(MbsTimeFunctionEval(&sf, x) - sin(x)));
+  }
+  if (!(log2(err[0] / err[1]) > 3.7))
+    fail_msg("spline interior errors %g, %g: order %g", err[0], err[1], log2(err[0] / err[1]));
 }
 
 /* A force at a point: the generalized force F on the centre and X_i F on d_i, independent of q and v; a torque:
@@ -1025,7 +1091,7 @@ static void TestLoads(void **state)
     RandomSeed(seed);
     memset(&e, 0, sizeof(e));
     e.nblocks_a = RIGID;
-    e.time      = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}};
+    e.time      = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}, NULL};
     RandomVector(1.0, e.Xa);
     RandomVector(2.0, e.load);
     RandomVector(1.0, q);
@@ -1092,7 +1158,7 @@ static void TestJointTorque(void **state)
       memset(&e, 0, sizeof(e));
       e.nblocks_a = pairs[p].nblocks_a;
       e.nblocks_b = pairs[p].nblocks_b;
-      e.time      = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}};
+      e.time      = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}, NULL};
       RandomUnitVector(e.axis_a);
       nq = MbsElemNq(&e);
       RandomTurningBodies(&e, q, v, omega);
@@ -1584,6 +1650,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(TestPointDifference),
+    cmocka_unit_test(TestTimeFunctionDerivatives),
     cmocka_unit_test(TestDriveDerivatives),
     cmocka_unit_test(TestDriveMotions),
     cmocka_unit_test(TestDriveErrors),

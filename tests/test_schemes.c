@@ -660,7 +660,8 @@ static void test_energy_balance(void **state)
   CheckBalance("tests/inputs/dampers/damped_hinge.yaml", PETSC_TRUE, 200);
   CheckBalance("tests/inputs/loads/driven_top.yaml", PETSC_FALSE, 500);
   CheckBalance("tests/inputs/loads/driven_crank.yaml", PETSC_FALSE, 500);
-  CheckBalance("inputs/slider_crank_driven.yaml", PETSC_FALSE, 200); /* a drive: W its constraint force's work */
+  CheckBalance("inputs/slider_crank_driven.yaml", PETSC_FALSE, 200);      /* a drive: W its constraint force's work */
+  CheckBalance("tests/inputs/drives/crank_table.yaml", PETSC_FALSE, 300); /* tables: a cubic drive, a linear load */
 }
 
 /* A slider-crank whose crank angle is prescribed (inputs/slider_crank_driven.yaml) has no degree of freedom left:

@@ -203,6 +203,9 @@ static const BadInput bad_inputs[] = {
   {"drive_not_at_zero", 7, 5, NULL,
    "drives[0] (angle): Angle drive: the prescribed angle must be 0 at t = 0 (it is measured from the initial state)",
    "got 0.479426"},
+  {"table_not_increasing", 5, 96, "loads[0].time.points[2][0]", "expected a time after the previous point's",
+   "0.5, not after the previous time 0.5"},
+  {"table_bad_row", 5, 74, NULL, "table_bad_row.csv:4: expected two numbers 'time, value'", "got more: '0.7 2 3'"},
   {"drive_zero_axis", 5, 51, "drives[0].axis", "expected a non-zero 3-vector (axis of the slide", "[0, 0, 0]"},
   {"subnormal_length", 3, 47, "chains[0].length", "expected a positive number (length of each link in m)", "'1e-310'"},
   {"direction_overflow", 3, 63, "chains[0].direction",
@@ -618,7 +621,7 @@ static void TestLoadsCAPI(void **state)
   assert_int_equal(matched, 3);
   ClearError();
   assert_int_equal(MbsModelAddPointLoad(api, 0, NULL, (PetscReal[]){1, 0, 0},
-                                        &(MbsTimeFunction){MBS_TIME_RAMP, {2.0, 1.0, 0.0, 1.0}}, NULL),
+                                        &(MbsTimeFunction){MBS_TIME_RAMP, {2.0, 1.0, 0.0, 1.0}, NULL}, NULL),
                    PETSC_ERR_ARG_OUTOFRANGE);
   assert_non_null(strstr(error_message, "not after its start"));
   ClearError();

@@ -75,6 +75,8 @@ PETSC_EXTERN PetscErrorCode MbsModelAddPointLoad(MbsModel, PetscInt body, const 
                                                  const MbsTimeFunction *time, PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddTorqueLoad(MbsModel, PetscInt body, const PetscReal T[3],
                                                   const MbsTimeFunction *time, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelCreateTimeTable(MbsModel, PetscInt n, const PetscReal t[], const PetscReal v[],
+                                                    PetscBool cubic, MbsTimeFunction *f);
 PETSC_EXTERN PetscErrorCode MbsModelAddJointTorque(MbsModel, PetscInt a, const PetscReal axis_a[3], PetscInt b,
                                                    const MbsTimeFunction *torque, PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddDamper(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,

@@ -352,15 +352,166 @@ static PetscErrorCode ParseOneBody(MbsYAMLReader *r, yaml_node_t *item, const ch
   PetscFunctionReturn(0);
 }
 
-/* A function of time (docs/loads.md): a number (constant) or {type: constant|ramp|smooth_step|harmonic, ...} */
+#define MBS_TABLE_MAX_BYTES ((PetscInt64)1 << 30)
+
+/* The points of a time table from a CSV file: one point "t, value" (or "t value") a line; blank lines and lines
+   starting with '#' are skipped, and a first other line that is not two numbers is a header. */
+static PetscErrorCode ReadTableFile(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char file[],
+                                    PetscInt *n, PetscReal **t, PetscReal **v)
+{
+  char      *bytes, *line, *next, where[PETSC_MAX_PATH_LEN + MBS_YAML_PATH_LEN + 64], msg[256] = "";
+  PetscInt64 nbytes;
+  PetscInt   cap = 0, lineno = 0;
+  int        status;
+  PetscBool  header = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  *n = 0;
+  *t = *v = NULL;
+  snprintf(where, sizeof(where), "%s:%zu:%zu: key '%s'", r->file, node->start_mark.line + 1,
+           node->start_mark.column + 1, path);
+  PetscCall(MbsReadFileBroadcast(r->comm, file, MBS_TABLE_MAX_BYTES, &bytes, &nbytes, &status));
+  PetscCheck(!status, r->comm, PETSC_ERR_USER_INPUT,
+             "%s: expected a readable CSV file of (time, value) rows, got '%s' (%s)", where, file,
+             MbsReadFileError(status));
+  for (line = bytes; line && *line && !msg[0]; line = next) {
+    char     *end, *p = line;
+    PetscReal a = 0, b = 0;
+
+    next = strchr(line, '\n');
+    if (next) *next++ = 0;
+    lineno++;
+    while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    if (!*p || *p == '#') continue;
+    errno = 0;
+    a     = strtod(p, &end);
+    if (end != p) {
+      p = end;
+      while (*p == ' ' || *p == '\t' || *p == ',' || *p == ';') p++;
+      b = strtod(p, &end);
+    }
+    if (end == p || errno == ERANGE || !isfinite(a) || !isfinite(b)) {
+      if (header) { /* the first line that is not blank or a comment: a header */
+        header = PETSC_FALSE;
+        continue;
+      }
+      snprintf(msg, sizeof(msg), "expected two finite numbers 'time, value', got '%.60s'", line);
+      break;
+    }
+    header = PETSC_FALSE;
+    while (*end == ' ' || *end == '\t' || *end == '\r' || *end == ',') end++;
+    if (*end) {
+      snprintf(msg, sizeof(msg), "expected two numbers 'time, value', got more: '%.60s'", line);
+      break;
+    }
+    if (*n > 0 && !(a > (*t)[*n - 1])) {
+      snprintf(msg, sizeof(msg), "expected times that increase strictly, got %g after %g", (double)a,
+               (double)(*t)[*n - 1]);
+      break;
+    }
+    if (*n == cap) {
+      PetscReal *tt, *vv;
+      cap = PetscMax(64, 2 * cap);
+      PetscCall(PetscMalloc2(cap, &tt, cap, &vv));
+      if (*n) {
+        PetscCall(PetscArraycpy(tt, *t, *n));
+        PetscCall(PetscArraycpy(vv, *v, *n));
+      }
+      PetscCall(PetscFree2(*t, *v));
+      *t = tt, *v = vv;
+    }
+    (*t)[*n] = a, (*v)[*n] = b, (*n)++;
+  }
+  PetscCall(PetscFree(bytes));
+  if (msg[0] || *n < 2) PetscCall(PetscFree2(*t, *v));
+  PetscCheck(!msg[0], r->comm, PETSC_ERR_USER_INPUT, "%s: %s:%" PetscInt_FMT ": %s", where, file, lineno, msg);
+  PetscCheck(*n >= 2, r->comm, PETSC_ERR_USER_INPUT,
+             "%s: %s: expected at least two (time, value) rows, got %" PetscInt_FMT, where, file, *n);
+  PetscFunctionReturn(0);
+}
+
+/* {type: table, points: [[t, v], ...] | file: data.csv, interpolation: linear|cubic} */
+static PetscErrorCode ParseTimeTable(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsTimeFunction *f)
+{
+  yaml_node_t *pts, *file, *interp;
+  char         ppath[MBS_YAML_PATH_LEN], fpath[MBS_YAML_PATH_LEN], ipath[MBS_YAML_PATH_LEN];
+  PetscInt     n = 0;
+  PetscReal   *t = NULL, *v = NULL;
+  PetscBool    cubic = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(MbsYAMLLookup(r, node, path, "points", NULL, ppath, &pts));
+  PetscCall(MbsYAMLLookup(r, node, path, "file", NULL, fpath, &file));
+  if (!pts == !file)
+    PetscCall(MbsYAMLFail(r, node->start_mark, path, "a table with either 'points: [[t, value], ...]' or 'file: <csv>'",
+                          pts ? "both" : "neither"));
+  PetscCall(MbsYAMLLookup(r, node, path, "interpolation", NULL, ipath, &interp));
+  if (interp) {
+    const char *s;
+    PetscCall(MbsYAMLParseString(r, interp, ipath, "linear or cubic", &s));
+    if (strcmp(s, "linear") && strcmp(s, "cubic")) PetscCall(MbsYAMLFailNode(r, interp, ipath, "linear or cubic"));
+    cubic = (PetscBool)!strcmp(s, "cubic");
+  }
+  if (pts) {
+    const char *expected = "a sequence of at least two points [t, value] with increasing t";
+    if (pts->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(pts) < 2)
+      PetscCall(MbsYAMLFailNode(r, pts, ppath, expected));
+    n = MbsYAMLSequenceLength(pts);
+    PetscCall(PetscMalloc2(n, &t, n, &v));
+    for (PetscInt i = 0; i < n; i++) {
+      yaml_node_t   *pt = MbsYAMLSequenceItem(r, pts, i);
+      char           kpath[MBS_YAML_PATH_LEN], xpath[MBS_YAML_PATH_LEN];
+      PetscErrorCode ierr = 0;
+
+      MbsYAMLPathIndex(kpath, ppath, i);
+      if (pt->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(pt) != 2)
+        ierr = MbsYAMLFailNode(r, pt, kpath, "a point [t, value]");
+      if (!ierr) {
+        MbsYAMLPathIndex(xpath, kpath, 0);
+        ierr = MbsYAMLParseReal(r, MbsYAMLSequenceItem(r, pt, 0), xpath, MBS_YAML_FINITE, "the time in s", &t[i]);
+      }
+      if (!ierr) {
+        MbsYAMLPathIndex(xpath, kpath, 1);
+        ierr = MbsYAMLParseReal(r, MbsYAMLSequenceItem(r, pt, 1), xpath, MBS_YAML_FINITE, "the value", &v[i]);
+      }
+      if (!ierr && i > 0 && !(t[i] > t[i - 1])) {
+        char got[96];
+        MbsYAMLPathIndex(xpath, kpath, 0);
+        snprintf(got, sizeof(got), "%g, not after the previous time %g", (double)t[i], (double)t[i - 1]);
+        ierr =
+          MbsYAMLFail(r, MbsYAMLSequenceItem(r, pt, 0)->start_mark, xpath, "a time after the previous point's", got);
+      }
+      if (ierr) {
+        PetscCall(PetscFree2(t, v));
+        PetscCall(ierr);
+      }
+    }
+  } else {
+    const char *name;
+    char        full[PETSC_MAX_PATH_LEN];
+    PetscCall(MbsYAMLParseString(r, file, fpath,
+                                 "a CSV file of (time, value) rows, relative to the directory of this file", &name));
+    MbsYAMLRelativePath(r, name, full, sizeof(full));
+    PetscCall(ReadTableFile(r, file, fpath, full, &n, &t, &v));
+  }
+  {
+    PetscErrorCode ierr = MbsModelCreateTimeTable(r->model, n, t, v, cubic, f);
+    PetscCall(PetscFree2(t, v));
+    PetscCall(ierr);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A function of time (docs/loads.md): a number (constant) or {type: constant|ramp|smooth_step|harmonic|table, ...} */
 static PetscErrorCode ParseTimeFunction(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsTimeFunction *f)
 {
-  static const char *const kinds[]    = {"constant", "ramp", "smooth_step", "harmonic"};
-  static const char *const keys[4][6] = {{"type", "value", NULL},
+  static const char *const kinds[]    = {"constant", "ramp", "smooth_step", "harmonic", "table"};
+  static const char *const keys[5][6] = {{"type", "value", NULL},
                                          {"type", "start", "end", "from", "to", NULL},
                                          {"type", "start", "end", "from", "to", NULL},
-                                         {"type", "amplitude", "frequency", "phase", "offset", NULL}};
-  static const char *const expected   = "a number or a mapping {type: constant|ramp|smooth_step|harmonic, ...}";
+                                         {"type", "amplitude", "frequency", "phase", "offset", NULL},
+                                         {"type", "points", "file", "interpolation", NULL}};
+  static const char *const expected   = "a number or a mapping {type: constant|ramp|smooth_step|harmonic|table, ...}";
   yaml_node_t             *tnode, *v;
   char                     kpath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN];
   const char              *tname = NULL;
@@ -374,20 +525,24 @@ static PetscErrorCode ParseTimeFunction(MbsYAMLReader *r, yaml_node_t *node, con
     PetscFunctionReturn(0);
   }
   PetscCall(MbsYAMLExpectMapping(r, node, path, expected));
-  PetscCall(MbsYAMLLookup(r, node, path, "type", "a time function type (constant, ramp, smooth_step or harmonic)",
-                          tpath, &tnode));
-  PetscCall(
-    MbsYAMLParseString(r, tnode, tpath, "a time function type (constant, ramp, smooth_step or harmonic)", &tname));
-  for (int k = 0; k < 4; k++)
+  PetscCall(MbsYAMLLookup(r, node, path, "type",
+                          "a time function type (constant, ramp, smooth_step, harmonic or table)", tpath, &tnode));
+  PetscCall(MbsYAMLParseString(r, tnode, tpath, "a time function type (constant, ramp, smooth_step, harmonic or table)",
+                               &tname));
+  for (int k = 0; k < 5; k++)
     if (!strcmp(tname, kinds[k])) kind = k;
   if (kind < 0)
-    PetscCall(MbsYAMLFailNode(r, tnode, tpath, "a time function type (constant, ramp, smooth_step or harmonic)"));
+    PetscCall(
+      MbsYAMLFailNode(r, tnode, tpath, "a time function type (constant, ramp, smooth_step, harmonic or table)"));
   PetscCall(MbsYAMLCheckKeys(r, node, path, keys[kind],
-                             kind == 3 ? " (harmonic)"
-                             : kind    ? " (ramp, smooth_step)"
-                                       : ""));
+                             kind == 4   ? " (table)"
+                             : kind == 3 ? " (harmonic)"
+                             : kind      ? " (ramp, smooth_step)"
+                                         : ""));
   f->kind = kind;
-  if (kind == MBS_TIME_CONSTANT) {
+  if (kind == MBS_TIME_TABLE) {
+    PetscCall(ParseTimeTable(r, node, path, f));
+  } else if (kind == MBS_TIME_CONSTANT) {
     PetscCall(MbsYAMLLookup(r, node, path, "value", "a number (the constant factor)", kpath, &v));
     PetscCall(MbsYAMLParseReal(r, v, kpath, MBS_YAML_FINITE, "the constant factor", &f->p[0]));
   } else if (kind == MBS_TIME_HARMONIC) {

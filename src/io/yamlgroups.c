@@ -604,8 +604,8 @@ static PetscErrorCode FailMesh(MbsYAMLReader *r, const char context[], const Mbs
           expected, got);
 }
 
-/* The mesh file path: relative paths are relative to the directory of the YAML file. */
-static void MeshPath(MbsYAMLReader *r, const char file[], char out[], size_t size)
+/* A file named in the input (a mesh, a time table): relative paths are relative to the directory of the YAML file. */
+void MbsYAMLRelativePath(MbsYAMLReader *r, const char file[], char out[], size_t size)
 {
   const char *slash = strrchr(r->file, '/');
 
@@ -901,7 +901,7 @@ PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char 
     PetscCall(MbsYAMLParseString(
       r, node, fpath, "a Gmsh mesh file (.msh, ASCII format 4.1 or 2.2; relative to the directory of this file)",
       &fname));
-    MeshPath(r, fname, file, sizeof(file));
+    MbsYAMLRelativePath(r, fname, file, sizeof(file));
     snprintf(context, sizeof(context), "%s:%zu:%zu: key '%s'", r->file, node->start_mark.line + 1,
              node->start_mark.column + 1, fpath);
     PetscCall(MbsGmshRead(r->comm, file, context, &mesh));

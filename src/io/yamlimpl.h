@@ -120,6 +120,8 @@ PETSC_INTERN PetscBool      MbsYAMLScalarIsNull(yaml_node_t *node);
 PETSC_INTERN const char    *MbsYAMLScalarText(yaml_node_t *node);
 PETSC_INTERN yaml_node_t   *MbsYAMLSequenceItem(MbsYAMLReader *r, yaml_node_t *node, PetscInt i);
 PETSC_INTERN PetscInt       MbsYAMLSequenceLength(yaml_node_t *node);
+/* A file named in the input, relative to the directory of the input file unless absolute */
+PETSC_INTERN void           MbsYAMLRelativePath(MbsYAMLReader *r, const char file[], char out[], size_t size);
 PETSC_INTERN PetscBool      MbsYAMLSplitIndex(const char name[], size_t len, size_t *prefix_len, PetscInt *index);
 PETSC_INTERN PetscErrorCode MbsYAMLAddChains(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 PETSC_INTERN PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char path[]);

@@ -185,6 +185,11 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   for (PetscInt e = 0; e < m->nelems; e++) PetscCall(PetscFree(m->elems[e].label));
   PetscCall(PetscFree(m->bodies));
   PetscCall(PetscFree(m->elems));
+  for (PetscInt k = 0; k < m->ntables; k++) {
+    PetscCall(PetscFree3(m->tables[k]->t, m->tables[k]->v, m->tables[k]->d2));
+    PetscCall(PetscFree(m->tables[k]));
+  }
+  PetscCall(PetscFree(m->tables));
   PetscCall(PetscFree(m->source));
   PetscCall(PetscFree2(m->rank_qstart, m->rank_cstart));
   PetscCall(PetscFree2(m->body_rank, m->body_q));
@@ -867,8 +872,12 @@ static PetscErrorCode MbsModelLoadData(MbsModel model, const char what[], const 
              "%s load: the vector must be given and finite", what);
   for (int i = 0; i < 3; i++) d->load[i] = v[i];
   if (time) {
-    PetscCheck(time->kind >= MBS_TIME_CONSTANT && time->kind <= MBS_TIME_HARMONIC, PetscObjectComm((PetscObject)model),
+    PetscBool owned = PETSC_FALSE;
+    PetscCheck(time->kind >= MBS_TIME_CONSTANT && time->kind <= MBS_TIME_TABLE, PetscObjectComm((PetscObject)model),
                PETSC_ERR_ARG_OUTOFRANGE, "%s load: unknown time function kind %d", what, time->kind);
+    for (PetscInt k = 0; k < model->ntables; k++) owned = (PetscBool)(owned || model->tables[k] == time->table);
+    PetscCheck(time->kind != MBS_TIME_TABLE || owned, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+               "%s load: a table must come from MbsModelCreateTimeTable() on this model", what);
     for (int i = 0; i < 4; i++)
       PetscCheck(PetscIsNormalReal(time->p[i]) || time->p[i] == 0, PetscObjectComm((PetscObject)model),
                  PETSC_ERR_ARG_OUTOFRANGE, "%s load: the time function's parameters must be finite", what);
@@ -878,7 +887,69 @@ static PetscErrorCode MbsModelLoadData(MbsModel model, const char what[], const 
                (double)time->p[0]);
     d->time.kind = time->kind; /* field by field: the caller's padding bytes would enter the checkpoint's model hash */
     for (int i = 0; i < 4; i++) d->time.p[i] = time->p[i];
+    d->time.table = time->kind == MBS_TIME_TABLE ? time->table : NULL;
   }
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelCreateTimeTable - A function of time given by a table (docs/loads.md): values at strictly increasing
+  times, interpolated linearly or by the natural cubic spline, constant before the first time and after the last.
+  The model keeps a copy; use the function for loads and drives of this model.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. n - the number of points, at least 2
+. t, v - the times (strictly increasing) and the values, finite
+- cubic - PETSC_TRUE for the natural cubic spline (continuous first and second derivatives), PETSC_FALSE for
+          linear interpolation
+
+  Output Parameter:
+. f - the time function (kind MBS_TIME_TABLE)
+
+  Level: intermediate
+
+.seealso: `MbsModelAddPointLoad()`, `MbsModelAddJointTorque()`
+@*/
+PetscErrorCode MbsModelCreateTimeTable(MbsModel model, PetscInt n, const PetscReal t[], const PetscReal v[],
+                                       PetscBool cubic, MbsTimeFunction *f)
+{
+  MbsTimeTable *tb;
+  PetscReal    *tt, *vv, *d2, *work;
+
+  PetscFunctionBegin;
+  PetscCheck(n >= 2 && n <= PETSC_MAX_INT / 4, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Time table: expected at least 2 points, got %" PetscInt_FMT, n);
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCheck(!PetscIsInfOrNanReal(t[i]) && !PetscIsInfOrNanReal(v[i]), PetscObjectComm((PetscObject)model),
+               PETSC_ERR_ARG_OUTOFRANGE, "Time table: point %" PetscInt_FMT " is not finite (t = %g, value = %g)", i,
+               (double)t[i], (double)v[i]);
+    PetscCheck(i == 0 || t[i] > t[i - 1], PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+               "Time table: times must increase strictly, got t = %g at point %" PetscInt_FMT " after %g", (double)t[i],
+               i, (double)t[i - 1]);
+  }
+  PetscCall(PetscNew(&tb));
+  PetscCall(PetscMalloc3(n, &tt, n, &vv, n, &d2));
+  PetscCall(PetscArraycpy(tt, t, n));
+  PetscCall(PetscArraycpy(vv, v, n));
+  PetscCall(PetscArrayzero(d2, n));
+  if (cubic) {
+    PetscCall(PetscMalloc1(n, &work));
+    MbsTimeTableSpline((int)n, tt, vv, d2, work);
+    PetscCall(PetscFree(work));
+  }
+  tb->n     = (int)n;
+  tb->cubic = cubic ? 1 : 0;
+  tb->t     = tt;
+  tb->v     = vv;
+  tb->d2    = d2;
+  PetscCall(PetscRealloc(sizeof(MbsTimeTable *) * (model->ntables + 1), &model->tables));
+  model->tables[model->ntables++] = tb;
+  PetscCall(PetscMemzero(f, sizeof(*f)));
+  f->kind  = MBS_TIME_TABLE;
+  f->table = tb;
   PetscFunctionReturn(0);
 }
 

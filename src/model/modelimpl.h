@@ -44,11 +44,13 @@ struct _p_MbsModel {
   PetscInt  sized_bodies, sized_elems;
   PetscReal sized[5];
 
-  PetscInt    nbodies, maxbodies;
-  MbsBody    *bodies;
-  PetscInt    nelems, maxelems;
-  MbsElement *elems;
-  PetscInt    ngravity; /* gravity elements appended by SetUp */
+  PetscInt       nbodies, maxbodies;
+  MbsBody       *bodies;
+  PetscInt       nelems, maxelems;
+  MbsElement    *elems;
+  PetscInt       ngravity; /* gravity elements appended by SetUp */
+  PetscInt       ntables;  /* time tables (MbsModelCreateTimeTable()), owned by the model */
+  MbsTimeTable **tables;
 
   /* Layout after SetUp. Bodies are partitioned over the ranks (METIS on the body graph, or contiguous
      ranges), each element is owned by the rank of its first non-ground body and its constraint rows live

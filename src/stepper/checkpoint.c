@@ -112,13 +112,24 @@ static PetscInt64 MbsModelHash(MbsModel model, size_t data_bytes)
     MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
     if (e->type) MbsHash(&h, e->type->name, strlen(e->type->name));
     MbsHash(&h, ab, sizeof(ab));
-    MbsHash(&h, &e->data, data_bytes);
+    if (data_bytes > offsetof(MbsElemData, time)) { /* a time table: its values, not its address */
+      const MbsTimeTable *tb = e->data.time.table;
+      MbsHash(&h, &e->data, offsetof(MbsElemData, time) + offsetof(MbsTimeFunction, table));
+      if (tb) {
+        MbsHash(&h, &tb->n, sizeof(tb->n));
+        MbsHash(&h, &tb->cubic, sizeof(tb->cubic));
+        MbsHash(&h, tb->t, sizeof(double) * (size_t)tb->n);
+        MbsHash(&h, tb->v, sizeof(double) * (size_t)tb->n);
+      }
+    } else
+      MbsHash(&h, &e->data, data_bytes);
   }
   return h;
 }
 
 /* The bytes of the data block a checkpoint of that version hashes: versions 3-5 knew the fields before the joint
-   frames (appended in version 6, with the element types that use them); the drives' time coefficients, last, are
+   frames (appended in version 6, with the element types that use them); from version 6 on the block up to the time
+   function's table pointer, then the table's values (MbsModelHash()): the drives' time coefficients, last, are
    state of the evaluation, not of the model */
 static size_t MbsModelHashBytes(PetscInt64 version)
 {

@@ -27,17 +27,35 @@
 
 /* A function of time (docs/loads.md): constant p[0]; ramp and smooth step from p[2] at t = p[0] to p[3] at
    t = p[1] (linear; quintic with zero first and second derivatives at both ends), constant before and after;
-   harmonic p[3] + p[0] sin(2 pi p[1] t + p[2]) */
-typedef enum { MBS_TIME_CONSTANT, MBS_TIME_RAMP, MBS_TIME_SMOOTH_STEP, MBS_TIME_HARMONIC } MbsTimeFunctionKind;
+   harmonic p[3] + p[0] sin(2 pi p[1] t + p[2]); a table of values at increasing times, interpolated linearly or by
+   the natural cubic spline, constant before the first time and after the last */
+typedef enum {
+  MBS_TIME_CONSTANT,
+  MBS_TIME_RAMP,
+  MBS_TIME_SMOOTH_STEP,
+  MBS_TIME_HARMONIC,
+  MBS_TIME_TABLE
+} MbsTimeFunctionKind;
 typedef struct {
-  int    kind; /* MbsTimeFunctionKind */
-  double p[4];
+  int           n;     /* points, >= 2 */
+  int           cubic; /* 0: linear between the points; 1: the natural cubic spline through them */
+  const double *t, *v; /* strictly increasing times, values */
+  const double *d2;    /* cubic: the spline's second derivatives at the points */
+} MbsTimeTable;
+typedef struct {
+  int                 kind; /* MbsTimeFunctionKind */
+  double              p[4];
+  const MbsTimeTable *table; /* MBS_TIME_TABLE (owned by the model: MbsModelCreateTimeTable()); last (the
+                                checkpoint's model hash covers the table's values, not this pointer) */
 } MbsTimeFunction;
 
 double MbsTimeFunctionEval(const MbsTimeFunction *f, double t);
 /* f(t), and its derivative f'(t) in *df (one-sided where f has a kink: the right derivative at a ramp's start, the left
    at its end) */
 double MbsTimeFunctionEvalDerivative(const MbsTimeFunction *f, double t, double *df);
+/* The second derivatives d2[0..n-1] of the natural cubic spline through (t_i, v_i), t strictly increasing, n >= 2;
+   work holds n doubles */
+void MbsTimeTableSpline(int n, const double *t, const double *v, double *d2, double *work);
 
 #define MBS_ELEM_MAX_TCOEF 4
 
