@@ -1178,6 +1178,48 @@ static void TestJointTorque(void **state)
   }
 }
 
+/* The joint force: its derivative against finite differences, and its power f n . (v_b(Xb) - v_a(Xa)) for random
+   states and velocities of every body pair whose a carries an axis */
+static void TestJointForce(void **state)
+{
+  static const BodyPair pairs[] = {
+    {RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}, {GROUND, PARTICLE}, {RIGID, PARTICLE}};
+
+  (void)state;
+  for (int p = 0; p < NPAIRS(pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData e;
+      double      q[24], v[24], f[24], Jq[576], fd[576], n[3], va[3], vb[3], rel[3], power = 0, s;
+      Context     ctx;
+      Closure     cq = {&MbsElemKernelJointForce, &e, v};
+      int         nq;
+
+      ContextSet(&ctx, "joint force", pairs[p], seed);
+      RandomSeed(seed);
+      RandomElement(pairs[p], &e);
+      e.time = (MbsTimeFunction){MBS_TIME_HARMONIC, {0.8, 1.5, 0.3, 0.1}, NULL};
+      nq     = MbsElemNq(&e);
+      RandomState(&e, 2.5, q);
+      for (int i = 0; i < nq; i++) v[i] = Random() - 0.5;
+      MbsElemKernelJointForce.force(&e, q, v, 0.0, f, Jq, NULL);
+      FiniteDifference(EvalDamperQ, &cq, nq, nq, q, FD_STEP, 1, fd);
+      ExpectArrayClose(&ctx, "Jq vs FD", nq, nq, Jq, fd, FD_RTOL);
+      MbsElemKernelJointForce.force(&e, q, v, 0.7, f, NULL, NULL);
+      for (int i = 0; i < nq; i++) power += f[i] * v[i];
+      for (int l = 0; l < 3; l++)
+        n[l] =
+          e.nblocks_a == RIGID ? e.axis_a[0] * q[3 + l] + e.axis_a[1] * q[6 + l] + e.axis_a[2] * q[9 + l] : e.axis_a[l];
+      PointOnBody(e.nblocks_a, e.Xa, v, va); /* the point's velocity: the same affine map of the body's velocities, */
+      PointOnBody(e.nblocks_b, e.Xb, v + 3 * e.nblocks_a, vb);
+      if (e.nblocks_a == GROUND) va[0] = va[1] = va[2] = 0; /* less the constant part (the ground's is its point) */
+      if (e.nblocks_b == GROUND) vb[0] = vb[1] = vb[2] = 0;
+      for (int l = 0; l < 3; l++) rel[l] = vb[l] - va[l];
+      s = MbsTimeFunctionEval(&e.time, 0.7);
+      ExpectClose(&ctx, "power", 0, 0, power, s * Dot(n, rel), 1e-13);
+    }
+  }
+}
+
 /* The torsional damper: its power over bodies turning with omega_a, omega_b is -c (n . (omega_b - omega_a))^2, and
    both derivatives match finite differences */
 static void TestTorsionalDamper(void **state)
@@ -1651,6 +1693,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(TestPointDifference),
     cmocka_unit_test(TestTimeFunctionDerivatives),
+    cmocka_unit_test(TestJointForce),
     cmocka_unit_test(TestDriveDerivatives),
     cmocka_unit_test(TestDriveMotions),
     cmocka_unit_test(TestDriveErrors),

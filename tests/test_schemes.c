@@ -662,6 +662,7 @@ static void test_energy_balance(void **state)
   CheckBalance("tests/inputs/loads/driven_crank.yaml", PETSC_FALSE, 500);
   CheckBalance("inputs/slider_crank_driven.yaml", PETSC_FALSE, 200);      /* a drive: W its constraint force's work */
   CheckBalance("tests/inputs/drives/crank_table.yaml", PETSC_FALSE, 300); /* tables: a cubic drive, a linear load */
+  CheckBalance("tests/inputs/loads/pushed_carriage.yaml", PETSC_FALSE, 200); /* joint forces */
 }
 
 /* A slider-crank whose crank angle is prescribed (inputs/slider_crank_driven.yaml) has no degree of freedom left:

@@ -420,6 +420,7 @@ static const GoodInput good_inputs[] = {
   {"tests/inputs/loads/driven_top.yaml", 2, 7, 9, 0.002, 2, -9.81, "em", "output/driven_top", 10},
   {"tests/inputs/loads/driven_crank.yaml", 2, 5, 7, 0.001, 0.5, -9.81, "em", "output/driven_crank", 10},
   {"tests/inputs/dampers/damped_hinge.yaml", 2, 6, 8, 0.002, 0.4, -9.81, "em", "output/damped_hinge", 10},
+  {"tests/inputs/loads/pushed_carriage.yaml", 2, 6, 8, 0.002, 0.4, -9.81, "em", "output/pushed_carriage", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -646,6 +647,27 @@ static void TestLoadsCAPI(void **state)
     matched++;
   }
   assert_int_equal(matched, 1);
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+
+  /* the carriage's joint forces */
+  good = &good_inputs[18];
+  assert_string_equal(good->file, "tests/inputs/loads/pushed_carriage.yaml");
+  LoadGood(good, &model, &cfg);
+  CopyBodies(model, &api);
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  matched = 0;
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement *e = &model->elems[k];
+    PetscInt          elem;
+    if (!e->type || strcmp(e->type->name, "joint_force")) continue;
+    assert_int_equal(
+      MbsModelAddJointForce(api, e->body[0], e->data.Xa, e->data.axis_a, e->body[1], e->data.Xb, &e->data.time, &elem),
+      0);
+    assert_memory_equal(&api->elems[elem].data, &e->data, sizeof(MbsElemData));
+    matched++;
+  }
+  assert_int_equal(matched, 2);
   assert_int_equal(MbsModelDestroy(&api), 0);
   assert_int_equal(MbsModelDestroy(&model), 0);
 }

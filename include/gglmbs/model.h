@@ -79,6 +79,9 @@ PETSC_EXTERN PetscErrorCode MbsModelCreateTimeTable(MbsModel, PetscInt n, const 
                                                     PetscBool cubic, MbsTimeFunction *f);
 PETSC_EXTERN PetscErrorCode MbsModelAddJointTorque(MbsModel, PetscInt a, const PetscReal axis_a[3], PetscInt b,
                                                    const MbsTimeFunction *torque, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddJointForce(MbsModel, PetscInt a, const PetscReal Xa[3],
+                                                  const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3],
+                                                  const MbsTimeFunction *force, PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddDamper(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal damping, PetscReal exponent,
                                               PetscInt *elem);

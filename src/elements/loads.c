@@ -188,3 +188,62 @@ const MbsElementType MbsElementTypeJointTorque = {
                          "torque about the axis in N m, on b (on a: its opposite)"}},
   .complete          = JointTorqueComplete,
 };
+
+/* A force f(t) along an axis n carried by a (the constant axis_a on the ground), between the points Xa of a and Xb
+   of b (docs/loads.md): f n on b's point and -f n on a's, at the step's midpoint; the drive of a prismatic or
+   cylindrical joint. With d = x_a(Xa) - x_b(Xb) = c + sum_j w_j Q_j (MbsElemPointDifference()), the generalized
+   force is f_j = -w_j f n, its power f n . (v_b - v_a); through n = axis_a_k d_k^a, d f_j / d d_k^a = -w_j f axis_a_k
+   I. */
+static void JointForceForce(const MbsElemData *e, const double *qm, const double *vm, double t, double *f, double *Jq,
+                            double *Jv)
+{
+  const int    nb = e->nblocks_a + e->nblocks_b, nq = 3 * nb, rigid_a = e->nblocks_a == 4;
+  const double s = MbsTimeFunctionEval(&e->time, t);
+  double       w[MBS_ELEM_MAX_BLOCKS], c[3], n[3];
+
+  (void)vm;
+  MbsElemPointDifference(e, w, c);
+  for (int l = 0; l < 3; l++)
+    n[l] = rigid_a ? e->axis_a[0] * qm[3 + l] + e->axis_a[1] * qm[6 + l] + e->axis_a[2] * qm[9 + l] : e->axis_a[l];
+  for (int j = 0; j < nb; j++)
+    for (int l = 0; l < 3; l++) f[3 * j + l] = -w[j] * s * n[l];
+  if (Jq) {
+    memset(Jq, 0, sizeof(double) * nq * nq);
+    if (rigid_a)
+      for (int j = 0; j < nb; j++)
+        for (int k = 0; k < 3; k++)
+          for (int l = 0; l < 3; l++) Jq[(3 * j + l) * nq + 3 * (1 + k) + l] = -w[j] * s * e->axis_a[k];
+  }
+  if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
+}
+
+const MbsElemKernel MbsElemKernelJointForce = {.name = "joint_force", .force = JointForceForce};
+
+static int JointForceComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
+                              size_t len)
+{
+  (void)a, (void)b;
+  return MbsElemUnitAxis(d->axis_a, "Joint force", "the axis", error, len);
+}
+
+const MbsElementType MbsElementTypeJointForce = {
+  .name              = "joint_force",
+  .section           = "loads",
+  .title             = "Joint force",
+  .kernel            = &MbsElemKernelJointForce,
+  .needs_orientation = MBS_ELEM_ORIENT_A,
+  .nparams           = 2,
+  .params            = {{"axis",
+                         MBS_ELEM_PARAM_DIRECTION,
+                         {offsetof(MbsElemData, axis_a)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "joint axis in the frame of a, world frame for ground"},
+                        {"force",
+                         MBS_ELEM_PARAM_TIME_FUNCTION,
+                         {offsetof(MbsElemData, time)},
+                         MBS_ELEM_RANGE_POSITIVE,
+                         MBS_ELEM_REQUIRED,
+                         "force along the axis in N, on b's point (on a's: its opposite)"}},
+  .complete          = JointForceComplete,
+};

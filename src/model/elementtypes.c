@@ -11,7 +11,7 @@ extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, M
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
   MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
   MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper, MbsElementTypeAngleDrive, MbsElementTypeSlideDrive,
-  MbsElementTypePositionDrive;
+  MbsElementTypePositionDrive, MbsElementTypeJointForce;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -33,6 +33,7 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeJointTorque));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeJointForce));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeAngleDrive));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSlideDrive));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePositionDrive));

@@ -1052,6 +1052,42 @@ PetscErrorCode MbsModelAddJointTorque(MbsModel model, PetscInt a, const PetscRea
 }
 
 /*@C
+  MbsModelAddJointForce - Adds a force f(t) along an axis carried by body a, on the point Xb of b, and its opposite on
+  the point Xa of a (docs/loads.md): the drive of a prismatic or cylindrical joint between them.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, Xa, axis_a - body a (rigid or MBS_GROUND), its point and the axis in its frame (world frame on the ground)
+. b, Xb - body b (any, or MBS_GROUND, not both the ground) and its point
+- force - f(t) in N, a time function as in MbsModelAddPointLoad()
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddJointTorque()`, `MbsModelAddJoint()`
+@*/
+PetscErrorCode MbsModelAddJointForce(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
+                                     PetscInt b, const PetscReal Xb[3], const MbsTimeFunction *force, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(force, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Joint force: the force is required");
+  PetscCall(MbsModelLoadData(model, "Joint force", Xa, axis_a, force, &d));
+  for (int i = 0; i < 3; i++) {
+    d.axis_a[i] = d.load[i];
+    d.load[i]   = 0;
+    d.Xb[i]     = Xb ? Xb[i] : 0;
+  }
+  PetscCall(MbsModelAddNamedElement(model, "loads", "joint_force", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsModelAddDamper - Adds an axial damper between two points (docs/dampers.md): the force -c |u|^(e-1) u n on a
   and its opposite on b, with n the unit vector from b's point to a's and u = n . (v_a - v_b) the rate at which the
   points separate. Every scheme adds its impulse over a step from the step's midpoint and mean velocity; with EM the

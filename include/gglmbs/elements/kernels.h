@@ -136,6 +136,7 @@ extern const MbsElemKernel MbsElemKernelGravity;       /* V = -m b . x_a (partic
 extern const MbsElemKernel MbsElemKernelPointLoad;     /* a force load(t) at the point Xa of body a */
 extern const MbsElemKernel MbsElemKernelTorqueLoad;    /* a torque load(t) on the rigid body a: 1/2 T x d_i on d_i */
 extern const MbsElemKernel MbsElemKernelJointTorque;   /* tau(t) about a's axis on b, -tau on a */
+extern const MbsElemKernel MbsElemKernelJointForce;    /* f(t) along a's axis on b's point, -f on a's */
 extern const MbsElemKernel MbsElemKernelDamper;
 extern const MbsElemKernel MbsElemKernelTorsionalDamper;
 /* -c n . (omega_b - omega_a) about a's axis, on b */ /* f = -c |u|^(e-1) u n on a, opposite on b; u = n . d', n =
