@@ -2,6 +2,7 @@
 #include <gglmbs/elements/vec3.h>
 #include <metis.h>
 #include "model/operators.h"
+#include "model/addelement.h"
 #include "model/memory.h"
 #include "model/redundancy.h"
 

@@ -2,7 +2,6 @@
 #ifndef MBS_MODELIMPL_H
 #define MBS_MODELIMPL_H
 
-#include "model/addelement.h"
 #include <petsc/private/petscimpl.h>
 #include <gglmbs/model.h>
 #include <gglmbs/elements.h>
