@@ -410,6 +410,21 @@ static void TestNoInput(void **state)
   FreeRun(&run);
 }
 
+/* An unknown trajectory format lists the registered ones (and no empty name among them) */
+static void TestUnknownTrajectoryFormat(void **state)
+{
+  char       dir[PATH_SIZE], input[PATH_SIZE];
+  ProgramRun run;
+
+  (void)state;
+  CaseDirectory(dir, "unknown_trajectory_format");
+  SourcePath(input, "inputs/pendulum3d.yaml");
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_trajectory", "vtk", NULL);
+  ExpectUserError("unknown trajectory format", &run);
+  ExpectContains("stderr", run.err, "Unknown trajectory format 'vtk': expected one of csv, xdmf, checkpoint, or none");
+  FreeRun(&run);
+}
+
 static void TestMissingFile(void **state)
 {
   char       dir[PATH_SIZE], input[PATH_SIZE], csv[PATH_SIZE];
@@ -1338,6 +1353,7 @@ int main(void)
     tests[n++] = (struct CMUnitTest){bad_runs[i].file, TestBadInput, NULL, NULL, (void *)&bad_runs[i]};
   tests[n++] = (struct CMUnitTest){"no input", TestNoInput, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"unknown trajectory format", TestUnknownTrajectoryFormat, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"pendulum", TestPendulum, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"overrides", TestOverrides, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"not converged", TestNotConverged, NULL, NULL, NULL};

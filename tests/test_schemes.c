@@ -663,6 +663,7 @@ static void test_energy_balance(void **state)
   CheckBalance("inputs/slider_crank_driven.yaml", PETSC_FALSE, 200);      /* a drive: W its constraint force's work */
   CheckBalance("tests/inputs/drives/crank_table.yaml", PETSC_FALSE, 300); /* tables: a cubic drive, a linear load */
   CheckBalance("tests/inputs/loads/pushed_carriage.yaml", PETSC_FALSE, 200); /* joint forces */
+  CheckBalance("tests/inputs/drives/drive_zoo.yaml", PETSC_FALSE, 200);      /* angle, slide and position drives */
 }
 
 /* Andrews' squeezing mechanism (inputs/andrews_squeezer.yaml; Hairer & Wanner II, Sect. VII.7): seven bodies, a

@@ -674,6 +674,45 @@ static void TestLoadsCAPI(void **state)
 
 /* The joints of an input file and the same joints added through MbsModelAddJoint() to the same bodies complete to
    the same data blocks (points, axes, joint frames) */
+/* The drives of tests/inputs/drives/drive_zoo.yaml through MbsModelAdd{Angle,Slide,Position}Drive(): the same data
+   blocks, byte for byte; a drive that does not start at 0 is refused */
+static void TestDrivesCAPI(void **state)
+{
+  char         path[PETSC_MAX_PATH_LEN];
+  MbsModel     model, api;
+  MbsRunConfig cfg;
+  PetscInt     nelems, matched = 0;
+
+  (void)state;
+  InputPath(path, sizeof(path), "tests/inputs/drives/drive_zoo.yaml");
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+  assert_int_equal(MbsModelLoadYAML(model, path, &cfg), 0);
+  CopyBodies(model, &api);
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement  *e = &model->elems[k];
+    const MbsElemData *d = &e->data;
+    PetscInt           elem;
+    if (!e->type || strcmp(e->type->section, "drives")) continue;
+    if (!strcmp(e->type->name, "angle"))
+      assert_int_equal(MbsModelAddAngleDrive(api, e->body[0], d->axis_a, e->body[1], &d->time, &elem), 0);
+    else if (!strcmp(e->type->name, "slide"))
+      assert_int_equal(MbsModelAddSlideDrive(api, e->body[0], d->Xa, d->axis_a, e->body[1], d->Xb, &d->time, &elem), 0);
+    else
+      assert_int_equal(MbsModelAddPositionDrive(api, e->body[0], d->Xa, NULL, d->axis_b, &d->time, &elem), 0);
+    assert_memory_equal(&api->elems[elem].data, d, sizeof(MbsElemData));
+    matched++;
+  }
+  assert_int_equal(matched, 3);
+  ClearError();
+  assert_int_equal(MbsModelAddAngleDrive(api, MBS_GROUND, (PetscReal[]){0, 0, 1}, 0,
+                                         &(MbsTimeFunction){MBS_TIME_CONSTANT, {0.5}, NULL}, NULL),
+                   PETSC_ERR_ARG_OUTOFRANGE);
+  assert_non_null(strstr(error_message, "must be 0 at t = 0"));
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
 static void TestJointsCAPI(void **state)
 {
   static const char *const names[] = {"prismatic", "cylindrical",   "universal",
@@ -787,6 +826,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"joints through the C API", TestJointsCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"dampers through the C API", TestDamperCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"loads through the C API", TestLoadsCAPI, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"drives through the C API", TestDrivesCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};

@@ -82,6 +82,14 @@ PETSC_EXTERN PetscErrorCode MbsModelAddJointTorque(MbsModel, PetscInt a, const P
 PETSC_EXTERN PetscErrorCode MbsModelAddJointForce(MbsModel, PetscInt a, const PetscReal Xa[3],
                                                   const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3],
                                                   const MbsTimeFunction *force, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddAngleDrive(MbsModel, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                                  const MbsTimeFunction *angle, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddSlideDrive(MbsModel, PetscInt a, const PetscReal Xa[3],
+                                                  const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3],
+                                                  const MbsTimeFunction *displacement, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddPositionDrive(MbsModel, PetscInt body, const PetscReal X[3],
+                                                     const PetscReal x0[3], const PetscReal n[3],
+                                                     const MbsTimeFunction *displacement, PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddDamper(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal damping, PetscReal exponent,
                                               PetscInt *elem);

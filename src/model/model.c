@@ -1089,6 +1089,124 @@ PetscErrorCode MbsModelAddJointForce(MbsModel model, PetscInt a, const PetscReal
 }
 
 /*@C
+  MbsModelAddAngleDrive - Prescribes the angle th(t) by which body b turns relative to body a about an axis carried by
+  a, measured from the initial state (docs/drives.md): a rheonomic constraint, used with a revolute or cylindrical
+  joint about the same axis.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, axis_a - body a (rigid or MBS_GROUND) and the axis in its frame (world frame on the ground)
+. b - body b (rigid or MBS_GROUND, not both the ground)
+- angle - th(t) in rad, a time function that is 0 at t = 0 (MbsModelAddPointLoad(), MbsModelCreateTimeTable())
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Notes:
+  The initial velocities must agree with th'(0): MbsModelSetUp() checks both constraint levels.
+
+  Level: beginner
+
+.seealso: `MbsModelAddSlideDrive()`, `MbsModelAddPositionDrive()`, `MbsModelAddJointTorque()`
+@*/
+PetscErrorCode MbsModelAddAngleDrive(MbsModel model, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                     const MbsTimeFunction *angle, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(angle, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Angle drive: the angle is required");
+  PetscCall(MbsModelLoadData(model, "Angle drive", NULL, axis_a, angle, &d));
+  for (int i = 0; i < 3; i++) {
+    d.axis_a[i] = d.load[i];
+    d.load[i]   = 0;
+  }
+  PetscCall(MbsModelAddNamedElement(model, "drives", "angle", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddSlideDrive - Prescribes the displacement u(t) of the point Xb of body b relative to the point Xa of body a
+  along an axis carried by a, measured from the initial state (docs/drives.md): used with a prismatic or cylindrical
+  joint, or a point on a line.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, Xa, axis_a - body a (rigid or MBS_GROUND), its point (NULL: the origin) and the axis in its frame
+. b, Xb - body b and its point (NULL: the origin)
+- displacement - u(t) in m, a time function that is 0 at t = 0
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddAngleDrive()`, `MbsModelAddJointForce()`
+@*/
+PetscErrorCode MbsModelAddSlideDrive(MbsModel model, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
+                                     PetscInt b, const PetscReal Xb[3], const MbsTimeFunction *displacement,
+                                     PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(displacement, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
+             "Slide drive: the displacement is required");
+  PetscCall(MbsModelLoadData(model, "Slide drive", Xa, axis_a, displacement, &d));
+  for (int i = 0; i < 3; i++) {
+    d.axis_a[i] = d.load[i];
+    d.load[i]   = 0;
+    d.Xb[i]     = Xb ? Xb[i] : 0;
+  }
+  PetscCall(MbsModelAddNamedElement(model, "drives", "slide", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddPositionDrive - Prescribes the path x0 + s(t) n of the point X of a body (docs/drives.md).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. body, X - the body (particle or rigid) and its point (NULL: the origin)
+. x0 - the path's start in the world (NULL: where the point starts)
+. n - the path's direction, world frame
+- displacement - s(t) in m, a time function that is 0 at t = 0
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddSlideDrive()`
+@*/
+PetscErrorCode MbsModelAddPositionDrive(MbsModel model, PetscInt body, const PetscReal X[3], const PetscReal x0[3],
+                                        const PetscReal n[3], const MbsTimeFunction *displacement, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(displacement, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
+             "Position drive: the displacement is required");
+  PetscCall(MbsModelLoadData(model, "Position drive", X, n, displacement, &d));
+  if (x0)
+    for (int i = 0; i < 3; i++) d.Xb[i] = x0[i];
+  else
+    PetscCall(MbsModelGetPointPosition(model, body, d.Xa, d.Xb));
+  for (int i = 0; i < 3; i++) {
+    d.axis_b[i] = d.load[i];
+    d.load[i]   = 0;
+  }
+  PetscCall(MbsModelAddNamedElement(model, "drives", "position", body, MBS_GROUND, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsModelAddDamper - Adds an axial damper between two points (docs/dampers.md): the force -c |u|^(e-1) u n on a
   and its opposite on b, with n the unit vector from b's point to a's and u = n . (v_a - v_b) the rate at which the
   points separate. Every scheme adds its impulse over a step from the step's midpoint and mean velocity; with EM the

@@ -1267,9 +1267,10 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
     int          n;
     char         names[256] = "";
     PetscCall(PetscFunctionListGet(MbsOutputFunctions, &list, &n));
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++) { /* PetscFunctionListGet() may list an empty name */
+      if (!list[i] || !list[i][0]) continue;
+      if (names[0]) PetscCall(PetscStrlcat(names, ", ", sizeof(names)));
       PetscCall(PetscStrlcat(names, list[i], sizeof(names)));
-      PetscCall(PetscStrlcat(names, i < n - 1 ? ", " : "", sizeof(names)));
     }
     PetscCall(PetscFree(list));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
