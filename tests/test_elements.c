@@ -1138,6 +1138,14 @@ static void RandomTurningBodies(const MbsElemData *e, double *q, double *v, doub
   }
 }
 
+/* The axis axis_a as a carries it in q (world components), computed here independently of the kernels */
+static void AxisCarriedByA(const MbsElemData *e, const double *q, double n[3])
+{
+  for (int l = 0; l < 3; l++)
+    n[l] = e->nblocks_a == RIGID ? e->axis_a[0] * q[3 + l] + e->axis_a[1] * q[6 + l] + e->axis_a[2] * q[9 + l]
+                                 : e->axis_a[l];
+}
+
 /* A torque tau n about a's axis n on b and its opposite on a: its power over bodies turning with omega_a, omega_b is
    tau n . (omega_b - omega_a); its derivative against finite differences; a ground as a holds the axis fixed */
 static void TestJointTorque(void **state)
@@ -1167,11 +1175,8 @@ static void TestJointTorque(void **state)
       ExpectArrayClose(&ctx, "Jq vs FD", nq, nq, Jq, fd, FD_RTOL);
       MbsElemKernelJointTorque.force(&e, q, v, 0.7, f, NULL, NULL);
       for (int i = 0; i < nq; i++) power += f[i] * v[i];
-      for (int l = 0; l < 3; l++) {
-        n[l] =
-          e.nblocks_a == RIGID ? e.axis_a[0] * q[3 + l] + e.axis_a[1] * q[6 + l] + e.axis_a[2] * q[9 + l] : e.axis_a[l];
-        rel[l] = omega[1][l] - omega[0][l];
-      }
+      AxisCarriedByA(&e, q, n);
+      for (int l = 0; l < 3; l++) rel[l] = omega[1][l] - omega[0][l];
       tau = MbsTimeFunctionEval(&e.time, 0.7);
       ExpectClose(&ctx, "power", 0, 0, power, tau * Dot(n, rel), 1e-14);
     }
@@ -1206,9 +1211,7 @@ static void TestJointForce(void **state)
       ExpectArrayClose(&ctx, "Jq vs FD", nq, nq, Jq, fd, FD_RTOL);
       MbsElemKernelJointForce.force(&e, q, v, 0.7, f, NULL, NULL);
       for (int i = 0; i < nq; i++) power += f[i] * v[i];
-      for (int l = 0; l < 3; l++)
-        n[l] =
-          e.nblocks_a == RIGID ? e.axis_a[0] * q[3 + l] + e.axis_a[1] * q[6 + l] + e.axis_a[2] * q[9 + l] : e.axis_a[l];
+      AxisCarriedByA(&e, q, n);
       PointOnBody(e.nblocks_a, e.Xa, v, va); /* the point's velocity: the same affine map of the body's velocities, */
       PointOnBody(e.nblocks_b, e.Xb, v + 3 * e.nblocks_a, vb);
       if (e.nblocks_a == GROUND) va[0] = va[1] = va[2] = 0; /* less the constant part (the ground's is its point) */
@@ -1251,9 +1254,7 @@ static void TestTorsionalDamper(void **state)
       FiniteDifference(EvalDamperV, &cv, nq, nq, v, FD_STEP, 1, fd);
       ExpectArrayClose(&ctx, "Jv vs FD", nq, nq, Jv, fd, FD_RTOL);
       for (int i = 0; i < nq; i++) power += f[i] * v[i];
-      for (int l = 0; l < 3; l++)
-        n[l] =
-          e.nblocks_a == RIGID ? e.axis_a[0] * q[3 + l] + e.axis_a[1] * q[6 + l] + e.axis_a[2] * q[9 + l] : e.axis_a[l];
+      AxisCarriedByA(&e, q, n);
       for (int l = 0; l < 3; l++) u += n[l] * (omega[1][l] - omega[0][l]);
       ExpectClose(&ctx, "power", 0, 0, power, -e.damping * u * u, 1e-14);
     }

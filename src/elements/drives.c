@@ -72,11 +72,10 @@ MBS_QUADROW_KERNEL_EXTRA(AngleDrive, "angle_drive", 1, .time_coefficients = Angl
 static int AngleDriveComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                               size_t len)
 {
-  double n[3] = {0, 0, 0}, E[3][3];
+  double n[3], E[3][3];
 
   if (MbsElemUnitAxis(d->axis_a, "Angle drive", "the axis", error, len)) return 1;
-  for (int i = 0; i < 3; i++)
-    for (int l = 0; l < 3; l++) n[l] += d->axis_a[i] * a->D[i][l];
+  MbsElemPlacementVector(a, d->axis_a, n);
   MbsElemFrameFromAxis(n, E);
   MbsElemFrameInBody(a, E, d->frame_a);
   MbsElemFrameInBody(b, E, d->frame_b);
@@ -127,11 +126,10 @@ MBS_QUADROW_KERNEL_EXTRA(SlideDrive, "slide_drive", 1, .time_coefficients = Slid
 static int SlideDriveComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                               size_t len)
 {
-  double n[3] = {0, 0, 0}, r[3];
+  double n[3], r[3];
 
   if (MbsElemUnitAxis(d->axis_a, "Slide drive", "the axis", error, len)) return 1;
-  for (int i = 0; i < 3; i++)
-    for (int l = 0; l < 3; l++) n[l] += d->axis_a[i] * a->D[i][l];
+  MbsElemPlacementVector(a, d->axis_a, n);
   for (int l = 0; l < 3; l++) r[l] = b->x[l] - a->x[l];
   d->length = MbsVec3Dot(r, n); /* s0 */
   return CheckStartsAtZero(&d->time, "Slide drive", "displacement", error, len);

@@ -5,6 +5,8 @@
 
 #include <gglmbs/elements/kernels.h>
 
+/* n: the axis axis_a as body a carries it in q (a's directors; the constant axis_a on the ground) */
+void MbsElemAxisOfA(const MbsElemData *e, const double *q, double n[3]);
 /* G: the generalized force of a unit torque about a's axis on b (and its opposite on a); dG = dG/dq, may be NULL.
    G . v = n . (omega_b - omega_a) for directors moving with v. */
 void MbsElemJointAxisMap(const MbsElemData *e, const double *qm, double *G, double *dG);

@@ -116,6 +116,13 @@ static void CrossMatrixAdd(double *J, int nq, int row, int col, double s, const 
 /* The generalized force G of a unit torque about the axis n carried by a, on b, and its opposite on a; dG = dG/dq
    (nq x nq, may be NULL). G . v is the relative angular velocity about n, n . (omega_b - omega_a), of directors moving
    with v (omega = 1/2 sum_i d_i x d_i'). */
+void MbsElemAxisOfA(const MbsElemData *e, const double *q, double n[3])
+{
+  for (int l = 0; l < 3; l++)
+    n[l] =
+      e->nblocks_a == 4 ? e->axis_a[0] * q[3 + l] + e->axis_a[1] * q[6 + l] + e->axis_a[2] * q[9 + l] : e->axis_a[l];
+}
+
 void MbsElemJointAxisMap(const MbsElemData *e, const double *qm, double *G, double *dG)
 {
   const int nq = 3 * (e->nblocks_a + e->nblocks_b), ob = 3 * e->nblocks_a;
@@ -124,8 +131,7 @@ void MbsElemJointAxisMap(const MbsElemData *e, const double *qm, double *G, doub
 
   memset(G, 0, sizeof(double) * nq);
   if (dG) memset(dG, 0, sizeof(double) * nq * nq);
-  for (int l = 0; l < 3; l++)
-    n[l] = rigid_a ? e->axis_a[0] * qm[3 + l] + e->axis_a[1] * qm[6 + l] + e->axis_a[2] * qm[9 + l] : e->axis_a[l];
+  MbsElemAxisOfA(e, qm, n);
   for (int side = 0; side < 2; side++) {
     const int    rigid = side ? rigid_b : rigid_a, off = side ? ob : 0;
     const double sg = side ? 0.5 : -0.5;
@@ -203,8 +209,7 @@ static void JointForceForce(const MbsElemData *e, const double *qm, const double
 
   (void)vm;
   MbsElemPointDifference(e, w, c);
-  for (int l = 0; l < 3; l++)
-    n[l] = rigid_a ? e->axis_a[0] * qm[3 + l] + e->axis_a[1] * qm[6 + l] + e->axis_a[2] * qm[9 + l] : e->axis_a[l];
+  MbsElemAxisOfA(e, qm, n);
   for (int j = 0; j < nb; j++)
     for (int l = 0; l < 3; l++) f[3 * j + l] = -w[j] * s * n[l];
   if (Jq) {

@@ -23,13 +23,12 @@ MBS_QUADROW_KERNEL(Prismatic, "prismatic", PRISMATIC_NCON);
 int MbsElemAxialFrames(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, const char title[],
                        char *error, size_t len)
 {
-  double n[3] = {0, 0, 0}, E[3][3];
+  double n[3], E[3][3];
 
   if (MbsElemUnitAxis(d->axis_a, title, "the axis of body a", error, len) ||
       MbsElemUnitAxis(d->axis_b, title, "the axis of body b", error, len))
     return 1;
-  for (int i = 0; i < 3; i++)
-    for (int l = 0; l < 3; l++) n[l] += d->axis_b[i] * b->D[i][l];
+  MbsElemPlacementVector(b, d->axis_b, n);
   MbsElemFrameFromAxis(n, E);
   MbsElemFrameInBody(a, E, d->frame_a);
   MbsElemFrameInBody(b, E, d->frame_b);

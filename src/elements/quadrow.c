@@ -168,6 +168,11 @@ void MbsElemFrameInBody(const MbsElemPlacement *p, const double E[3][3], double 
     for (int i = 0; i < 3; i++) frame[k][i] = MbsVec3Dot(p->D[i], E[k]);
 }
 
+void MbsElemPlacementVector(const MbsElemPlacement *p, const double v[3], double w[3])
+{
+  for (int l = 0; l < 3; l++) w[l] = v[0] * p->D[0][l] + v[1] * p->D[1][l] + v[2] * p->D[2][l];
+}
+
 void MbsElemFrameFromAxis(const double n[3], double E[3][3])
 {
   const double norm = MbsVec3Norm(n);

@@ -44,6 +44,8 @@ void MbsElemQuadRowsHessianMult(int nrows, const MbsElemQuadRow *rows, int nq, c
 
 /* Joint frames for complete(): E (world, rows E[k]) expressed in a body's director basis, frame[k][i] = D[i] . E[k] */
 void MbsElemFrameInBody(const MbsElemPlacement *p, const double E[3][3], double frame[3][3]);
+/* The world components w of the vector v given in a body's frame: sum_i v_i D[i] */
+void MbsElemPlacementVector(const MbsElemPlacement *p, const double v[3], double w[3]);
 /* A right-handed orthonormal frame with E[2] = n / |n| (E[0] from the coordinate direction least aligned with n) */
 void MbsElemFrameFromAxis(const double n[3], double E[3][3]);
 /* n / |n|, or 1 with "<title>: <what> must be a non-zero finite vector" in error */

@@ -862,16 +862,19 @@ PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, c
   PetscFunctionReturn(0);
 }
 
-/* A load's data: its vector and time function (NULL: the constant 1), checked finite and, for a ramp or smooth step,
-   with its end after its start */
+/* The data of a load or a drive: its point X on a, its vector v into the field at offset `field` (load, axis_a or
+   axis_b) and its time function (NULL: the constant 1), checked finite and, for a ramp or smooth step, with its end
+   after its start */
 static PetscErrorCode MbsModelLoadData(MbsModel model, const char what[], const PetscReal X[3], const PetscReal v[3],
-                                       const MbsTimeFunction *time, MbsElemData *d)
+                                       size_t field, const MbsTimeFunction *time, MbsElemData *d)
 {
+  PetscReal *dst = (PetscReal *)((char *)d + field);
+
   PetscFunctionBegin;
   MbsElemDataInit(d, X, NULL);
   PetscCheck(v && MbsVec3IsFinite(v), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "%s load: the vector must be given and finite", what);
-  for (int i = 0; i < 3; i++) d->load[i] = v[i];
+  for (int i = 0; i < 3; i++) dst[i] = v[i];
   if (time) {
     PetscBool owned = PETSC_FALSE;
     PetscCheck(time->kind >= MBS_TIME_CONSTANT && time->kind <= MBS_TIME_TABLE, PetscObjectComm((PetscObject)model),
@@ -982,7 +985,7 @@ PetscErrorCode MbsModelAddPointLoad(MbsModel model, PetscInt body, const PetscRe
   MbsElemData d;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelLoadData(model, "Force", X, F, time, &d));
+  PetscCall(MbsModelLoadData(model, "Force", X, F, offsetof(MbsElemData, load), time, &d));
   PetscCall(MbsModelAddNamedElement(model, "loads", "force", body, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1012,7 +1015,7 @@ PetscErrorCode MbsModelAddTorqueLoad(MbsModel model, PetscInt body, const PetscR
   MbsElemData d;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelLoadData(model, "Torque", NULL, T, time, &d));
+  PetscCall(MbsModelLoadData(model, "Torque", NULL, T, offsetof(MbsElemData, load), time, &d));
   PetscCall(MbsModelAddNamedElement(model, "loads", "torque", body, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1043,11 +1046,7 @@ PetscErrorCode MbsModelAddJointTorque(MbsModel model, PetscInt a, const PetscRea
 
   PetscFunctionBegin;
   PetscCheck(torque, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Joint torque: the torque is required");
-  PetscCall(MbsModelLoadData(model, "Joint torque", NULL, axis_a, torque, &d));
-  for (int i = 0; i < 3; i++) {
-    d.axis_a[i] = d.load[i];
-    d.load[i]   = 0;
-  }
+  PetscCall(MbsModelLoadData(model, "Joint torque", NULL, axis_a, offsetof(MbsElemData, axis_a), torque, &d));
   PetscCall(MbsModelAddNamedElement(model, "loads", "joint_torque", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1078,12 +1077,8 @@ PetscErrorCode MbsModelAddJointForce(MbsModel model, PetscInt a, const PetscReal
 
   PetscFunctionBegin;
   PetscCheck(force, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Joint force: the force is required");
-  PetscCall(MbsModelLoadData(model, "Joint force", Xa, axis_a, force, &d));
-  for (int i = 0; i < 3; i++) {
-    d.axis_a[i] = d.load[i];
-    d.load[i]   = 0;
-    d.Xb[i]     = Xb ? Xb[i] : 0;
-  }
+  PetscCall(MbsModelLoadData(model, "Joint force", Xa, axis_a, offsetof(MbsElemData, axis_a), force, &d));
+  for (int i = 0; i < 3; i++) d.Xb[i] = Xb ? Xb[i] : 0;
   PetscCall(MbsModelAddNamedElement(model, "loads", "joint_force", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1118,11 +1113,7 @@ PetscErrorCode MbsModelAddAngleDrive(MbsModel model, PetscInt a, const PetscReal
 
   PetscFunctionBegin;
   PetscCheck(angle, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Angle drive: the angle is required");
-  PetscCall(MbsModelLoadData(model, "Angle drive", NULL, axis_a, angle, &d));
-  for (int i = 0; i < 3; i++) {
-    d.axis_a[i] = d.load[i];
-    d.load[i]   = 0;
-  }
+  PetscCall(MbsModelLoadData(model, "Angle drive", NULL, axis_a, offsetof(MbsElemData, axis_a), angle, &d));
   PetscCall(MbsModelAddNamedElement(model, "drives", "angle", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1156,12 +1147,8 @@ PetscErrorCode MbsModelAddSlideDrive(MbsModel model, PetscInt a, const PetscReal
   PetscFunctionBegin;
   PetscCheck(displacement, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
              "Slide drive: the displacement is required");
-  PetscCall(MbsModelLoadData(model, "Slide drive", Xa, axis_a, displacement, &d));
-  for (int i = 0; i < 3; i++) {
-    d.axis_a[i] = d.load[i];
-    d.load[i]   = 0;
-    d.Xb[i]     = Xb ? Xb[i] : 0;
-  }
+  PetscCall(MbsModelLoadData(model, "Slide drive", Xa, axis_a, offsetof(MbsElemData, axis_a), displacement, &d));
+  for (int i = 0; i < 3; i++) d.Xb[i] = Xb ? Xb[i] : 0;
   PetscCall(MbsModelAddNamedElement(model, "drives", "slide", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1193,15 +1180,11 @@ PetscErrorCode MbsModelAddPositionDrive(MbsModel model, PetscInt body, const Pet
   PetscFunctionBegin;
   PetscCheck(displacement, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
              "Position drive: the displacement is required");
-  PetscCall(MbsModelLoadData(model, "Position drive", X, n, displacement, &d));
+  PetscCall(MbsModelLoadData(model, "Position drive", X, n, offsetof(MbsElemData, axis_b), displacement, &d));
   if (x0)
     for (int i = 0; i < 3; i++) d.Xb[i] = x0[i];
   else
     PetscCall(MbsModelGetPointPosition(model, body, d.Xa, d.Xb));
-  for (int i = 0; i < 3; i++) {
-    d.axis_b[i] = d.load[i];
-    d.load[i]   = 0;
-  }
   PetscCall(MbsModelAddNamedElement(model, "drives", "position", body, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }

@@ -336,17 +336,13 @@ PetscErrorCode MbsOpConstraintMaxLocal(MbsModel model, const PetscScalar *q, con
   elem[0] = elem[1] = -1;
   MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)
   PetscReal qe[MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ],
-    rate[MBS_ELEM_MAX_CON];
+    rate[MBS_ELEM_MAX_CON] = {0};
   (void)c;
   MbsElementGather(model, el, q, qe);
   MbsElementGather(model, el, w, we);
   el->kernel->constraint(&el->data, qe, ge, G);
-  if (el->kernel->time_coefficients) { /* a drive: G w + dg/dt */
-    PetscReal gt[MBS_ELEM_MAX_CON];
-    MbsElementConstraintRate(el, qe, model->ctime[1], gt, NULL);
-    for (int r = 0; r < nc; r++) rate[r] = gt[r];
-  } else
-    for (int r = 0; r < nc; r++) rate[r] = 0;
+  if (el->kernel->time_coefficients) /* a drive: G w + dg/dt */
+    MbsElementConstraintRate(el, qe, model->ctime[1], rate, NULL);
   for (int r = 0; r < nc; r++) {
     PetscReal v[2] = {ge[r], rate[r]};
     for (int i = 0; i < nq; i++) v[1] += G[r * nq + i] * we[i];

@@ -518,16 +518,11 @@ static PetscErrorCode MbsStepperDriveWork(MbsStepper st, PetscReal *W)
   const MbsSystem    sys   = st->sys;
   const PetscScalar *x, *p1;
   PetscScalar       *v0 = st->work[1], *v1 = st->work[2];
-  PetscInt           fgam = -1;
+  const PetscInt     fgam = st->field_gamma;
 
   PetscFunctionBegin;
   *W = 0;
   if (st->field_lambda < 0) PetscFunctionReturn(0);
-  for (PetscInt f = 0; f < sys->nfields; f++) {
-    PetscBool is;
-    PetscCall(PetscStrcmp(sys->name[f], "gamma", &is));
-    if (is && sys->kind[f] == MBS_FIELD_CONSTRAINT) fgam = f;
-  }
   PetscCall(MbsSystemGlobalToLocal(sys, st->X, sys->Xloc));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   p1 = x + sys->loff[st->field_p];

@@ -638,7 +638,8 @@ PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
 }
 
 /* Called by a scheme's setup: lay out its unknowns. The names say the roles: "q" and "p" (required) hold q_{n+1}
-   and p_{n+1}, "v" a velocity unknown, "lambda" the multipliers of the constraint forces. */
+   and p_{n+1}, "v" a velocity unknown, "lambda" the multipliers of the constraint forces, "gamma" GGL's velocity-level
+   multipliers. */
 PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind kinds[], const char *const names[])
 {
   PetscFunctionBegin;
@@ -646,7 +647,7 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
              "Scheme %s declares %" PetscInt_FMT " fields; 1 to %d are supported", st->type, n, MBS_MAX_FIELDS);
   PetscCall(MbsSystemCreate(st->model, n, kinds, names, &st->sys));
   for (PetscInt f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = 0;
-  st->field_lambda = -1;
+  st->field_lambda = st->field_gamma = -1;
   for (PetscInt f = 0; f < n; f++) {
     PetscBool is;
     PetscCall(PetscStrcmp(names[f], "q", &is));
@@ -657,6 +658,8 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
     if (is) st->field_v = f;
     PetscCall(PetscStrcmp(names[f], "lambda", &is));
     if (is) st->field_lambda = f;
+    PetscCall(PetscStrcmp(names[f], "gamma", &is));
+    if (is) st->field_gamma = f;
   }
   PetscCheck(st->field_q >= 0 && st->field_p >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s must have fields named q and p", st->type);

@@ -87,6 +87,7 @@ struct _p_MbsStepper {
   PetscScalar *work[MBS_STEPPER_NWORK];   /* ghosted local coordinate work arrays for schemes */
   PetscInt     field_q, field_p, field_v; /* field_v < 0: the scheme has no velocity unknown */
   PetscInt     field_lambda;              /* the multipliers of the constraint forces, -1 if none */
+  PetscInt     field_gamma;               /* GGL's velocity-level multipliers, -1 if none */
 
   PetscInt   nparams; /* the scheme's real parameters (MbsSchemeRegisterParameter) */
   char     **param_name;
