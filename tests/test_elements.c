@@ -1517,7 +1517,8 @@ static void TestQuadraticJointMotions(void **state)
 }
 
 /* ---- Drives (docs/drives.md) */
-extern const MbsElementType MbsElementTypeAngleDrive, MbsElementTypeSlideDrive, MbsElementTypePositionDrive;
+extern const MbsElementType MbsElementTypeAngleDrive, MbsElementTypeSlideDrive, MbsElementTypePositionDrive,
+  MbsElementTypeTorsionalSpring;
 
 static const BodyPair angle_pairs[]    = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}};
 static const BodyPair slide_pairs[]    = {{RIGID, RIGID}, {GROUND, RIGID}, {GROUND, PARTICLE}, {RIGID, PARTICLE}};
@@ -1664,6 +1665,94 @@ static void TestDriveMotions(void **state)
   }
 }
 
+/* Torsional spring: its derivatives and discrete gradient (random frames, any states); its energy against k/2 phi^2
+   for turns of b about the joint axis, built through complete() with a rest angle, periodic past the half-turn; the
+   discrete gradient across the half-turn; complete()'s refusals */
+static void TestTorsionalSpring(void **state)
+{
+  const MbsElemKernel *kernel = &MbsElemKernelTorsionalSpring;
+
+  (void)state;
+  CheckKernelSlots(kernel, "torsional_spring", 0);
+  for (int p = 0; p < NPAIRS(angle_pairs); p++) {
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData      e;
+      MbsElemPlacement pa, pb;
+      double           q0[MBS_ELEM_MAX_NQ] = {0}, q[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ], P[3], n[3], zero[3] = {0};
+      double           rest       = 0.8 * Random() - 0.4, k, R[3][3];
+      char             error[256] = "";
+      Context          ctx;
+      Motion           turn;
+
+      ContextSet(&ctx, "torsional spring", angle_pairs[p], seed);
+      RandomSeed(seed + 300);
+      RandomElement(angle_pairs[p], &e);
+      RandomFrames(&e);
+      RandomState(&e, 2.5, q0);
+      RandomState(&e, 2.0, q1);
+      /* the rotated state keeps S and C: no cancellation in this discrete gradient, so the plain central difference
+         (not the springs' large Richardson step, which would turn the frames by a half-turn) */
+      CheckPotential(&ctx, kernel, &e, q0, q1, 0);
+      if (e.nblocks_a != GROUND && e.nblocks_b != GROUND) {
+        RandomRotation(R);
+        RotateState(&e, R, q0, q);
+        ExpectClose(&ctx, "V after rigid rotation", 0, 0, kernel->energy(&e, q), kernel->energy(&e, q0),
+                    EXACT_RTOL * kernel->energy(&e, q0));
+        CheckDiscreteGradient(&ctx, kernel, &e, q0, q, 0, 1);
+      }
+      CheckDiscreteGradient(&ctx, kernel, &e, q0, q1, 0, 1);
+
+      /* the meaning: b turned by alpha about the axis through P from the initial state stores k/2 (alpha - rest)^2,
+         with the deflection taken in (-pi, pi] */
+      memset(&e, 0, sizeof(e));
+      memset(q0, 0, sizeof(q0));
+      e.nblocks_a = angle_pairs[p].nblocks_a;
+      e.nblocks_b = angle_pairs[p].nblocks_b;
+      RandomVector(1.0, P);
+      RandomUnitVector(n);
+      PlaceBody(e.nblocks_a, P, q0, e.Xa, &pa);
+      PlaceBody(e.nblocks_b, P, q0 + 3 * e.nblocks_a, e.Xb, &pb);
+      InBody(&pa, n, e.axis_a);
+      e.stiffness = k = 2.0 + Random();
+      e.length        = rest;
+      assert_int_equal(MbsElementTypeTorsionalSpring.complete(&e, &pa, &pb, error, sizeof(error)), 0);
+      for (int i = -8; i <= 8; i++) {
+        const double alpha = rest + 0.45 * i, phi = atan2(sin(alpha - rest), cos(alpha - rest));
+
+        memcpy(q, q0, sizeof(q));
+        MotionSet(&turn, P, n, alpha, zero);
+        MoveB(&e, &turn, q);
+        ExpectClose(&ctx, "V after a turn by alpha", i, 0, kernel->energy(&e, q), 0.5 * k * phi * phi, 1e-12 * k);
+      }
+
+      /* a step across the half-turn: from pi - 0.01 to -pi + 0.02 past the rest angle */
+      memcpy(q, q0, sizeof(q));
+      MotionSet(&turn, P, n, rest + 3.14159265358979 - 0.01, zero);
+      MoveB(&e, &turn, q);
+      memcpy(q1, q0, sizeof(q1));
+      MotionSet(&turn, P, n, rest - 3.14159265358979 + 0.02, zero);
+      MoveB(&e, &turn, q1);
+      CheckDiscreteGradient(&ctx, kernel, &e, q, q1, 0, 1);
+    }
+  }
+  {
+    MbsElemData      e;
+    MbsElemPlacement pa = {{0, 0, 0}, {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}}, pb = pa;
+    char             error[256] = "";
+
+    memset(&e, 0, sizeof(e));
+    e.nblocks_a = e.nblocks_b = RIGID;
+    e.stiffness               = 1;
+    e.length                  = 0;
+    assert_int_equal(MbsElementTypeTorsionalSpring.complete(&e, &pa, &pb, error, sizeof(error)), 1);
+    assert_non_null(strstr(error, "axis must be a non-zero"));
+    e.axis_a[2] = 1;
+    e.length    = 4.0;
+    assert_int_equal(MbsElementTypeTorsionalSpring.complete(&e, &pa, &pb, error, sizeof(error)), 1);
+    assert_non_null(strstr(error, "rest angle must lie in (-pi, pi)"));
+  }
+}
+
 /* complete() refuses a drive that does not start at the initial state, and an axis of zero length */
 static void TestDriveErrors(void **state)
 {
@@ -1698,6 +1787,7 @@ int main(void)
     cmocka_unit_test(TestDriveDerivatives),
     cmocka_unit_test(TestDriveMotions),
     cmocka_unit_test(TestDriveErrors),
+    cmocka_unit_test(TestTorsionalSpring),
     cmocka_unit_test(TestRigidBody),
     cmocka_unit_test(TestSpherical),
     cmocka_unit_test(TestRod),

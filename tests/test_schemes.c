@@ -658,6 +658,7 @@ static void test_energy_balance(void **state)
 {
   CheckBalance("tests/inputs/dampers/damped_pendulum.yaml", PETSC_TRUE, 200);
   CheckBalance("tests/inputs/dampers/damped_hinge.yaml", PETSC_TRUE, 200);
+  CheckBalance("tests/inputs/springs/torsion_hinge.yaml", PETSC_TRUE, 200); /* torsional springs, past a half-turn */
   CheckBalance("tests/inputs/loads/driven_top.yaml", PETSC_FALSE, 500);
   CheckBalance("tests/inputs/loads/driven_crank.yaml", PETSC_FALSE, 500);
   CheckBalance("inputs/slider_crank_driven.yaml", PETSC_FALSE, 200);      /* a drive: W its constraint force's work */
@@ -787,6 +788,7 @@ static void test_parallel_matches_serial(void **state)
     {"tests/inputs/loads/driven_crank.yaml", 0.1},
     {"tests/inputs/dampers/chain_one_damper.yaml", 0.05}, /* a damper on one rank only */
     {"tests/inputs/dampers/damped_hinge.yaml", 0.05},
+    {"tests/inputs/springs/torsion_hinge.yaml", 0.05},
     {"inputs/slider_crank_driven.yaml", 0.1},
   };
   static const char *const names[MBS_NDIAG] = {"E", "T", "V", "Jx", "Jy", "Jz", "Lx", "Ly", "Lz", "g_max", "gv_max"};

@@ -78,7 +78,7 @@ static const BadInput bad_inputs[] = {
   {"zero_stiffness", 6, 47, "springs[0].stiffness", "expected a positive number (stiffness in N/m)", "'0'"},
   {"negative_spring_length", 6, 60, "springs[0].length", "expected a non-negative number (rest length in m)", "'-1'"},
   {"unknown_spring_type", 6, 12, "springs[0].type",
-   "expected a spring type (linear, quartic, damper or torsional_damper)", "'cubic'"},
+   "expected a spring type (linear, quartic, damper, torsional_spring or torsional_damper)", "'cubic'"},
   {"zero_every", 4, 33, "output.every", "expected a positive integer", "'0'"},
   {"fractional_every", 4, 17, "output.every", "expected a positive integer", "'2.5'"},
   {"unknown_trajectory", 4, 48, "output.trajectory", "expected one of xdmf, none", "'vtk'"},
@@ -206,6 +206,10 @@ static const BadInput bad_inputs[] = {
   {"table_not_increasing", 5, 96, "loads[0].time.points[2][0]", "expected a time after the previous point's",
    "0.5, not after the previous time 0.5"},
   {"table_bad_row", 5, 74, NULL, "table_bad_row.csv:4: expected two numbers 'time, value'", "got more: '0.7 2 3'"},
+  {"torsion_rest_angle", 7, 5, NULL,
+   "springs[0] (torsional_spring): Torsional spring: the rest angle must lie in (-pi, pi) (rad, from the initial "
+   "state)",
+   "got 4"},
   {"drive_zero_axis", 5, 51, "drives[0].axis", "expected a non-zero 3-vector (axis of the slide", "[0, 0, 0]"},
   {"subnormal_length", 3, 47, "chains[0].length", "expected a positive number (length of each link in m)", "'1e-310'"},
   {"direction_overflow", 3, 63, "chains[0].direction",
@@ -421,6 +425,7 @@ static const GoodInput good_inputs[] = {
   {"tests/inputs/loads/driven_crank.yaml", 2, 5, 7, 0.001, 0.5, -9.81, "em", "output/driven_crank", 10},
   {"tests/inputs/dampers/damped_hinge.yaml", 2, 6, 8, 0.002, 0.4, -9.81, "em", "output/damped_hinge", 10},
   {"tests/inputs/loads/pushed_carriage.yaml", 2, 6, 8, 0.002, 0.4, -9.81, "em", "output/pushed_carriage", 10},
+  {"tests/inputs/springs/torsion_hinge.yaml", 2, 7, 9, 0.002, 0.4, -9.81, "em", "output/torsion_hinge", 10},
 };
 
 static void LoadGood(const GoodInput *good, MbsModel *model, MbsRunConfig *cfg)
@@ -713,6 +718,41 @@ static void TestDrivesCAPI(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* The torsional spring and damper through the C API, byte for byte against the input that declares them */
+static void TestTorsionCAPI(void **state)
+{
+  MbsModel     model, api;
+  MbsRunConfig cfg;
+  PetscInt     nelems, matched = 0;
+
+  (void)state;
+  LoadGood(&good_inputs[19], &model, &cfg);
+  assert_string_equal(good_inputs[19].file, "tests/inputs/springs/torsion_hinge.yaml");
+  CopyBodies(model, &api);
+  assert_int_equal(MbsModelGetNumElements(model, &nelems), 0);
+  for (PetscInt k = 0; k < nelems; k++) {
+    const MbsElement  *e = &model->elems[k];
+    const MbsElemData *d = &e->data;
+    PetscInt           elem;
+    if (!e->type || strncmp(e->type->name, "torsional_", 10)) continue;
+    if (!strcmp(e->type->name, "torsional_spring"))
+      assert_int_equal(MbsModelAddTorsionalSpring(api, e->body[0], d->axis_a, e->body[1], d->stiffness,
+                                                  matched ? PETSC_DETERMINE : 0.3, &elem),
+                       0);
+    else
+      assert_int_equal(MbsModelAddTorsionalDamper(api, e->body[0], d->axis_a, e->body[1], d->damping, &elem), 0);
+    assert_memory_equal(&api->elems[elem].data, d, sizeof(MbsElemData));
+    matched++;
+  }
+  assert_int_equal(matched, 3);
+  ClearError();
+  assert_int_equal(MbsModelAddTorsionalSpring(api, MBS_GROUND, (PetscReal[]){0, 0, 1}, 0, 1.0, 3.5, NULL),
+                   PETSC_ERR_ARG_OUTOFRANGE);
+  assert_non_null(strstr(error_message, "rest angle must lie in (-pi, pi)"));
+  assert_int_equal(MbsModelDestroy(&api), 0);
+  assert_int_equal(MbsModelDestroy(&model), 0);
+}
+
 static void TestJointsCAPI(void **state)
 {
   static const char *const names[] = {"prismatic", "cylindrical",   "universal",
@@ -827,6 +867,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"dampers through the C API", TestDamperCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"loads through the C API", TestLoadsCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"drives through the C API", TestDrivesCAPI, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"torsional spring and damper through the C API", TestTorsionCAPI, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"scheme parameters", TestSchemeParameters, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"run config defaults", TestRunConfigDefaults, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"missing file", TestMissingFile, NULL, NULL, NULL};

@@ -93,6 +93,10 @@ PETSC_EXTERN PetscErrorCode MbsModelAddPositionDrive(MbsModel, PetscInt body, co
 PETSC_EXTERN PetscErrorCode MbsModelAddDamper(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
                                               const PetscReal Xb[3], PetscReal damping, PetscReal exponent,
                                               PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddTorsionalSpring(MbsModel, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                                       PetscReal stiffness, PetscReal angle, PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddTorsionalDamper(MbsModel, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                                       PetscReal damping, PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddChain(MbsModel, const char name[], PetscInt count, PetscReal mass,
                                              PetscReal length, const PetscReal start[3], const PetscReal direction[3],
                                              PetscInt *first_body);

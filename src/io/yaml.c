@@ -579,9 +579,12 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
                                         const MbsElementType *type, const MbsElemParam *prm,
                                         const MbsYAMLBodyRef ref[2], PetscReal X[2][3], MbsElemData *data)
 {
-  yaml_node_t *node;
-  char         kpath[MBS_YAML_PATH_LEN], expected[256];
-  const char  *number = prm->range == MBS_ELEM_RANGE_POSITIVE ? "a positive number" : "a non-negative number";
+  yaml_node_t              *node;
+  char                      kpath[MBS_YAML_PATH_LEN], expected[256];
+  static const char *const  numbers[] = {"a positive number", "a non-negative number", "a finite number"};
+  static const MbsYAMLRange ranges[]  = {MBS_YAML_POSITIVE, MBS_YAML_NONNEGATIVE, MBS_YAML_FINITE};
+  const char               *number    = numbers[prm->range]; /* indexed by MbsElemRange */
+  const MbsYAMLRange        yrange    = ranges[prm->range];
 
   PetscFunctionBegin;
   if (prm->kind == MBS_ELEM_PARAM_REAL) {
@@ -591,9 +594,7 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
     PetscCall(
       MbsYAMLLookup(r, item, ipath, prm->key, prm->fallback == MBS_ELEM_REQUIRED ? expected : NULL, kpath, &node));
     if (node) {
-      PetscCall(MbsYAMLParseReal(r, node, kpath,
-                                 prm->range == MBS_ELEM_RANGE_POSITIVE ? MBS_YAML_POSITIVE : MBS_YAML_NONNEGATIVE,
-                                 prm->quantity, value));
+      PetscCall(MbsYAMLParseReal(r, node, kpath, yrange, prm->quantity, value));
     } else if (prm->fallback == MBS_ELEM_DEFAULT_BY_TYPE) {
       *value = MBS_ELEM_UNSET;                          /* complete() puts the type's default in */
     } else if (prm->range == MBS_ELEM_RANGE_POSITIVE) { /* the default, the initial distance, must be positive */

@@ -10,8 +10,8 @@ extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, M
   MbsElementTypeRevolute, MbsElementTypeSpringLinear, MbsElementTypeSpringQuartic, MbsElementTypePrismatic,
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
   MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
-  MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper, MbsElementTypeAngleDrive, MbsElementTypeSlideDrive,
-  MbsElementTypePositionDrive, MbsElementTypeJointForce;
+  MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper, MbsElementTypeTorsionalSpring, MbsElementTypeAngleDrive,
+  MbsElementTypeSlideDrive, MbsElementTypePositionDrive, MbsElementTypeJointForce;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -29,6 +29,7 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeTorsionalSpring));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorsionalDamper));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));

@@ -704,9 +704,7 @@ static void MbsElemDataInit(MbsElemData *d, const PetscReal Xa[3], const PetscRe
     d->Xa[i] = Xa ? Xa[i] : 0.0;
     d->Xb[i] = Xb ? Xb[i] : 0.0;
   }
-  d->length = d->stiffness = d->damping = d->exponent = MBS_ELEM_UNSET;
-  d->time.kind                                        = MBS_TIME_CONSTANT;
-  d->time.p[0]                                        = 1.0;
+  d->length = d->stiffness = d->damping = d->exponent = MBS_ELEM_UNSET; /* time: zero, as the input leaves it */
 }
 
 /*@C
@@ -892,6 +890,9 @@ static PetscErrorCode MbsModelLoadData(MbsModel model, const char what[], const 
     d->time.kind = time->kind; /* field by field: the caller's padding bytes would enter the checkpoint's model hash */
     for (int i = 0; i < 4; i++) d->time.p[i] = time->p[i];
     d->time.table = time->kind == MBS_TIME_TABLE ? time->table : NULL;
+  } else {
+    d->time.kind = MBS_TIME_CONSTANT; /* a load without a time function: its vector at all times */
+    d->time.p[0] = 1.0;
   }
   PetscFunctionReturn(0);
 }
@@ -1220,6 +1221,73 @@ PetscErrorCode MbsModelAddDamper(MbsModel model, PetscInt a, const PetscReal Xa[
   d.damping  = damping;
   d.exponent = exponent == PETSC_DETERMINE ? MBS_ELEM_UNSET : exponent;
   PetscCall(MbsModelAddNamedElement(model, "springs", "damper", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddTorsionalSpring - Adds a torsional spring at a revolute or cylindrical joint between bodies a and b
+  (docs/torsional_spring.md): the potential k/2 phi^2, phi the angle by which b has turned relative to a about an axis
+  carried by a, away from the rest angle, taken in (-pi, pi]. EM's discrete gradient keeps its energy balance exact.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, axis_a - body a (rigid or MBS_GROUND) and the axis in its frame (world frame on the ground)
+. b - body b (rigid or MBS_GROUND, not both the ground)
+. stiffness - k > 0, N m/rad
+- angle - the rest angle in rad from the initial state, in (-pi, pi), or PETSC_DETERMINE for 0 (rest initially)
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddTorsionalDamper()`, `MbsModelAddJoint()`
+@*/
+PetscErrorCode MbsModelAddTorsionalSpring(MbsModel model, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                          PetscReal stiffness, PetscReal angle, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  MbsElemDataInit(&d, NULL, NULL);
+  for (int i = 0; i < 3; i++) d.axis_a[i] = axis_a ? axis_a[i] : 0;
+  d.stiffness = stiffness;
+  if (angle != (PetscReal)PETSC_DETERMINE) d.length = angle;
+  PetscCall(MbsModelAddNamedElement(model, "springs", "torsional_spring", a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddTorsionalDamper - Adds a torsional damper at a revolute or cylindrical joint between bodies a and b
+  (docs/dampers.md): the torque -c n . (omega_b - omega_a) about the axis n carried by a, on b, and its opposite on a.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a, axis_a - body a (rigid or MBS_GROUND) and the axis in its frame (world frame on the ground)
+. b - body b (rigid or MBS_GROUND, not both the ground)
+- damping - c > 0, N m s
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Level: beginner
+
+.seealso: `MbsModelAddTorsionalSpring()`, `MbsModelAddDamper()`
+@*/
+PetscErrorCode MbsModelAddTorsionalDamper(MbsModel model, PetscInt a, const PetscReal axis_a[3], PetscInt b,
+                                          PetscReal damping, PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  MbsElemDataInit(&d, NULL, NULL);
+  for (int i = 0; i < 3; i++) d.axis_a[i] = axis_a ? axis_a[i] : 0;
+  d.damping = damping;
+  PetscCall(MbsModelAddNamedElement(model, "springs", "torsional_damper", a, b, &d, elem));
   PetscFunctionReturn(0);
 }
 

@@ -43,8 +43,9 @@ typedef struct {
 } MbsElemPlacement;
 
 typedef enum {
-  MBS_ELEM_RANGE_POSITIVE,   /* > 0 */
-  MBS_ELEM_RANGE_NONNEGATIVE /* >= 0 */
+  MBS_ELEM_RANGE_POSITIVE,    /* > 0 */
+  MBS_ELEM_RANGE_NONNEGATIVE, /* >= 0 */
+  MBS_ELEM_RANGE_FINITE       /* any finite number */
 } MbsElemRange;
 
 typedef enum {

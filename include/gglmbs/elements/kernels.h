@@ -137,10 +137,9 @@ extern const MbsElemKernel MbsElemKernelPointLoad;     /* a force load(t) at the
 extern const MbsElemKernel MbsElemKernelTorqueLoad;    /* a torque load(t) on the rigid body a: 1/2 T x d_i on d_i */
 extern const MbsElemKernel MbsElemKernelJointTorque;   /* tau(t) about a's axis on b, -tau on a */
 extern const MbsElemKernel MbsElemKernelJointForce;    /* f(t) along a's axis on b's point, -f on a's */
-extern const MbsElemKernel MbsElemKernelDamper;
-extern const MbsElemKernel MbsElemKernelTorsionalDamper;
-/* -c n . (omega_b - omega_a) about a's axis, on b */ /* f = -c |u|^(e-1) u n on a, opposite on b; u = n . d', n =
-                                                         d/|d| */
+extern const MbsElemKernel MbsElemKernelDamper; /* f = -c |u|^(e-1) u n on a, opposite on b; u = n . d', n = d/|d| */
+extern const MbsElemKernel MbsElemKernelTorsionalDamper; /* -c n . (omega_b - omega_a) about a's axis, on b */
+extern const MbsElemKernel MbsElemKernelTorsionalSpring; /* V = k/2 phi^2, phi = atan2(A_1.B_0, A_0.B_0) */
 /* Joints of quadratic rows in the director formulation (docs/joints.md); A_k, B_k the joint-frame axes carried by a
    and b, d = x_a(Xa) - x_b(Xb) */
 extern const MbsElemKernel MbsElemKernelPrismatic;    /* A_2.B_0, A_2.B_1, A_0.B_1, d.B_0, d.B_1 */
