@@ -720,6 +720,53 @@ static void test_andrews_squeezer(void **state)
   (void)state;
 }
 
+/* The stiff flyball governor (inputs/flyball_governor.yaml; IFToMM benchmark library A05): a free shaft, a slider on
+   it, two rods with balls and two stiff spring-dampers. The slider's height at its first peak, t = 0.5 s, against the
+   independent reference benchmarks/flyball_governor/reference.py (scipy Radau at rtol 1e-11, read from its
+   reference_s.txt), with EM at h = 2e-3 and 1e-3: second order, and within 2e-7 m at h = 1e-3 (5.8e-8 seen). */
+static void test_flyball_governor(void **state)
+{
+  PetscReal err[2] = {0, 0}, s_ref = -1;
+  char      path[PETSC_MAX_PATH_LEN], line[256];
+  FILE     *f;
+
+  snprintf(path, sizeof(path), "%s/benchmarks/flyball_governor/reference_s.txt", getenv("GGLMBS_SOURCE_DIR"));
+  f = fopen(path, "r");
+  if (!f) Fail("cannot open %s\n", path);
+  while (fgets(line, sizeof(line), f)) {
+    double t, s;
+    if (line[0] != '#' && sscanf(line, "%lf %lf", &t, &s) == 2 && fabs(t - 0.5) < 1e-9) s_ref = s;
+  }
+  fclose(f);
+  if (!(s_ref > 0.7)) Fail("%s: no reference height at t = 0.5\n", path);
+  for (int level = 0; level < 2; level++) {
+    const PetscReal    h = level ? 1e-3 : 2e-3;
+    MbsModel           model;
+    MbsStepper         st;
+    MbsRunConfig       cfg;
+    const PetscScalar *q;
+
+    snprintf(path, sizeof(path), "%s/inputs/flyball_governor.yaml", getenv("GGLMBS_SOURCE_DIR"));
+    CHECK(MbsModelCreate(PETSC_COMM_SELF, &model));
+    CHECK(MbsRunConfigSetDefaults(&cfg));
+    CHECK(MbsModelLoadYAML(model, path, &cfg));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, "em"));
+    CHECK(MbsStepperSetTimeStep(st, h));
+    CHECK(MbsStepperSetUp(st));
+    for (PetscInt n = 0; n < (PetscInt)(0.5 / h + 0.5); n++) CHECK(MbsStepperStep(st));
+    CHECK(VecGetArrayRead(st->q, &q));
+    err[level] = PetscAbsReal(PetscRealPart(q[model->body_q[1] + 2]) - s_ref); /* the slider's centre, z */
+    CHECK(VecRestoreArrayRead(st->q, &q));
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+  if (!(err[1] <= 2e-7 && PetscLog2Real(err[0] / err[1]) > 1.8))
+    Fail("flyball governor: slider height error %g (h = 2e-3), %g (h = 1e-3): order %g\n", err[0], err[1],
+         PetscLog2Real(err[0] / err[1]));
+  (void)state;
+}
+
 /* A slider-crank whose crank angle is prescribed (inputs/slider_crank_driven.yaml) has no degree of freedom left:
    the slider must follow the closed form x = r cos th + sqrt(l^2 - r^2 sin^2 th), th = pi/3 + 2 pi t, at every node
    of the schemes that keep g(q_n, t_n) = 0 (all but VI-A, whose constraints hold at q_theta: second order there);
@@ -1137,6 +1184,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_energy_balance),
     cmocka_unit_test(test_slider_crank_closed_form),
     cmocka_unit_test(test_andrews_squeezer),
+    cmocka_unit_test(test_flyball_governor),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
     cmocka_unit_test(test_predictor_same_solution),
