@@ -767,6 +767,105 @@ static void test_flyball_governor(void **state)
   (void)state;
 }
 
+/* Joint reactions (MbsStepperGetReaction(), the reactions output): a rigid bar on a revolute joint to the ground under
+   gravity, its centre off the hinge's plane (so the hinge carries a torque), stepped by EM-G, whose momentum balance
+   holds exactly with the constraint forces at the midpoint and no other term. So over each step the bar's momentum
+   changes by h (m g + F) and its angular momentum about the centre, L = sum_i d_i x p_i, by h (M + r x F) with r the
+   joint point's offset from the centre at the midpoint: F and M the reaction on the bar at the joint point. Declared
+   the other way round (bar first, the ground second), the reaction is what the bar exerts on the ground: the opposite.
+   The CSV output holds the same numbers. */
+static void test_reactions(void **state)
+{
+  const PetscReal h = 0.01, m = 2.0, g[3] = {0, 0, -9.81}, X[3] = {-0.3, -0.1, 0}, axis[3] = {0, 1, 0};
+
+  for (int order = 0; order < 2; order++) {
+    const PetscReal    R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, sign = order ? -1.0 : 1.0;
+    MbsModel           model;
+    MbsStepper         st;
+    PetscInt           bar, hinge;
+    PetscReal          p0[12], q0[12], F[3], M[3], err_f = 0, err_m = 0, scale_f = m * 9.81, scale_m = 0;
+    const PetscScalar *q, *p;
+    char               dir[] = "/tmp/gglmbs_reactions_XXXXXX", path[PETSC_MAX_PATH_LEN], line[512], last[512] = "";
+    FILE              *fp;
+
+    if (!mkdtemp(dir)) Fail("mkdtemp failed\n");
+    CHECK(MbsModelCreate(PETSC_COMM_SELF, &model));
+    CHECK(MbsModelSetGravity(model, g));
+    CHECK(MbsModelAddRigidBody(model, "bar", m, (PetscReal[]){0.01, 0.2, 0.205}, (PetscReal[]){0.3, 0.1, 0}, R,
+                               (PetscReal[]){0, 0, -0.6}, (PetscReal[]){0, 2, 0}, &bar));
+    if (order)
+      CHECK(MbsModelAddRevolute(model, bar, X, axis, MBS_GROUND, (PetscReal[]){0, 0, 0}, axis, &hinge));
+    else
+      CHECK(MbsModelAddRevolute(model, MBS_GROUND, (PetscReal[]){0, 0, 0}, axis, bar, X, axis, &hinge));
+    CHECK(MbsModelSetElementLabel(model, hinge, "hinge"));
+    CHECK(MbsModelSetUp(model));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, "em-g"));
+    CHECK(MbsStepperSetTimeStep(st, h));
+    CHECK(MbsStepperSetFinalTime(st, 0.3));
+    CHECK(MbsStepperSetOutput(st, dir, 1));
+    CHECK(MbsStepperSetReactions(st, "hinge"));
+    CHECK(MbsStepperSetUp(st));
+    for (int n = 0; n < 30; n++) {
+      PetscReal dL[3] = {0, 0, 0}, r[3] = {0, 0, 0}, c[3];
+
+      CHECK(VecGetArrayRead(st->q, &q));
+      CHECK(VecGetArrayRead(st->p, &p));
+      for (int i = 0; i < 12; i++) q0[i] = PetscRealPart(q[i]), p0[i] = PetscRealPart(p[i]);
+      CHECK(VecRestoreArrayRead(st->p, &p));
+      CHECK(VecRestoreArrayRead(st->q, &q));
+      CHECK(MbsStepperStep(st));
+      CHECK(MbsStepperGetReaction(st, hinge, F, M));
+      CHECK(VecGetArrayRead(st->q, &q));
+      CHECK(VecGetArrayRead(st->p, &p));
+      for (int i = 1; i < 4; i++) {
+        PetscReal d1[3], p1[3], dm[3];
+        for (int l = 0; l < 3; l++) {
+          d1[l] = PetscRealPart(q[3 * i + l]), p1[l] = PetscRealPart(p[3 * i + l]);
+          dm[l] = 0.5 * (q0[3 * i + l] + d1[l]);
+          r[l] += X[i - 1] * dm[l];
+        }
+        MbsVec3Cross(d1, p1, c);
+        for (int l = 0; l < 3; l++) dL[l] += c[l];
+        MbsVec3Cross(&q0[3 * i], &p0[3 * i], c);
+        for (int l = 0; l < 3; l++) dL[l] -= c[l];
+      }
+      MbsVec3Cross(r, F, c);
+      for (int l = 0; l < 3; l++) {
+        const PetscReal dp = PetscRealPart(p[l]) - p0[l];
+        err_f              = PetscMax(err_f, PetscAbsReal(dp / h - m * g[l] - sign * F[l]));
+        err_m              = PetscMax(err_m, PetscAbsReal(dL[l] / h - sign * (M[l] + c[l])));
+        scale_m            = PetscMax(scale_m, PetscAbsReal(M[l]));
+      }
+      CHECK(VecRestoreArrayRead(st->p, &p));
+      CHECK(VecRestoreArrayRead(st->q, &q));
+    }
+    if (!(err_f <= 1e-10 * scale_f && err_m <= 1e-10 * scale_f && scale_m > 0.1))
+      Fail("reactions (%s first): momentum balance off by %g N, angular by %g N m (torque scale %g)\n",
+           order ? "the bar" : "the ground", err_f, err_m, scale_m);
+    /* the CSV's last row: the reaction of the last step */
+    CHECK(MbsStepperSolve(st));
+    CHECK(MbsStepperGetReaction(st, hinge, F, M));
+    snprintf(path, sizeof(path), "%s/reactions/hinge.csv", dir);
+    fp = fopen(path, "r");
+    if (!fp) Fail("%s was not written\n", path);
+    while (fgets(line, sizeof(line), fp))
+      if (line[0] != '#') memcpy(last, line, sizeof(last));
+    fclose(fp);
+    {
+      double v[8];
+      if (sscanf(last, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) !=
+            8 ||
+          v[0] != 30 || v[2] != F[0] || v[3] != F[1] || v[4] != F[2] || v[5] != M[0] || v[6] != M[1] || v[7] != M[2])
+        Fail("%s: last row '%s', expected step 30 and the reaction %g %g %g %g %g %g\n", path, last, F[0], F[1], F[2],
+             M[0], M[1], M[2]);
+    }
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+  (void)state;
+}
+
 /* A slider-crank whose crank angle is prescribed (inputs/slider_crank_driven.yaml) has no degree of freedom left:
    the slider must follow the closed form x = r cos th + sqrt(l^2 - r^2 sin^2 th), th = pi/3 + 2 pi t, at every node
    of the schemes that keep g(q_n, t_n) = 0 (all but VI-A, whose constraints hold at q_theta: second order there);
@@ -1185,6 +1284,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_slider_crank_closed_form),
     cmocka_unit_test(test_andrews_squeezer),
     cmocka_unit_test(test_flyball_governor),
+    cmocka_unit_test(test_reactions),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
     cmocka_unit_test(test_predictor_same_solution),

@@ -210,6 +210,8 @@ static const BadInput bad_inputs[] = {
    "springs[0] (torsional_spring): Torsional spring: the rest angle must lie in (-pi, pi) (rad, from the initial "
    "state)",
    "got 4"},
+  {"reactions_out_of_range", 6, 34, "output.reactions.joints[1]",
+   "expected the number of an entry of 'joints' (0 to 0)", "'1'"},
   {"drive_zero_axis", 5, 51, "drives[0].axis", "expected a non-zero 3-vector (axis of the slide", "[0, 0, 0]"},
   {"subnormal_length", 3, 47, "chains[0].length", "expected a positive number (length of each link in m)", "'1e-310'"},
   {"direction_overflow", 3, 63, "chains[0].direction",

@@ -20,6 +20,7 @@ typedef struct {
   char      output_dir[PETSC_MAX_PATH_LEN]; /* output: directory (default "output") */
   PetscInt  output_every;                   /* output: every (default 1) */
   char      trajectory[16];                 /* output: trajectory, "xdmf" or "none" (default "": not given) */
+  char      reactions[PETSC_MAX_PATH_LEN];  /* output: reactions, "all" or names joined by commas (default "") */
 } MbsRunConfig;
 
 PETSC_EXTERN PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *);

@@ -99,6 +99,8 @@ PETSC_EXTERN PetscErrorCode MbsStepperView(MbsStepper, PetscViewer);
 
 PETSC_EXTERN PetscErrorCode MbsStepperGetModel(MbsStepper, MbsModel *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetConstraintForceWeight(MbsStepper, PetscReal *);
+PETSC_EXTERN PetscErrorCode MbsStepperGetReaction(MbsStepper, PetscInt elem, PetscReal F[3], PetscReal M[3]);
+PETSC_EXTERN PetscErrorCode MbsStepperSetReactions(MbsStepper, const char spec[]);
 PETSC_EXTERN PetscErrorCode MbsStepperGetSNES(MbsStepper, SNES *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetTime(MbsStepper, PetscReal *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetStepNumber(MbsStepper, PetscInt *);
@@ -146,6 +148,7 @@ typedef PetscErrorCode (*MbsOutputCreateFn)(MbsStepper, MbsOutputOps *ops, void 
 #define MBSOUTPUTCSV        "csv"        /* diagnostics.csv: energies, momenta, constraint residuals per step */
 #define MBSOUTPUTXDMF       "xdmf"       /* trajectory.xdmf + trajectory.h5 for ParaView */
 #define MBSOUTPUTCHECKPOINT "checkpoint" /* checkpoint.bin for restarts */
+#define MBSOUTPUTREACTIONS  "reactions"  /* reactions/<joint>.csv: the reaction force and torque of chosen joints */
 
 PETSC_EXTERN PetscErrorCode MbsOutputRegister(const char name[], MbsOutputCreateFn create);
 PETSC_EXTERN PetscErrorCode MbsStepperAddOutput(MbsStepper, const char name[], PetscInt every);

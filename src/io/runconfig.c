@@ -56,5 +56,6 @@ PetscErrorCode MbsStepperSetRunConfig(MbsStepper st, const MbsRunConfig *cfg)
   PetscCall(MbsStepperSetFinalTime(st, cfg->t_end));
   PetscCall(MbsStepperSetOutput(st, cfg->output_dir, cfg->output_every));
   if (cfg->trajectory[0]) PetscCall(MbsStepperSetTrajectory(st, cfg->trajectory, cfg->output_every));
+  if (cfg->reactions[0]) PetscCall(MbsStepperSetReactions(st, cfg->reactions));
   PetscFunctionReturn(0);
 }

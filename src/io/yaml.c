@@ -18,7 +18,7 @@
 static const char *const top_keys[]      = {"time",   "scheme", "gravity", "bodies", "chains", "rigid_chains", "nets",
                                             "meshes", "joints", "springs", "loads",  "drives", "output",       NULL};
 static const char *const time_keys[]     = {"step", "end", NULL};
-static const char *const output_keys[]   = {"directory", "every", "trajectory", NULL};
+static const char *const output_keys[]   = {"directory", "every", "trajectory", "reactions", NULL};
 static const char *const particle_keys[] = {"name", "type", "mass", "position", "velocity", NULL};
 static const char *const rigid_keys[]    = {
      "name", "type", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity", NULL};
@@ -106,6 +106,63 @@ static PetscErrorCode ParseScheme(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
   PetscFunctionReturn(0);
 }
 
+/* output.reactions: "all", or the joints and drives by their place in their sections, {joints: [0, 2], drives: [1]},
+   each checked against its section here; passed on as "joints[0],joints[2],drives[1]" (MbsStepperSetReactions()) */
+static PetscErrorCode ParseReactions(MbsYAMLReader *r, yaml_node_t *root, yaml_node_t *output, const char opath[],
+                                     MbsRunConfig *cfg)
+{
+  static const char *const sections[] = {"joints", "drives", NULL};
+  static const char        expected[] = "'all' or a mapping of sections to entries, e.g. {joints: [0, 2], drives: [0]}";
+  yaml_node_t             *node;
+  char                     path[MBS_YAML_PATH_LEN];
+  size_t                   len = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MbsYAMLLookup(r, output, opath, "reactions", NULL, path, &node));
+  if (!node) PetscFunctionReturn(0);
+  if (node->type == YAML_SCALAR_NODE) {
+    const char *text = NULL;
+    PetscCall(MbsYAMLParseString(r, node, path, expected, &text));
+    if (strcmp(text, "all")) PetscCall(MbsYAMLFailNode(r, node, path, expected));
+    PetscCall(PetscStrncpy(cfg->reactions, "all", sizeof(cfg->reactions)));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MbsYAMLExpectMapping(r, node, path, expected));
+  PetscCall(MbsYAMLCheckKeys(r, node, path, sections, ""));
+  for (int s = 0; sections[s]; s++) {
+    yaml_node_t *list, *entries;
+    char         spath[MBS_YAML_PATH_LEN], lpath[MBS_YAML_PATH_LEN];
+    PetscInt     n;
+
+    PetscCall(MbsYAMLLookup(r, node, path, sections[s], NULL, spath, &entries));
+    if (!entries) continue;
+    PetscCall(MbsYAMLExpectSequence(r, entries, spath, "a list of entry numbers, from 0"));
+    PetscCall(MbsYAMLLookup(r, root, "", sections[s], NULL, lpath, &list));
+    n = list && list->type == YAML_SEQUENCE_NODE ? MbsYAMLSequenceLength(list) : 0;
+    for (PetscInt i = 0; i < MbsYAMLSequenceLength(entries); i++) {
+      yaml_node_t *item = MbsYAMLSequenceItem(r, entries, i);
+      char         ipath[MBS_YAML_PATH_LEN], what[96], name[48];
+      PetscReal    v;
+      PetscInt     k;
+
+      snprintf(ipath, sizeof(ipath), "%s[%" PetscInt_FMT "]", spath, i);
+      if (n)
+        snprintf(what, sizeof(what), "the number of an entry of '%s' (0 to %" PetscInt_FMT ")", sections[s], n - 1);
+      else
+        snprintf(what, sizeof(what), "an entry of '%s', but the input has none", sections[s]);
+      PetscCall(MbsYAMLParseReal(r, item, ipath, MBS_YAML_NONNEGATIVE, what, &v));
+      if (!(v < n && v == PetscFloorReal(v))) PetscCall(MbsYAMLFailNode(r, item, ipath, what));
+      k = (PetscInt)v;
+      snprintf(name, sizeof(name), "%s%s[%" PetscInt_FMT "]", len ? "," : "", sections[s], k);
+      PetscCheck(len + strlen(name) < sizeof(cfg->reactions), r->comm, PETSC_ERR_USER_INPUT,
+                 "%s: output.reactions lists too many joints; use 'all' or -mbs_reactions", r->file);
+      PetscCall(PetscStrncpy(cfg->reactions + len, name, sizeof(cfg->reactions) - len));
+      len += strlen(name);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode ParseOutput(MbsYAMLReader *r, yaml_node_t *root, MbsRunConfig *cfg)
 {
   yaml_node_t *node, *dir, *every, *traj;
@@ -115,7 +172,8 @@ static PetscErrorCode ParseOutput(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
   PetscFunctionBegin;
   PetscCall(MbsYAMLLookup(r, root, "", "output", NULL, path, &node));
   if (!node) PetscFunctionReturn(0);
-  PetscCall(MbsYAMLExpectMapping(r, node, path, "a mapping {directory: path, every: n, trajectory: xdmf}"));
+  PetscCall(
+    MbsYAMLExpectMapping(r, node, path, "a mapping {directory: path, every: n, trajectory: xdmf, reactions: all}"));
   PetscCall(MbsYAMLCheckKeys(r, node, path, output_keys, ""));
   PetscCall(MbsYAMLLookup(r, node, path, "directory", NULL, dpath, &dir));
   PetscCall(MbsYAMLLookup(r, node, path, "every", NULL, epath, &every));
@@ -134,6 +192,7 @@ static PetscErrorCode ParseOutput(MbsYAMLReader *r, yaml_node_t *root, MbsRunCon
     PetscCall(PetscStrncpy(cfg->output_dir, name, sizeof(cfg->output_dir)));
   }
   if (every) PetscCall(MbsYAMLParseInt(r, every, epath, "write every n-th step", &cfg->output_every));
+  PetscCall(ParseReactions(r, root, node, path, cfg));
   PetscFunctionReturn(0);
 }
 

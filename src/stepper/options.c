@@ -81,6 +81,15 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
         PetscCall(MbsStepperSetTrajectory(st, flg ? fmt : (st->traj_format[0] ? st->traj_format : "none"), every));
     }
     {
+      char spec[PETSC_MAX_PATH_LEN];
+      PetscCall(
+        PetscOptionsString("-mbs_reactions",
+                           "Write the reactions of these joints and drives: all, or a list of names (joints[0]), "
+                           "labels or element indices",
+                           "MbsStepperSetReactions", st->reaction_spec, spec, sizeof(spec), &flg));
+      if (flg) PetscCall(MbsStepperSetReactions(st, spec));
+    }
+    {
       PetscReal sync = st->traj_sync;
       PetscCall(PetscOptionsReal("-mbs_trajectory_sync",
                                  "Seconds between syncs of the trajectory files (flush and list the written steps; "

@@ -11,6 +11,7 @@ PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
+PETSC_INTERN PetscErrorCode MbsOutputCreate_Reactions(MbsStepper, MbsOutputOps *, void **);
 
 PetscFunctionList MbsOutputFunctions    = NULL;
 PetscFunctionList MbsSchemeFunctions    = NULL;
@@ -65,6 +66,7 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));
+  PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTREACTIONS, MbsOutputCreate_Reactions));
   PetscCall(PetscRegisterFinalize(MbsFinalizePackage));
   PetscFunctionReturn(0);
 }

@@ -457,7 +457,39 @@ PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscI
   if (directory) PetscCall(PetscStrncpy(st->output_dir, directory, sizeof(st->output_dir)));
   st->output_every = every;
   PetscCall(MbsStepperAddOutput(st, MBSOUTPUTCSV, every));
+  if (st->reaction_spec[0]) PetscCall(MbsStepperAddOutput(st, MBSOUTPUTREACTIONS, every));
   PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetReactions - Writes the reaction force and torque of chosen joints and drives over time, one CSV each,
+  <output directory>/reactions/<name>.csv, as often as the diagnostics (docs/output.md)
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+- spec - "all" (every joint and drive, at most 256), or a list separated by commas or spaces of element indices,
+         element labels (MbsModelSetElementLabel()) or an input's names (joints[0], drives[1]); NULL or "" for none
+
+  Options Database Key:
+. -mbs_reactions <spec> - the same
+
+  Notes:
+  Each row holds the step, the time and MbsStepperGetReaction()'s force and torque on body b. The elements are found
+  when the stepper is set up; a name that matches none is an error then.
+
+  Level: intermediate
+
+.seealso: `MbsStepperGetReaction()`, `MbsStepperSetOutput()`
+@*/
+PetscErrorCode MbsStepperSetReactions(MbsStepper st, const char spec[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  PetscCall(PetscStrncpy(st->reaction_spec, spec ? spec : "", sizeof(st->reaction_spec)));
+  if (st->reaction_spec[0]) PetscCall(MbsStepperAddOutput(st, MBSOUTPUTREACTIONS, st->output_every));
+  PetscFunctionReturn(0); /* an output added before writes nothing with an empty list */
 }
 
 /*@C
@@ -1244,6 +1276,13 @@ PetscErrorCode MbsStepperGetPointVelocity(MbsStepper st, PetscInt body, const Pe
   PetscFunctionReturn(0);
 }
 
+/* The outputs with a role of their own, which the trajectory cannot be */
+static PetscBool MbsOutputIsFixed(const char name[])
+{
+  return (PetscBool)(!strcmp(name, MBSOUTPUTCSV) || !strcmp(name, MBSOUTPUTCHECKPOINT) ||
+                     !strcmp(name, MBSOUTPUTREACTIONS));
+}
+
 /*@C
   MbsStepperSetTrajectory - Writes the trajectory for visualization into the output directory
   (docs/output.md): format "xdmf" (trajectory.xdmf + trajectory.h5) or "none", every `every` steps and
@@ -1265,13 +1304,14 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
   PetscFunctionBegin;
   PetscCall(PetscStrcmp(format, "none", &none));
   PetscCall(PetscFunctionListFind(MbsOutputFunctions, format, &create));
+  if (MbsOutputIsFixed(format)) create = NULL; /* the diagnostics, the checkpoint, the reactions: not a trajectory */
   if (!none && !create) {
     const char **list;
     int          n;
     char         names[256] = "";
     PetscCall(PetscFunctionListGet(MbsOutputFunctions, &list, &n));
     for (int i = 0; i < n; i++) { /* PetscFunctionListGet() may list an empty name */
-      if (!list[i] || !list[i][0]) continue;
+      if (!list[i] || !list[i][0] || MbsOutputIsFixed(list[i])) continue;
       if (names[0]) PetscCall(PetscStrlcat(names, ", ", sizeof(names)));
       PetscCall(PetscStrlcat(names, list[i], sizeof(names)));
     }

@@ -154,6 +154,8 @@ struct _p_MbsStepper {
   PetscInt  traj_every;
   PetscReal traj_sync; /* seconds between syncs of the trajectory files (MbsStepperSetTrajectorySync()) */
 
+  char reaction_spec[PETSC_MAX_PATH_LEN]; /* the joints whose reactions are written (MbsStepperSetReactions()) */
+
   /* outputs (MbsStepperAddOutput()), created at first use */
   PetscInt       noutputs, maxoutputs;
   MbsOutputLink *outputs;
@@ -199,6 +201,8 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const Mb
 PETSC_INTERN PetscErrorCode MbsStepperReset_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
+PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt k, const PetscScalar *lam,
+                                                            const PetscScalar *qloc, PetscReal F[3], PetscReal M[3]);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
 PETSC_INTERN PetscErrorCode MbsStepperHistoryValid_Private(MbsStepper, PetscBool *);
 PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
