@@ -77,6 +77,23 @@ static void FileName(const char token[], char name[64])
   name[j] = 0;
 }
 
+/* Elements whose names coincide (the rods of one chain all carry the chain's name in the input) are named by their
+   index instead, so that no two share a file */
+static PetscErrorCode UniqueNames(MbsOutputReactions *out)
+{
+  PetscBool *clash;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(out->n, &clash));
+  for (PetscInt i = 0; i < out->n; i++)
+    for (PetscInt j = 0; j < i; j++)
+      if (!strcmp(out->name[i], out->name[j])) clash[i] = clash[j] = PETSC_TRUE;
+  for (PetscInt i = 0; i < out->n; i++)
+    if (clash[i]) PetscCall(PetscSNPrintf(out->name[i], 64, "element_%" PetscInt_FMT, out->elem[i]));
+  PetscCall(PetscFree(clash));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsReactionsSelect(MbsStepper st, MbsOutputReactions *out)
 {
   MbsModel model = st->model;
@@ -105,6 +122,7 @@ static PetscErrorCode MbsReactionsSelect(MbsStepper st, MbsOutputReactions *out)
       }
       out->n++;
     }
+    PetscCall(UniqueNames(out));
     PetscFunctionReturn(0);
   }
   PetscCall(PetscStrncpy(spec, st->reaction_spec, sizeof(spec)));
@@ -118,6 +136,7 @@ static PetscErrorCode MbsReactionsSelect(MbsStepper st, MbsOutputReactions *out)
                  "Reactions: '%s' is listed twice", token);
     out->n++;
   }
+  PetscCall(UniqueNames(out));
   PetscFunctionReturn(0);
 }
 
