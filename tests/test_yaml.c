@@ -738,15 +738,20 @@ static void TestTorsionCAPI(void **state)
     PetscInt           elem;
     if (!e->type || strncmp(e->type->name, "torsional_", 10)) continue;
     if (!strcmp(e->type->name, "torsional_spring"))
-      assert_int_equal(MbsModelAddTorsionalSpring(api, e->body[0], d->axis_a, e->body[1], d->stiffness,
-                                                  matched ? PETSC_DETERMINE : 0.3, &elem),
-                       0);
+      assert_int_equal(
+        MbsModelAddTorsionalSpring(api, e->body[0], d->axis_a, e->body[1], d->stiffness, matched ? 0.0 : 0.3, &elem),
+        0);
     else
       assert_int_equal(MbsModelAddTorsionalDamper(api, e->body[0], d->axis_a, e->body[1], d->damping, &elem), 0);
     assert_memory_equal(&api->elems[elem].data, d, sizeof(MbsElemData));
     matched++;
   }
   assert_int_equal(matched, 3);
+  { /* -1 rad is an angle like any other (not PETSC_DETERMINE) */
+    PetscInt elem;
+    assert_int_equal(MbsModelAddTorsionalSpring(api, MBS_GROUND, (PetscReal[]){0, 0, 1}, 0, 1.0, -1.0, &elem), 0);
+    assert_true(api->elems[elem].data.length == -1.0);
+  }
   ClearError();
   assert_int_equal(MbsModelAddTorsionalSpring(api, MBS_GROUND, (PetscReal[]){0, 0, 1}, 0, 1.0, 3.5, NULL),
                    PETSC_ERR_ARG_OUTOFRANGE);

@@ -1,5 +1,4 @@
 #!/usr/bin/python3
-#!/usr/bin/env python3
 """An independent reference for the stiff flyball governor (inputs/flyball_governor.yaml, docs/mechanisms.md).
 
 The mechanism has four degrees of freedom: the shaft's angle phi, the slider's height s and the rods' angles th1, th2

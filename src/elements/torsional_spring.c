@@ -207,8 +207,8 @@ const MbsElemKernel MbsElemKernelTorsionalSpring = {
   .discrete_gradient = TorsionalSpringDiscreteGradient,
 };
 
-/* Joint frames from a's axis, a's turned by the rest angle (held in `length` until here, then 0): then phi = 0 at
-   the rest angle. */
+/* Joint frames from a's axis, a's turned by the rest angle (in `length`; unset means 0): then phi = 0 at the rest
+   angle. */
 static int TorsionalSpringComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                                    size_t len)
 {

@@ -67,6 +67,10 @@ PetscErrorCode MbsElementTypeRegister(const MbsElementType *type)
   PetscFunctionBegin;
   PetscCheck(type && type->name && type->section && type->kernel && type->nparams <= MBS_ELEM_MAX_PARAMS,
              PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "An element type needs a name, a section and a kernel");
+  for (PetscInt p = 0; p < type->nparams; p++)
+    PetscCheck(type->params[p].range >= MBS_ELEM_RANGE_POSITIVE && type->params[p].range <= MBS_ELEM_RANGE_FINITE,
+               PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Element type %s: parameter '%s' has an unknown range %d",
+               type->name, type->params[p].key ? type->params[p].key : "(no key)", (int)type->params[p].range);
   for (PetscInt i = 0; i < MbsNumElementTypes; i++) {
     if (!strcmp(MbsElementTypes[i]->section, type->section) && !strcmp(MbsElementTypes[i]->name, type->name)) {
       MbsElementTypes[i] = type;

@@ -1236,7 +1236,7 @@ PetscErrorCode MbsModelAddDamper(MbsModel model, PetscInt a, const PetscReal Xa[
 . a, axis_a - body a (rigid or MBS_GROUND) and the axis in its frame (world frame on the ground)
 . b - body b (rigid or MBS_GROUND, not both the ground)
 . stiffness - k > 0, N m/rad
-- angle - the rest angle in rad from the initial state, in (-pi, pi), or PETSC_DETERMINE for 0 (rest initially)
+- angle - the rest angle in rad from the initial state, in (-pi, pi); 0: at rest initially
 
   Output Parameter:
 . elem - the element index (may be NULL)
@@ -1254,7 +1254,7 @@ PetscErrorCode MbsModelAddTorsionalSpring(MbsModel model, PetscInt a, const Pets
   MbsElemDataInit(&d, NULL, NULL);
   for (int i = 0; i < 3; i++) d.axis_a[i] = axis_a ? axis_a[i] : 0;
   d.stiffness = stiffness;
-  if (angle != (PetscReal)PETSC_DETERMINE) d.length = angle;
+  d.length    = angle; /* every real is a valid angle: no PETSC_DETERMINE (-1) here */
   PetscCall(MbsModelAddNamedElement(model, "springs", "torsional_spring", a, b, &d, elem));
   PetscFunctionReturn(0);
 }

@@ -18,6 +18,8 @@ typedef struct {
   PetscScalar *qloc;     /* ghosted local state */
   PetscReal   *fm, *sum; /* 6 per element: F, M */
   MbsCSVFile  *file;
+  PetscBool    open;                     /* between begin and end */
+  char         spec[PETSC_MAX_PATH_LEN]; /* the selection made (st->reaction_spec when it was made) */
   PetscInt     last_written;
 } MbsOutputReactions;
 
@@ -106,7 +108,8 @@ static PetscErrorCode MbsReactionsSelect(MbsStepper st, MbsOutputReactions *out)
     for (PetscInt i = 0; i < model->nelems; i++) {
       if (!IsSelectable(&model->elems[i])) continue;
       PetscCheck(out->n < MBS_REACTIONS_MAX, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-                 "Reactions: 'all' selects more than %d joints and drives, one file each; name the ones wanted",
+                 "Reactions: 'all' selects more than %d joints and drives (the rods of chains, nets and meshes count), "
+                 "one file each; name the ones wanted",
                  MBS_REACTIONS_MAX);
       out->elem[out->n] = i;
       PetscCall(PetscSNPrintf(out->name[out->n], 64, "element_%" PetscInt_FMT, i));
@@ -140,14 +143,15 @@ static PetscErrorCode MbsReactionsSelect(MbsStepper st, MbsOutputReactions *out)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsOutputWriteRow_Reactions(MbsStepper st, MbsOutputReactions *out)
+/* A row in every file; kept: only in the files that did not keep this step's row from an earlier run */
+static PetscErrorCode MbsOutputWriteRow_Reactions(MbsStepper st, MbsOutputReactions *out, PetscBool kept)
 {
   MbsModel           model = st->model;
   const PetscScalar *x     = NULL;
 
   PetscFunctionBegin;
   PetscCall(PetscArrayzero(out->fm, 6 * out->n));
-  if (out->nlocal && st->started && st->field_lambda >= 0) {
+  if (st->started && st->field_lambda >= 0) { /* the scatter is collective: on every rank */
     PetscCall(MbsModelCoordinatesToLocal(model, st->q, out->qloc));
     PetscCall(VecGetArrayRead(st->X, &x));
     for (PetscInt j = 0; j < out->nlocal; j++) {
@@ -162,12 +166,30 @@ static PetscErrorCode MbsOutputWriteRow_Reactions(MbsStepper st, MbsOutputReacti
     const PetscReal *r = out->sum + 6 * i;
     char             row[512];
 
+    if (kept && MbsCSVFileHasStep(out->file[i], st->step)) continue;
     PetscCall(PetscSNPrintf(row, sizeof(row), "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", st->step,
                             (double)st->t, (double)r[0], (double)r[1], (double)r[2], (double)r[3], (double)r[4],
                             (double)r[5]));
     PetscCall(MbsCSVFileWriteRow(out->file[i], st->step, row));
   }
   out->last_written = st->step;
+  PetscFunctionReturn(0);
+}
+
+/* Frees the selection and closes the files */
+static PetscErrorCode MbsReactionsReset(MbsOutputReactions *out)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < out->n && out->file; i++) PetscCall(MbsCSVFileClose(&out->file[i]));
+  PetscCall(PetscFree(out->file));
+  PetscCall(PetscFree(out->elem));
+  PetscCall(PetscFree(out->name));
+  PetscCall(PetscFree(out->qloc));
+  PetscCall(PetscFree2(out->fm, out->sum));
+  PetscCall(PetscFree2(out->local_k, out->local_i));
+  out->n = out->nlocal = 0;
+  out->open            = PETSC_FALSE;
+  out->spec[0]         = 0;
   PetscFunctionReturn(0);
 }
 
@@ -180,8 +202,10 @@ static PetscErrorCode MbsOutputBegin_Reactions(MbsStepper st, PetscInt every, vo
   size_t              len;
 
   PetscFunctionBegin;
-  if (!out->elem) {
+  if (!out->file || strcmp(out->spec, st->reaction_spec)) { /* the first use, or a new selection */
+    PetscCall(MbsReactionsReset(out));
     PetscCall(MbsReactionsSelect(st, out));
+    PetscCall(PetscStrncpy(out->spec, st->reaction_spec, sizeof(out->spec)));
     PetscCall(PetscMalloc1(model->nq_ghosted, &out->qloc));
     PetscCall(PetscMalloc2(6 * out->n, &out->fm, 6 * out->n, &out->sum));
     PetscCall(PetscMalloc2(out->n, &out->local_k, out->n, &out->local_i));
@@ -216,8 +240,8 @@ static PetscErrorCode MbsOutputBegin_Reactions(MbsStepper st, PetscInt every, vo
                              st->step > 0 ? st->step : -1, text, &out->file[i]));
   }
   PetscCall(PetscFree(text));
-  if ((!out->n || !MbsCSVFileHasStep(out->file[0], st->step)) && st->step % every == 0)
-    PetscCall(MbsOutputWriteRow_Reactions(st, out));
+  out->open = PETSC_TRUE;
+  if (st->step % every == 0) PetscCall(MbsOutputWriteRow_Reactions(st, out, PETSC_TRUE));
   out->last_written = st->step;
   PetscFunctionReturn(0);
 }
@@ -227,8 +251,8 @@ static PetscErrorCode MbsOutputWrite_Reactions(MbsStepper st, PetscInt every, Pe
   MbsOutputReactions *out = (MbsOutputReactions *)ctx;
 
   PetscFunctionBegin;
-  if (!out->file || st->step <= out->last_written) PetscFunctionReturn(0);
-  if (st->step % every == 0 || last) PetscCall(MbsOutputWriteRow_Reactions(st, out));
+  if (!out->open || st->step <= out->last_written) PetscFunctionReturn(0);
+  if (st->step % every == 0 || last) PetscCall(MbsOutputWriteRow_Reactions(st, out, PETSC_FALSE));
   PetscFunctionReturn(0);
 }
 
@@ -239,6 +263,7 @@ static PetscErrorCode MbsOutputEnd_Reactions(MbsStepper st, void *ctx)
   PetscFunctionBegin;
   (void)st;
   for (PetscInt i = 0; i < out->n && out->file; i++) PetscCall(MbsCSVFileClose(&out->file[i]));
+  out->open = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -247,15 +272,7 @@ static PetscErrorCode MbsOutputDestroy_Reactions(void **ctx)
   MbsOutputReactions *out = (MbsOutputReactions *)*ctx;
 
   PetscFunctionBegin;
-  if (out) {
-    PetscCall(MbsOutputEnd_Reactions(NULL, out));
-    PetscCall(PetscFree(out->file));
-    PetscCall(PetscFree(out->elem));
-    PetscCall(PetscFree(out->name));
-    PetscCall(PetscFree(out->qloc));
-    PetscCall(PetscFree2(out->fm, out->sum));
-    PetscCall(PetscFree2(out->local_k, out->local_i));
-  }
+  if (out) PetscCall(MbsReactionsReset(out));
   PetscCall(PetscFree(*ctx));
   PetscFunctionReturn(0);
 }

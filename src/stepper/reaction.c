@@ -88,17 +88,17 @@ PetscErrorCode MbsStepperGetReaction(MbsStepper st, PetscInt elem, PetscReal F[3
   model = st->model;
   PetscCheck(elem >= 0 && elem < model->nelems, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "Element %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT ")", elem, model->nelems);
-  for (PetscInt k = 0; k < model->nelem_local; k++) {
-    if (model->elem_local[k] != elem) continue;
-    if (st->started && st->field_lambda >= 0) {
-      PetscCall(PetscMalloc1(model->nq_ghosted, &qloc));
-      PetscCall(MbsModelCoordinatesToLocal(model, st->q, qloc));
-      PetscCall(VecGetArrayRead(st->X, &x));
-    }
-    PetscCall(MbsStepperReactionLocal_Private(st, k, x ? x + st->sys->foff[st->field_lambda] : NULL, qloc, fm, fm + 3));
-    if (x) PetscCall(VecRestoreArrayRead(st->X, &x));
-    PetscCall(PetscFree(qloc));
+  if (st->started && st->field_lambda >= 0) { /* the scatter is collective: every rank takes part */
+    PetscCall(PetscMalloc1(model->nq_ghosted, &qloc));
+    PetscCall(MbsModelCoordinatesToLocal(model, st->q, qloc));
+    PetscCall(VecGetArrayRead(st->X, &x));
   }
+  for (PetscInt k = 0; k < model->nelem_local; k++)
+    if (model->elem_local[k] == elem)
+      PetscCall(
+        MbsStepperReactionLocal_Private(st, k, x ? x + st->sys->foff[st->field_lambda] : NULL, qloc, fm, fm + 3));
+  if (x) PetscCall(VecRestoreArrayRead(st->X, &x));
+  PetscCall(PetscFree(qloc));
   PetscCall(MPIU_Allreduce(fm, sum, 6, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)st)));
   for (int l = 0; l < 3; l++) F[l] = sum[l], M[l] = sum[3 + l];
   PetscFunctionReturn(0);

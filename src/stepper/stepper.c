@@ -469,8 +469,9 @@ PetscErrorCode MbsStepperSetOutput(MbsStepper st, const char directory[], PetscI
 
   Input Parameters:
 + st - the stepper
-- spec - "all" (every joint and drive, at most 256), or a list separated by commas or spaces of element indices,
-         element labels (MbsModelSetElementLabel()) or an input's names (joints[0], drives[1]); NULL or "" for none
+- spec - "all" (every joint and drive, the rods of generated chains, nets and meshes among them, at most 256), or a list
+separated by commas or spaces of element indices, element labels (MbsModelSetElementLabel()) or an input's names
+(joints[0], drives[1]); NULL or "" for none
 
   Options Database Key:
 . -mbs_reactions <spec> - the same
