@@ -1,9 +1,18 @@
 /* The map of a torque about a joint axis carried by body a (src/elements/loads.c): shared by the joint torque and the
-   torsional damper. Private to src/elements. */
+   torsional damper; the axis parameter of the joint-axis elements. Private to src/elements. */
 #ifndef MBS_ELEM_JOINTAXIS_H
 #define MBS_ELEM_JOINTAXIS_H
 
-#include <gglmbs/elements/kernels.h>
+#include <stddef.h>
+#include <gglmbs/elements/element.h>
+
+/* The parameter "axis" of the elements that act about or along a joint axis carried by a (joint torque and force,
+   torsional spring and damper) */
+#define MBS_ELEM_JOINT_AXIS_PARAM                                                                                  \
+  {                                                                                                                \
+    "axis", MBS_ELEM_PARAM_DIRECTION, {offsetof(MbsElemData, axis_a)}, MBS_ELEM_RANGE_POSITIVE, MBS_ELEM_REQUIRED, \
+      "joint axis in the frame of a, world frame for ground"                                                       \
+  }
 
 /* n: the axis axis_a as body a carries it in q (a's directors; the constant axis_a on the ground) */
 void MbsElemAxisOfA(const MbsElemData *e, const double *q, double n[3]);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "quadrow.h"
+#include "jointaxis.h"
 
 #define MBS_TORSION_PI 3.14159265358979323846
 
@@ -31,37 +32,32 @@
   half-turn (phi jumps by 2 pi while the turn Dphi is small) it is k/2 (phi1^2 - phi0^2) / Dphi.
 */
 
+/* The rows S and C; MbsElemQuadRowsEval() gives their values and gradients DS = G[0..nq-1], DC = G[nq..2nq-1] */
 static void TorsionalSpringRows(const MbsElemData *e, MbsElemQuadRow rows[2])
 {
   MbsElemQuadRowVectors(e, e->frame_a[1], e->frame_b[0], &rows[0]); /* S */
   MbsElemQuadRowVectors(e, e->frame_a[0], e->frame_b[0], &rows[1]); /* C */
 }
 
-/* S, C and their gradients DS = G[0..nq-1], DC = G[nq..2nq-1] at q */
-static void TorsionalSpringInvariants(const MbsElemData *e, const double *q, double sc[2], double *G)
-{
-  MbsElemQuadRow rows[2];
-
-  TorsionalSpringRows(e, rows);
-  MbsElemQuadRowsEval(2, rows, MbsElemNq(e), q, sc, G);
-}
-
 static double TorsionalSpringEnergy(const MbsElemData *e, const double *q)
 {
-  double sc[2], G[2 * MBS_ELEM_MAX_NQ], phi;
+  MbsElemQuadRow rows[2];
+  double         sc[2], phi;
 
-  TorsionalSpringInvariants(e, q, sc, G);
+  TorsionalSpringRows(e, rows);
+  MbsElemQuadRowsEval(2, rows, MbsElemNq(e), q, sc, NULL);
   phi = atan2(sc[0], sc[1]);
   return 0.5 * e->stiffness * phi * phi;
 }
 
 /* dphi/dq = (C DS - S DC) / r^2 into dphi; returns phi (0 with dphi = 0 where r = 0: the angle is undefined there) */
-static double TorsionalSpringAngle(const MbsElemData *e, const double *q, double sc[2], double *G, double *dphi)
+static double TorsionalSpringAngle(const MbsElemData *e, const MbsElemQuadRow rows[2], const double *q, double sc[2],
+                                   double *G, double *dphi)
 {
   const int nq = MbsElemNq(e);
   double    r2;
 
-  TorsionalSpringInvariants(e, q, sc, G);
+  MbsElemQuadRowsEval(2, rows, MbsElemNq(e), q, sc, G);
   r2 = sc[0] * sc[0] + sc[1] * sc[1];
   for (int i = 0; i < nq; i++) dphi[i] = r2 > 0 ? (sc[1] * G[i] - sc[0] * G[nq + i]) / r2 : 0.0;
   return r2 > 0 ? atan2(sc[0], sc[1]) : 0.0;
@@ -69,8 +65,12 @@ static double TorsionalSpringAngle(const MbsElemData *e, const double *q, double
 
 static void TorsionalSpringGradient(const MbsElemData *e, const double *q, double *dV)
 {
-  const int nq = MbsElemNq(e);
-  double    sc[2], G[2 * MBS_ELEM_MAX_NQ], phi = TorsionalSpringAngle(e, q, sc, G, dV);
+  const int      nq = MbsElemNq(e);
+  MbsElemQuadRow rows[2];
+  double         sc[2], G[2 * MBS_ELEM_MAX_NQ], phi;
+
+  TorsionalSpringRows(e, rows);
+  phi = TorsionalSpringAngle(e, rows, q, sc, G, dV);
 
   for (int i = 0; i < nq; i++) dV[i] *= e->stiffness * phi;
 }
@@ -83,13 +83,13 @@ static void TorsionalSpringHessian(const MbsElemData *e, const double *q, double
   MbsElemQuadRow rows[2];
   double sc[2], G[2 * MBS_ELEM_MAX_NQ], dphi[MBS_ELEM_MAX_NQ], H[2 * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ], phi, r2, S, C;
 
-  phi = TorsionalSpringAngle(e, q, sc, G, dphi);
+  TorsionalSpringRows(e, rows);
+  phi = TorsionalSpringAngle(e, rows, q, sc, G, dphi);
   S = sc[0], C = sc[1], r2 = S * S + C * C;
   if (!(r2 > 0)) {
     for (int i = 0; i < nq * nq; i++) d2V[i] = 0;
     return;
   }
-  TorsionalSpringRows(e, rows);
   MbsElemQuadRowsHessian(2, rows, nq, H);
   for (int i = 0; i < nq; i++) {
     for (int j = 0; j <= i; j++) {
@@ -146,14 +146,15 @@ static void TorsionalSpringDiscreteGradient(const MbsElemData *e, const double *
 {
   const int      nq = MbsElemNq(e);
   MbsElemQuadRow rows[2];
-  double         qm[MBS_ELEM_MAX_NQ], sc0[2], sc1[2], scm[2], scq[2], G0[2 * MBS_ELEM_MAX_NQ], G1[2 * MBS_ELEM_MAX_NQ],
-    Gm[2 * MBS_ELEM_MAX_NQ], H[2 * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  double         qm[MBS_ELEM_MAX_NQ], sc0[2], sc1[2], scm[2], scq[2], G1[2 * MBS_ELEM_MAX_NQ], Gm[2 * MBS_ELEM_MAX_NQ],
+    H[2 * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
   double r0, r1, phi0, phi1, turn, f, df, sigma, dsigma, gS, gC;
 
   for (int i = 0; i < nq; i++) qm[i] = 0.5 * (q0[i] + q1[i]);
-  TorsionalSpringInvariants(e, q0, sc0, G0);
-  TorsionalSpringInvariants(e, q1, sc1, G1);
-  TorsionalSpringInvariants(e, qm, scq, Gm);
+  TorsionalSpringRows(e, rows);
+  MbsElemQuadRowsEval(2, rows, MbsElemNq(e), q0, sc0, NULL);
+  MbsElemQuadRowsEval(2, rows, MbsElemNq(e), q1, sc1, G1);
+  MbsElemQuadRowsEval(2, rows, MbsElemNq(e), qm, scq, Gm);
   r0 = hypot(sc0[0], sc0[1]), r1 = hypot(sc1[0], sc1[1]);
   if (!(r0 > 0 && r1 > 0)) { /* the angle is undefined at one end: no torque */
     for (int i = 0; i < nq; i++) dg[i] = 0;
@@ -186,7 +187,6 @@ static void TorsionalSpringDiscreteGradient(const MbsElemData *e, const double *
       wq[1][j] = dgS[0] * G1[j] + dgS[1] * G1[nq + j];
       wq[2][j] = dgC[0] * G1[j] + dgC[1] * G1[nq + j];
     }
-    TorsionalSpringRows(e, rows);
     MbsElemQuadRowsHessian(2, rows, nq, H);
     for (int i = 0; i < nq; i++) {
       const double u = gS * Gm[i] + gC * Gm[nq + i];
@@ -245,12 +245,7 @@ const MbsElementType MbsElementTypeTorsionalSpring = {
   .kernel            = &MbsElemKernelTorsionalSpring,
   .needs_orientation = MBS_ELEM_ORIENT_BOTH,
   .nparams           = 3,
-  .params            = {{"axis",
-                         MBS_ELEM_PARAM_DIRECTION,
-                         {offsetof(MbsElemData, axis_a)},
-                         MBS_ELEM_RANGE_POSITIVE,
-                         MBS_ELEM_REQUIRED,
-                         "joint axis in the frame of a, world frame for ground"},
+  .params            = {MBS_ELEM_JOINT_AXIS_PARAM,
                         {"stiffness",
                          MBS_ELEM_PARAM_REAL,
                          {offsetof(MbsElemData, stiffness)},
