@@ -144,7 +144,154 @@ static void SetScheme(MbsStepper st, const SchemeCase *sc)
   for (PetscInt i = 0; i < sc->nparams; i++) CHECK(MbsStepperSetSchemeParameter(st, sc->name[i], sc->value[i]));
 }
 
-static void CheckJacobian(const SchemeCase *sc)
+/* A host's state force (MbsStepperSetStateForce()) written as a host would: axial linear dampers with zero-length
+   linear springs between point Xa of body a and point Xb of body b (either may be the ground), f_a = -k d - c u n with
+   d = x_a - x_b, n = d/|d|, u = n . d', and -f_a on b: the damper of src/elements/damper.c plus a spring. The host
+   gathers the coordinates it needs to every rank with a VecScatter made once; rank 0 adds the forces. */
+typedef struct {
+  PetscInt  a, b;
+  PetscReal Xa[3], Xb[3], damping, stiffness;
+} HostDamper;
+
+typedef struct {
+  MbsModel   model;
+  PetscInt   n;
+  HostDamper d[3];
+  VecScatter gather;
+  Vec        q_all, v_all;
+  PetscBool  stray_entry; /* the Jacobian adds an entry outside the declared pattern */
+  PetscInt   force_calls, jacobian_calls;
+} HostForces;
+
+static PetscErrorCode HostPoint(HostForces *c, PetscInt body, const PetscReal X[3], const PetscScalar *all,
+                                PetscReal x[3])
+{
+  PetscInt    offset, n;
+  PetscMPIInt owner;
+
+  PetscFunctionBegin;
+  if (body == MBS_GROUND) {
+    for (int i = 0; i < 3; i++) x[i] = X[i];
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MbsModelGetBodyCoordinates(c->model, body, &offset, &n, &owner));
+  PetscCall(MbsModelGetPointFromCoordinates(c->model, body, X, all + offset, x));
+  PetscFunctionReturn(0);
+}
+
+/* Every damper's relative position d and velocity dv (world frame), on every rank */
+static PetscErrorCode HostGather(HostForces *c, Vec q, Vec v, PetscReal d[][3], PetscReal dv[][3])
+{
+  const PetscScalar *qa, *va;
+
+  PetscFunctionBegin;
+  if (!c->gather) {
+    PetscCall(VecScatterCreateToAll(q, &c->gather, &c->q_all));
+    PetscCall(VecDuplicate(c->q_all, &c->v_all));
+  }
+  PetscCall(VecScatterBegin(c->gather, q, c->q_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(c->gather, q, c->q_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterBegin(c->gather, v, c->v_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(c->gather, v, c->v_all, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecGetArrayRead(c->q_all, &qa));
+  PetscCall(VecGetArrayRead(c->v_all, &va));
+  for (PetscInt k = 0; k < c->n; k++) {
+    const HostDamper *h       = &c->d[k];
+    const PetscReal   zero[3] = {0, 0, 0};
+    PetscReal         xa[3], xb[3], va_[3], vb[3];
+    PetscCall(HostPoint(c, h->a, h->Xa, qa, xa));
+    PetscCall(HostPoint(c, h->b, h->Xb, qa, xb));
+    /* a material point's velocity is C times the coordinates' rates; the ground's is zero */
+    PetscCall(h->a == MBS_GROUND ? PetscArraycpy(va_, zero, 3) : HostPoint(c, h->a, h->Xa, va, va_));
+    PetscCall(h->b == MBS_GROUND ? PetscArraycpy(vb, zero, 3) : HostPoint(c, h->b, h->Xb, va, vb));
+    for (int i = 0; i < 3; i++) d[k][i] = xa[i] - xb[i], dv[k][i] = va_[i] - vb[i];
+  }
+  PetscCall(VecRestoreArrayRead(c->v_all, &va));
+  PetscCall(VecRestoreArrayRead(c->q_all, &qa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode HostStateForce(MbsStepper st, PetscReal t, Vec q, Vec v, Vec F, void *ctx)
+{
+  HostForces *c = (HostForces *)ctx;
+  PetscReal   d[3][3], dv[3][3];
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  (void)st, (void)t;
+  c->force_calls++;
+  PetscCall(HostGather(c, q, v, d, dv));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)F), &rank));
+  if (rank) PetscFunctionReturn(0);
+  for (PetscInt k = 0; k < c->n; k++) {
+    const HostDamper *h = &c->d[k];
+    const PetscReal   r = PetscSqrtReal(d[k][0] * d[k][0] + d[k][1] * d[k][1] + d[k][2] * d[k][2]);
+    const PetscReal   u = (d[k][0] * dv[k][0] + d[k][1] * dv[k][1] + d[k][2] * dv[k][2]) / r;
+    PetscReal         fa[3], fb[3];
+    for (int i = 0; i < 3; i++) fa[i] = -h->stiffness * d[k][i] - h->damping * u * d[k][i] / r, fb[i] = -fa[i];
+    PetscCall(MbsModelAddPointForce(c->model, h->a, h->Xa, fa, F));
+    PetscCall(MbsModelAddPointForce(c->model, h->b, h->Xb, fb, F));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* dF/dq + shift dF/dv: with P = I - n n^T, df_a/dd = -k I - c (n (P d')^T + u P)/r, df_a/dd' = -c n n^T */
+static PetscErrorCode HostStateForceJacobian(MbsStepper st, PetscReal t, Vec q, Vec v, PetscReal shift, Mat J,
+                                             void *ctx)
+{
+  HostForces *c = (HostForces *)ctx;
+  PetscReal   d[3][3], dv[3][3];
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  (void)st, (void)t;
+  c->jacobian_calls++;
+  PetscCall(HostGather(c, q, v, d, dv));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)J), &rank));
+  if (rank) PetscFunctionReturn(0);
+  for (PetscInt k = 0; k < c->n; k++) {
+    const HostDamper *h = &c->d[k];
+    const PetscReal   r = PetscSqrtReal(d[k][0] * d[k][0] + d[k][1] * d[k][1] + d[k][2] * d[k][2]);
+    PetscReal         n[3], u = 0, Pdv[3], K[9], mK[9];
+    for (int i = 0; i < 3; i++) n[i] = d[k][i] / r, u += n[i] * dv[k][i];
+    for (int i = 0; i < 3; i++) Pdv[i] = dv[k][i] - u * n[i];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        K[3 * i + j] = -h->stiffness * (i == j) - h->damping * (n[i] * Pdv[j] + u * ((i == j) - n[i] * n[j])) / r -
+                       shift * h->damping * n[i] * n[j];
+        mK[3 * i + j] = -K[3 * i + j];
+      }
+    PetscCall(MbsModelAddPointForceJacobian(c->model, h->a, h->Xa, h->a, h->Xa, K, J));
+    PetscCall(MbsModelAddPointForceJacobian(c->model, h->a, h->Xa, h->b, h->Xb, mK, J));
+    PetscCall(MbsModelAddPointForceJacobian(c->model, h->b, h->Xb, h->a, h->Xa, mK, J));
+    PetscCall(MbsModelAddPointForceJacobian(c->model, h->b, h->Xb, h->b, h->Xb, K, J));
+  }
+  if (c->stray_entry) PetscCall(MatSetValue(J, 0, 1, 1.0, ADD_VALUES));
+  PetscFunctionReturn(0);
+}
+
+/* Attaches the host's forces c (c->model and the dampers set) to st, with their Jacobian when jacobian is true */
+static void AttachHostForces(MbsStepper st, HostForces *c, PetscBool jacobian)
+{
+  PetscInt pairs[6];
+  Mat      J = NULL;
+
+  for (PetscInt k = 0; k < c->n; k++) pairs[2 * k] = c->d[k].a, pairs[2 * k + 1] = c->d[k].b;
+  if (jacobian) CHECK(MbsModelCreateCoordinateMatrix(c->model, c->n, pairs, &J));
+  CHECK(MbsStepperSetStateForce(st, HostStateForce, J, jacobian ? HostStateForceJacobian : NULL, c));
+  CHECK(MatDestroy(&J));
+}
+
+static void HostForcesDestroy(HostForces *c)
+{
+  CHECK(VecScatterDestroy(&c->gather));
+  CHECK(VecDestroy(&c->q_all));
+  CHECK(VecDestroy(&c->v_all));
+}
+
+/* The step Jacobian against central differences of the residual at a random point; with host forces attached (host
+   not NULL) too */
+static void CheckJacobianWith(const SchemeCase *sc, HostForces *host)
 {
   MbsModel    model;
   MbsStepper  st;
@@ -158,6 +305,10 @@ static void CheckJacobian(const SchemeCase *sc)
   CHECK(MbsStepperCreate(model, &st));
   SetScheme(st, sc);
   CHECK(MbsStepperSetTimeStep(st, 0.1));
+  if (host) {
+    host->model = model;
+    AttachHostForces(st, host, PETSC_TRUE);
+  }
   CHECK(MbsStepperSetUp(st));
   st->tstep[0] = 0.3, st->tstep[1] = 0.4, st->tmid = 0.35; /* a step from t = 0.3: the drives' and loads' times */
   CHECK(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
@@ -213,11 +364,38 @@ static void CheckJacobian(const SchemeCase *sc)
   CHECK(PetscRandomDestroy(&rnd));
   CHECK(MbsStepperDestroy(&st));
   CHECK(MbsModelDestroy(&model));
+  if (host) HostForcesDestroy(host);
+}
+
+static void CheckJacobian(const SchemeCase *sc)
+{
+  CheckJacobianWith(sc, NULL);
 }
 
 static void test_jacobians_match_finite_differences(void **state)
 {
   ForEachScheme(CheckJacobian);
+}
+
+/* Host forces between a rigid body and a particle, a rigid body and the ground, a particle and a rigid body of the
+   every-element model (bodies p1, r1, p2, r2 in that order) */
+static void CheckJacobianStateForce(const SchemeCase *sc)
+{
+  HostForces host = {
+    .n = 3,
+    .d = {{1, 2, {0.1, -0.2, 0.3}, {0, 0, 0}, 1.5, 2.5},
+          {3, MBS_GROUND, {0.2, 0.1, -0.1}, {0.5, 0.5, 0.5}, 0.7, 4.0},
+          {0, 1, {0, 0, 0}, {-0.1, 0.2, 0.1}, 2.0, 0.5}},
+  };
+  CheckJacobianWith(sc, &host);
+  assert_true(host.jacobian_calls > 0 && host.force_calls > host.jacobian_calls);
+}
+
+/* A host's state force with its Jacobian (MbsStepperSetStateForce()) in every scheme's step Jacobian, on 1-3 ranks */
+static void test_state_force_jacobian(void **state)
+{
+  (void)state;
+  ForEachScheme(CheckJacobianStateForce);
 }
 
 /* Allocated and used nonzeros and mallocs of this rank's storage: the matrix itself, or for MPIAIJ its
@@ -1265,6 +1443,118 @@ static void test_external_force(void **state)
   CHECK(MbsModelDestroy(&model));
 }
 
+/* The damped spring pendulum of tests/inputs/dampers/damped_pendulum.yaml, built in C; with_damper false leaves out
+   its linear damper between the ground point (0, 0, 1) and B, which the host then adds */
+static void BuildDampedSpringPendulum(PetscBool with_damper, MbsModel *model)
+{
+  const PetscReal g[3] = {0, 0, -9.81}, s = PetscSqrtReal(0.5), axis[3] = {1, 0, 0}, origin[3] = {0, 0, 0};
+  PetscInt        A, B;
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  CHECK(MbsModelSetGravity(*model, g));
+  CHECK(MbsModelAddParticle(*model, "A", 1, origin, NULL, &A));
+  CHECK(MbsModelAddParticle(*model, "B", 1, (PetscReal[]){s, 0, -s}, NULL, &B));
+  CHECK(MbsModelAddJoint(*model, MBS_JOINT_POINT_ON_LINE, A, NULL, NULL, MBS_GROUND, origin, axis, NULL));
+  CHECK(MbsModelAddRod(*model, A, NULL, B, NULL, 1.0, NULL));
+  CHECK(MbsModelAddSpring(*model, MBS_SPRING_LINEAR, MBS_GROUND, origin, A, NULL, 10, 0, NULL));
+  if (with_damper) CHECK(MbsModelAddDamper(*model, MBS_GROUND, (PetscReal[]){0, 0, 1}, B, NULL, 0.5, 1, NULL));
+  CHECK(MbsModelAddDamper(*model, MBS_GROUND, (PetscReal[]){-1, 0.2, 0}, A, NULL, 0.3, 2, NULL));
+  CHECK(MbsModelSetUp(*model));
+}
+
+/* The host's damper (MbsStepperSetStateForce()) against the same damper as a model element, under every scheme on
+   1-3 ranks: the same states to round-off. With its Jacobian, Newton takes the same iterations; without it, more
+   (linear convergence) to the same solution. With EM the energy balance E_{n+1} - E_n = W - D holds to round-off, the
+   host's work counted in W. */
+static void test_state_force_as_damper(void **state)
+{
+  const PetscInt nsteps = 150;
+
+  (void)state;
+  for (int s = 0; s < 5; s++) {
+    const char *scheme  = all_schemes[s];
+    Vec         qref    = NULL;
+    PetscInt    its_ref = 0;
+    for (int run = 0; run < 3; run++) { /* the element, the host with its Jacobian, the host without */
+      HostForces     host = {.n = 1, .d = {{MBS_GROUND, 1, {0, 0, 1}, {0, 0, 0}, 0.5, 0.0}}};
+      MbsModel       model;
+      MbsStepper     st;
+      MbsDiagnostics d;
+      PetscReal      E0, scale, balance = 0, wsum = 0, diff = 0;
+      PetscInt       its;
+
+      BuildDampedSpringPendulum(run == 0, &model);
+      host.model = model;
+      CHECK(MbsStepperCreate(model, &st));
+      CHECK(MbsStepperSetType(st, scheme));
+      CHECK(MbsStepperSetTimeStep(st, 0.01));
+      if (run) AttachHostForces(st, &host, run == 1);
+      CHECK(MbsStepperComputeDiagnostics(st, &d));
+      E0    = d.E;
+      scale = PetscMax(PetscAbsReal(d.E), PetscMax(d.T, PetscAbsReal(d.V)));
+      for (PetscInt n = 0; n < nsteps; n++) {
+        CHECK(MbsStepperStep(st));
+        CHECK(MbsStepperComputeDiagnostics(st, &d));
+        balance = PetscMax(balance, PetscAbsReal(d.E - E0 - d.W + d.D));
+        wsum += d.W;
+        E0 = d.E;
+      }
+      CHECK(MbsStepperGetNewtonIterations(st, NULL, &its));
+      if (run == 0) {
+        CHECK(VecDuplicate(st->q, &qref));
+        CHECK(VecCopy(st->q, qref));
+        its_ref = its;
+      } else {
+        CHECK(VecAXPY(qref, -1.0, st->q));
+        CHECK(VecNorm(qref, NORM_INFINITY, &diff));
+        CHECK(VecAXPY(qref, 1.0, st->q));
+        if (!(diff <= (run == 1 ? 1e-12 : 1e-10)))
+          Fail("%s: the host's damper (%s Jacobian) ends %g away from the damper element\n", scheme,
+               run == 1 ? "with" : "without", diff);
+        if (run == 1 && its != its_ref)
+          Fail("%s: %d Newton iterations with the host's damper and its Jacobian, %d with the element\n", scheme,
+               (int)its, (int)its_ref);
+        if (run == 2 && !(its > its_ref))
+          Fail("%s: %d Newton iterations without the host's Jacobian, %d with the element: the Jacobian is not used\n",
+               scheme, (int)its, (int)its_ref);
+        if (!(wsum < -1e-3)) Fail("%s: the host's damper did the work %g, expected < 0\n", scheme, wsum);
+        assert_true(host.force_calls > nsteps && (run == 2 ? host.jacobian_calls == 0 : host.jacobian_calls > 0));
+      }
+      if ((Is(scheme, "em") || Is(scheme, "em-g")) && !(balance <= 1e-13 * scale))
+        Fail("%s (run %d): max |E_{n+1} - E_n - W_n + D_n| = %g, expected round-off (<= 1e-13 of %g)\n", scheme, run,
+             balance, scale);
+      CHECK(MbsStepperDestroy(&st));
+      CHECK(MbsModelDestroy(&model));
+      HostForcesDestroy(&host);
+    }
+    CHECK(VecDestroy(&qref));
+  }
+}
+
+/* A Jacobian entry outside the pattern the host declared is an error, not a silent reallocation */
+static void test_state_force_pattern(void **state)
+{
+  HostForces  host = {.n = 1, .d = {{MBS_GROUND, 1, {0, 0, 1}, {0, 0, 0}, 0.5, 0.0}}, .stray_entry = PETSC_TRUE};
+  MbsModel    model;
+  MbsStepper  st;
+  PetscMPIInt size;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size > 1) return; /* the owner of the stray row alone would see the error */
+  BuildDampedSpringPendulum(PETSC_FALSE, &model);
+  host.model = model;
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.01));
+  AttachHostForces(st, &host, PETSC_TRUE);
+  CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  assert_int_equal((int)MbsStepperStep(st), PETSC_ERR_ARG_OUTOFRANGE); /* MatSetValues(): a new nonzero */
+  CHECK(PetscPopErrorHandler());
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  HostForcesDestroy(&host);
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -1273,6 +1563,9 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_chain),
     cmocka_unit_test(test_parallel_matches_serial),
     cmocka_unit_test(test_external_force),
+    cmocka_unit_test(test_state_force_jacobian),
+    cmocka_unit_test(test_state_force_as_damper),
+    cmocka_unit_test(test_state_force_pattern),
     /* With GGLMBS_TEST_PARALLEL (the MPI runs) only the tests above: the rest are serial numerics (the
        one-body examples do not even distribute), which test_parallel_matches_serial ties to any number of ranks. */
     cmocka_unit_test(test_pendulum),
@@ -1291,7 +1584,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_adapt),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
-  size_t      ntests = getenv("GGLMBS_TEST_PARALLEL") ? 5 : sizeof(tests) / sizeof(tests[0]);
+  size_t      ntests = getenv("GGLMBS_TEST_PARALLEL") ? 8 : sizeof(tests) / sizeof(tests[0]);
   int         fails;
 
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;

@@ -4,6 +4,7 @@
 
 #include <petscsys.h>
 #include <petscvec.h>
+#include <petscmat.h>
 #include <gglmbs/elements/kernels.h> /* MbsTimeFunction */
 
 /* Body index of the fixed ground. Points on the ground are given in world coordinates. */
@@ -127,6 +128,16 @@ PETSC_EXTERN PetscErrorCode MbsModelCreateInitialState(MbsModel, Vec *q, Vec *p)
    (coordinate layout, e.g. in an MbsExternalForceFn). Not collective: any rank may add to any body. */
 PETSC_EXTERN PetscErrorCode MbsModelAddPointForce(MbsModel, PetscInt body, const PetscReal X[3], const PetscReal f[3],
                                                   Vec F);
+/* J(a, b) += C_a^T K C_b: a force at point Xa of body a that depends on the position (or velocity) of point Xb of
+   body b, K = df/dx_b, in generalized coordinates (e.g. in an MbsStateForceJacobianFn). Not collective. */
+PETSC_EXTERN PetscErrorCode MbsModelAddPointForceJacobian(MbsModel, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                                          const PetscReal Xb[3], const PetscReal K[9], Mat J);
+/* x = C q_b: a material point's position (or velocity) from its body's coordinates (or their rates) */
+PETSC_EXTERN PetscErrorCode MbsModelGetPointFromCoordinates(MbsModel, PetscInt body, const PetscReal X[3],
+                                                            const PetscScalar qb[], PetscReal x[3]);
+/* A coordinate-layout matrix with the coordinate blocks of the body pairs (a0 b0 a1 b1 ...), both ways, exactly
+   preallocated and with MAT_NEW_NONZERO_LOCATION_ERR: the Jacobian of a state force. Collective, same pairs. */
+PETSC_EXTERN PetscErrorCode MbsModelCreateCoordinateMatrix(MbsModel, PetscInt npairs, const PetscInt pairs[], Mat *J);
 /* Global offset and number of the coordinates of a body in coordinate-layout vectors, and its owner rank */
 PETSC_EXTERN PetscErrorCode MbsModelGetBodyCoordinates(MbsModel, PetscInt body, PetscInt *offset, PetscInt *n,
                                                        PetscMPIInt *owner);

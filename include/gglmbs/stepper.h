@@ -128,6 +128,16 @@ PETSC_EXTERN PetscErrorCode MbsStepperMonitorProgress(MbsStepper, PetscInt, Pets
    E_{n+1} - E_n = F . (q_{n+1} - q_n), the work of F along the step's displacement. */
 typedef PetscErrorCode (*MbsExternalForceFn)(MbsStepper, PetscReal t, PetscReal h, Vec q, Vec p, Vec F, void *ctx);
 PETSC_EXTERN PetscErrorCode MbsStepperSetExternalForce(MbsStepper, MbsExternalForceFn, void *ctx);
+/* State-dependent forces of a host code, implicit, with their Jacobian (docs/library.md): force(st, t, q, v, F, ctx)
+   adds F(t, q, v) into F at the step's mid-time, midpoint q = (q_n + q_{n+1})/2 and mean velocity v = (q_{n+1} -
+   q_n)/h; jacobian(st, t, q, v, shift, J, ctx) adds dF/dq + shift dF/dv into J (shift = 2/h), a coordinate-layout
+   matrix with a fixed pattern (MbsModelCreateCoordinateMatrix()). Called on every rank at every residual (Jacobian)
+   evaluation; any rank may add to any rows; the stepper assembles. With EM: E_{n+1} - E_n = W - D to round-off. */
+typedef PetscErrorCode (*MbsStateForceFn)(MbsStepper, PetscReal t, Vec q, Vec v, Vec F, void *ctx);
+typedef PetscErrorCode (*MbsStateForceJacobianFn)(MbsStepper, PetscReal t, Vec q, Vec v, PetscReal shift, Mat J,
+                                                  void *ctx);
+PETSC_EXTERN PetscErrorCode MbsStepperSetStateForce(MbsStepper, MbsStateForceFn, Mat J, MbsStateForceJacobianFn,
+                                                    void *ctx);
 PETSC_EXTERN PetscErrorCode MbsStepperGetPointPosition(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal x[3]);
 PETSC_EXTERN PetscErrorCode MbsStepperGetPointVelocity(MbsStepper, PetscInt body, const PetscReal X[3], PetscReal v[3]);
 

@@ -545,6 +545,26 @@ PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const Pet
   PetscFunctionReturn(0);
 }
 
+/* The weights of a material point's position in a body's coordinate blocks: x = sum_j s_j q_j, s = (1, X) for a
+   rigid body (phi, d1, d2, d3), s = (1) for a particle; the number of blocks */
+static PetscInt MbsModelPointWeights(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal s[4])
+{
+  const PetscInt nb = (PetscInt)model->bodies[body].type;
+  s[0]              = 1.0;
+  for (PetscInt j = 1; j < nb; j++) s[j] = X ? X[j - 1] : 0.0;
+  return nb;
+}
+
+static PetscErrorCode MbsModelCheckBody(MbsModel model, PetscInt body, PetscBool ground)
+{
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
+  PetscCheck((ground && body == MBS_GROUND) || (body >= 0 && body < model->nbodies), PETSC_COMM_SELF,
+             PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)",
+             body, model->nbodies);
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsModelAddPointForce - Adds the generalized force of a force f acting at a material point of a body
   to a coordinate-layout vector F: f on a particle; f on the centre and X_i f on director d_i of a rigid
@@ -552,10 +572,11 @@ PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const Pet
 
   Not Collective: any rank may add to any body; the values are added with VecSetValues(ADD_VALUES), so
   F must be assembled afterwards (MbsStepper does that after an MbsExternalForceFn returns).
+  Nothing is added for MBS_GROUND, which takes the reaction of a force between a body and the ground.
 
   Input Parameters:
 + model - the model (set up)
-. body - the body index
+. body - the body index, or MBS_GROUND
 . X - material point in the body frame (ignored for a particle; NULL means the centre)
 . f - the force in the world frame
 - F - the vector to add to
@@ -566,25 +587,211 @@ PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const Pet
 @*/
 PetscErrorCode MbsModelAddPointForce(MbsModel model, PetscInt body, const PetscReal X[3], const PetscReal f[3], Vec F)
 {
-  PetscInt    idx[12];
+  PetscInt    idx[12], nb;
   PetscScalar val[12];
-  PetscInt    n;
+  PetscReal   s[4];
 
   PetscFunctionBegin;
-  PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
-  PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-             "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
+  PetscCall(MbsModelCheckBody(model, body, PETSC_TRUE));
   PetscCheck(MbsVec3IsFinite(f) && (!X || MbsVec3IsFinite(X)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "Force on body %" PetscInt_FMT ": force and point must be finite", body);
-  n = 3 * (PetscInt)model->bodies[body].type;
-  for (PetscInt j = 0; j < n / 3; j++) {
-    const PetscReal s = j == 0 ? 1.0 : (X ? X[j - 1] : 0.0);
+  if (body == MBS_GROUND) PetscFunctionReturn(0);
+  nb = MbsModelPointWeights(model, body, X, s);
+  for (PetscInt j = 0; j < nb; j++)
     for (int i = 0; i < 3; i++) {
       idx[3 * j + i] = model->body_q[body] + 3 * j + i;
-      val[3 * j + i] = s * f[i];
+      val[3 * j + i] = s[j] * f[i];
+    }
+  PetscCall(VecSetValues(F, 3 * nb, idx, val, ADD_VALUES));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddPointForceJacobian - Adds the derivative of a force at a material point of body a with respect to the
+  position of a material point of body b, K = df/dx_b (3 x 3, row major, world frame), to a coordinate-layout matrix
+  J in generalized coordinates: J(a, b) += C_a^T K C_b, with x = C q the point's position in its body's coordinates
+  (MbsModelAddPointForce()). A force that depends on a point's velocity adds df/dv_b the same way, its velocity being
+  C_b times the coordinates' rates.
+
+  Not Collective: any rank may add to any rows, with MatSetValues(ADD_VALUES); J must be assembled afterwards (the
+  stepper does that after an MbsStateForceJacobianFn returns). Nothing is added when a or b is MBS_GROUND.
+
+  Input Parameters:
++ model - the model (set up)
+. a, Xa - the body the force acts on and the material point (NULL: the centre; ignored for a particle)
+. b, Xb - the body and material point whose position the force depends on
+. K - df/dx_b
+- J - the matrix (MbsModelCreateCoordinateMatrix(), with the pair (a, b))
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetStateForce()`, `MbsModelCreateCoordinateMatrix()`, `MbsModelAddPointForce()`
+@*/
+PetscErrorCode MbsModelAddPointForceJacobian(MbsModel model, PetscInt a, const PetscReal Xa[3], PetscInt b,
+                                             const PetscReal Xb[3], const PetscReal K[9], Mat J)
+{
+  PetscReal   sa[4], sb[4];
+  PetscInt    na, nb, rows[12], cols[12];
+  PetscScalar v[144];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckBody(model, a, PETSC_TRUE));
+  PetscCall(MbsModelCheckBody(model, b, PETSC_TRUE));
+  if (a == MBS_GROUND || b == MBS_GROUND) PetscFunctionReturn(0);
+  PetscCheck((!Xa || MbsVec3IsFinite(Xa)) && (!Xb || MbsVec3IsFinite(Xb)), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+             "Force Jacobian between bodies %" PetscInt_FMT " and %" PetscInt_FMT ": points must be finite", a, b);
+  for (int i = 0; i < 9; i++)
+    PetscCheck(!PetscIsInfOrNanReal(K[i]), PETSC_COMM_SELF, PETSC_ERR_FP,
+               "Force Jacobian between bodies %" PetscInt_FMT " and %" PetscInt_FMT ": entry %d is %g", a, b, i,
+               (double)K[i]);
+  na = MbsModelPointWeights(model, a, Xa, sa);
+  nb = MbsModelPointWeights(model, b, Xb, sb);
+  for (PetscInt i = 0; i < 3 * na; i++) rows[i] = model->body_q[a] + i;
+  for (PetscInt k = 0; k < 3 * nb; k++) cols[k] = model->body_q[b] + k;
+  for (PetscInt j = 0; j < na; j++)
+    for (PetscInt k = 0; k < nb; k++)
+      for (int l = 0; l < 3; l++)
+        for (int m = 0; m < 3; m++) v[(3 * j + l) * 3 * nb + 3 * k + m] = sa[j] * sb[k] * K[3 * l + m];
+  PetscCall(MatSetValues(J, 3 * na, rows, 3 * nb, cols, v, ADD_VALUES));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetPointFromCoordinates - The position x = C q_b of a material point from its body's coordinates q_b (3 for
+  a particle, 12 for a rigid body: phi, d1, d2, d3, as they stand in a coordinate-layout vector at the offset
+  MbsModelGetBodyCoordinates() gives); given the coordinates' rates, the same call gives the point's velocity.
+
+  Not Collective
+
+  Input Parameters:
++ model - the model (set up)
+. body - the body
+. X - the material point (NULL: the centre; ignored for a particle)
+- qb - the body's coordinates
+
+  Output Parameter:
+. x - the point
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetStateForce()`, `MbsModelAddPointForce()`
+@*/
+PetscErrorCode MbsModelGetPointFromCoordinates(MbsModel model, PetscInt body, const PetscReal X[3],
+                                               const PetscScalar qb[], PetscReal x[3])
+{
+  PetscReal s[4];
+  PetscInt  nb;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckBody(model, body, PETSC_FALSE));
+  nb = MbsModelPointWeights(model, body, X, s);
+  for (int l = 0; l < 3; l++) {
+    x[l] = 0;
+    for (PetscInt j = 0; j < nb; j++) x[l] += s[j] * PetscRealPart(qb[3 * j + l]);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Sorts pairs (a[i], b[i]) by a, then b, and removes duplicates; the new count */
+static PetscErrorCode MbsSortPairs(PetscInt n, PetscInt a[], PetscInt b[], PetscInt *m)
+{
+  PetscInt k = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSortIntWithArray(n, a, b));
+  for (PetscInt i = 0; i < n;) {
+    PetscInt j = i, len;
+    while (j < n && a[j] == a[i]) j++;
+    len = j - i;
+    PetscCall(PetscSortRemoveDupsInt(&len, b + i));
+    for (PetscInt l = 0; l < len; l++) {
+      a[k]   = a[i];
+      b[k++] = b[i + l];
+    }
+    i = j;
+  }
+  *m = k;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelCreateCoordinateMatrix - Creates a matrix in the coordinate layout (rows and columns numbered as the state
+  vectors; each rank owns the rows of its coordinates) whose nonzeros are the coordinate blocks of the given body
+  pairs, both ways, and of each paired body with itself: exactly preallocated, with explicit zeros, assembled, and
+  with MAT_NEW_NONZERO_LOCATION_ERR set, so that an entry outside the declared coupling is an error. It is the
+  Jacobian of a host's state-dependent force (MbsStepperSetStateForce()): pair a with b when the force on a depends
+  on the motion of b.
+
+  Collective: every rank passes the same pairs
+
+  Input Parameters:
++ model - the model (set up)
+. npairs - the number of pairs
+- pairs - 2 npairs body indices, a0 b0 a1 b1 ...; MBS_GROUND couples nothing, (a, a) a body with itself
+
+  Output Parameter:
+. J - the matrix (MATAIJ)
+
+  Level: intermediate
+
+.seealso: `MbsStepperSetStateForce()`, `MbsModelAddPointForceJacobian()`
+@*/
+PetscErrorCode MbsModelCreateCoordinateMatrix(MbsModel model, PetscInt npairs, const PetscInt pairs[], Mat *J)
+{
+  const PetscInt qstart = model->rank_qstart[model->rank];
+  PetscInt      *ra, *rb, n = 0, m, *dnnz, *onnz;
+  PetscScalar   *zeros;
+
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
+  PetscCheck(npairs >= 0 && (npairs == 0 || pairs), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "Need %" PetscInt_FMT " pairs of bodies", npairs);
+  for (PetscInt k = 0; k < 2 * npairs; k++)
+    PetscCheck(pairs[k] == MBS_GROUND || (pairs[k] >= 0 && pairs[k] < model->nbodies),
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+               "Pair %" PetscInt_FMT ": body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)",
+               k / 2, pairs[k], model->nbodies);
+  /* the directed pairs (row body, column body) with an owned row body: (a, b), (b, a), (a, a), (b, b) */
+  PetscCall(PetscMalloc2(4 * npairs, &ra, 4 * npairs, &rb));
+  for (PetscInt k = 0; k < npairs; k++) {
+    const PetscInt a = pairs[2 * k], b = pairs[2 * k + 1];
+    const PetscInt d[4][2] = {{a, b}, {b, a}, {a, a}, {b, b}};
+    for (int l = 0; l < 4; l++)
+      if (d[l][0] >= 0 && d[l][1] >= 0 && model->body_rank[d[l][0]] == model->rank) {
+        ra[n]   = d[l][0];
+        rb[n++] = d[l][1];
+      }
+  }
+  PetscCall(MbsSortPairs(n, ra, rb, &m));
+  PetscCall(PetscCalloc2(model->nq_local, &dnnz, model->nq_local, &onnz));
+  for (PetscInt k = 0; k < m; k++) {
+    const PetscInt na = 3 * (PetscInt)model->bodies[ra[k]].type, nb = 3 * (PetscInt)model->bodies[rb[k]].type;
+    const PetscInt r0 = model->body_q[ra[k]] - qstart;
+    for (PetscInt i = 0; i < na; i++) {
+      if (model->body_rank[rb[k]] == model->rank)
+        dnnz[r0 + i] += nb;
+      else
+        onnz[r0 + i] += nb;
     }
   }
-  PetscCall(VecSetValues(F, n, idx, val, ADD_VALUES));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)model), J));
+  PetscCall(MatSetSizes(*J, model->nq_local, model->nq_local, model->nq, model->nq));
+  PetscCall(MatSetType(*J, MATAIJ));
+  PetscCall(MatXAIJSetPreallocation(*J, 1, dnnz, onnz, NULL, NULL));
+  PetscCall(PetscFree2(dnnz, onnz));
+  PetscCall(PetscCalloc1(144, &zeros));
+  for (PetscInt k = 0; k < m; k++) {
+    const PetscInt na = 3 * (PetscInt)model->bodies[ra[k]].type, nb = 3 * (PetscInt)model->bodies[rb[k]].type;
+    PetscInt       rows[12], cols[12];
+    for (PetscInt i = 0; i < na; i++) rows[i] = model->body_q[ra[k]] + i;
+    for (PetscInt j = 0; j < nb; j++) cols[j] = model->body_q[rb[k]] + j;
+    PetscCall(MatSetValues(*J, na, rows, nb, cols, zeros, INSERT_VALUES));
+  }
+  PetscCall(PetscFree(zeros));
+  PetscCall(PetscFree2(ra, rb));
+  PetscCall(MatAssemblyBegin(*J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*J, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatSetOption(*J, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 

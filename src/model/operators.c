@@ -797,3 +797,66 @@ PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt c
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
+
+/* The owner of global coordinate j: the rank r with rank_qstart[r] <= j < rank_qstart[r + 1] */
+static PetscInt MbsModelCoordinateOwner(MbsModel model, PetscInt j)
+{
+  PetscInt lo = 0, hi = model->size; /* rank_qstart[lo] <= j < rank_qstart[hi] */
+  while (hi - lo > 1) {
+    const PetscInt mid = (lo + hi) / 2;
+    if (model->rank_qstart[mid] <= j)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/*
+  MbsJacAddCoordinateMatrix - Adds alpha A into rows of coordinate field `row` and columns of coordinate field `col`,
+  A a coordinate-layout matrix (rows and columns numbered as the state vectors, this rank owning the rows of its
+  coordinates; MbsModelCreateCoordinateMatrix()), assembled. Its nonzero pattern at the recording assembly is the one
+  written at every later assembly: A must keep it (MatZeroEntries() does), and a changed pattern is an error.
+*/
+PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt col, Mat A, PetscReal alpha)
+{
+  const MbsModel model = sys->model;
+  const PetscInt xrow  = sys->rank_xstart[model->rank] + sys->foff[row];
+  PetscInt       rstart, rend, nz = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(sys->kind[row] == MBS_FIELD_COORDINATE && sys->kind[col] == MBS_FIELD_COORDINATE,
+             PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_INCOMP,
+             "A coordinate matrix goes into coordinate fields");
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCheck(rstart == model->rank_qstart[model->rank] && rend == model->rank_qstart[model->rank + 1], PETSC_COMM_SELF,
+             PETSC_ERR_ARG_SIZ,
+             "The coordinate matrix owns rows [%" PetscInt_FMT ", %" PetscInt_FMT
+             ") on rank %d, the model's coordinates "
+             "are [%" PetscInt_FMT ", %" PetscInt_FMT "): create it with MbsModelCreateCoordinateMatrix()",
+             rstart, rend, (int)model->rank, model->rank_qstart[model->rank], model->rank_qstart[model->rank + 1]);
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt n;
+    PetscCall(MatGetRow(A, i, &n, NULL, NULL));
+    nz += n;
+    PetscCall(MatRestoreRow(A, i, &n, NULL, NULL));
+  }
+  PetscCall(MbsSystemReserve(sys, nz));
+  for (PetscInt i = rstart; i < rend; i++) {
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscInt           n;
+    PetscCall(MatGetRow(A, i, &n, &cols, &vals));
+    if (sys->recording)
+      for (PetscInt k = 0; k < n; k++) {
+        const PetscInt r         = MbsModelCoordinateOwner(model, cols[k]);
+        sys->coo_i[sys->pos + k] = xrow + i - rstart;
+        sys->coo_j[sys->pos + k] =
+          sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, col) + cols[k] - model->rank_qstart[r];
+      }
+    for (PetscInt k = 0; k < n; k++) sys->coo_v[sys->pos + k] = alpha * vals[k];
+    sys->pos += n;
+    PetscCall(MatRestoreRow(A, i, &n, &cols, &vals));
+  }
+  PetscFunctionReturn(0);
+}

@@ -134,6 +134,9 @@ PETSC_EXTERN PetscErrorCode MbsOpForceWork(MbsModel, const PetscScalar *q0, cons
                                            PetscReal t, PetscReal *supplied, PetscReal *dissipated);
 PETSC_EXTERN PetscErrorCode MbsJacAddForce(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
                                            const PetscScalar *q1, PetscReal h, PetscReal t, PetscReal alpha);
+/* alpha A into rows of coordinate field row and columns of coordinate field col: A a coordinate-layout matrix,
+   assembled, whose pattern stays that of the first (recording) assembly */
+PETSC_EXTERN PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem, PetscInt row, PetscInt col, Mat A, PetscReal alpha);
 PETSC_EXTERN PetscErrorCode MbsOpConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *gmax,
                                                PetscReal *gwmax);
 PETSC_EXTERN PetscErrorCode MbsOpConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w,

@@ -210,6 +210,48 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
   PetscFunctionReturn(0);
 }
 
+/* The host's state force (MbsStepperSetStateForce()) at the midpoint and mean velocity of the step from the start
+   state to the unknowns X (jacobian false: F into st->Fsf), or its Jacobian (true: dF/dq + (2/h) dF/dv into st->Jsf) */
+static PetscErrorCode MbsStepperStateForce(MbsStepper st, Vec X, PetscBool jacobian)
+{
+  const PetscInt     nq = st->model->nq_local, off = st->sys->foff[st->field_q];
+  const PetscScalar *x;
+  PetscScalar       *qm, *vm;
+
+  PetscFunctionBegin;
+  if (!st->Fsf) {
+    PetscCall(VecDuplicate(st->q, &st->qm));
+    PetscCall(VecDuplicate(st->q, &st->vm));
+    PetscCall(VecDuplicate(st->q, &st->Fsf));
+  }
+  PetscCall(VecGetArrayRead(X, &x));
+  PetscCall(VecGetArray(st->qm, &qm));
+  PetscCall(VecGetArray(st->vm, &vm));
+  for (PetscInt i = 0; i < nq; i++) { /* the step's start st->q0: owned coordinates first */
+    qm[i] = 0.5 * (st->q0[i] + x[off + i]);
+    vm[i] = (x[off + i] - st->q0[i]) / st->hstep;
+  }
+  PetscCall(VecRestoreArray(st->vm, &vm));
+  PetscCall(VecRestoreArray(st->qm, &qm));
+  PetscCall(VecRestoreArrayRead(X, &x));
+  PetscCall(VecLockReadPush(st->qm));
+  PetscCall(VecLockReadPush(st->vm));
+  if (!jacobian) {
+    PetscCall(VecSet(st->Fsf, 0.0));
+    PetscCall(st->sforce(st, st->tmid, st->qm, st->vm, st->Fsf, st->sforce_ctx));
+    PetscCall(VecAssemblyBegin(st->Fsf));
+    PetscCall(VecAssemblyEnd(st->Fsf));
+  } else {
+    PetscCall(MatZeroEntries(st->Jsf));
+    PetscCall(st->sforce_jac(st, st->tmid, st->qm, st->vm, 2.0 / st->hstep, st->Jsf, st->sforce_ctx));
+    PetscCall(MatAssemblyBegin(st->Jsf, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(st->Jsf, MAT_FINAL_ASSEMBLY));
+  }
+  PetscCall(VecLockReadPop(st->qm));
+  PetscCall(VecLockReadPop(st->vm));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsStepperFormFunction_Private(SNES snes, Vec X, Vec F, void *ctx)
 {
   MbsStepper         st  = (MbsStepper)ctx;
@@ -238,6 +280,16 @@ PetscErrorCode MbsStepperFormFunction_Private(SNES snes, Vec X, Vec F, void *ctx
   PetscCall(VecRestoreArray(sys->Floc, &f));
   PetscCall(VecSet(F, 0.0));
   PetscCall(MbsSystemLocalToGlobalAdd(sys, sys->Floc, F));
+  if (st->sforce) { /* the host's state force: impulse h F(t, q_m, v_m) on the momentum balance */
+    const PetscScalar *fs;
+    PetscScalar       *fg;
+    PetscCall(MbsStepperStateForce(st, X, PETSC_FALSE));
+    PetscCall(VecGetArray(F, &fg));
+    PetscCall(VecGetArrayRead(st->Fsf, &fs));
+    for (PetscInt i = 0; i < st->model->nq_local; i++) fg[sys->foff[st->field_p] + i] -= st->hstep * fs[i];
+    PetscCall(VecRestoreArrayRead(st->Fsf, &fs));
+    PetscCall(VecRestoreArray(F, &fg));
+  }
   PetscCall(MbsStepperEliminateResidual_Private(st, X, F));
   PetscCall(PetscLogEventEnd(MBS_Residual, 0, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -258,6 +310,16 @@ static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Ma
   if (st->has_forces)
     PetscCall(MbsJacAddForce(sys, st->field_p, st->field_q, st->q0, x + sys->loff[st->field_q], st->hstep, st->tmid,
                              -st->hstep));
+  if (st->sforce && st->sforce_jac) { /* d(h F)/dq_{n+1} = (h/2) (dF/dq + (2/h) dF/dv) */
+    PetscObjectState nz;
+    PetscCall(MbsStepperStateForce(st, X, PETSC_TRUE));
+    PetscCall(MatGetNonzeroState(st->Jsf, &nz));
+    if (sys->recording) st->Jsf_nzstate = nz;
+    PetscCheck(nz == st->Jsf_nzstate, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_WRONGSTATE,
+               "The state force's Jacobian changed its nonzero pattern after the first assembly: give the matrix every "
+               "coupling from the start (MbsModelCreateCoordinateMatrix())");
+    PetscCall(MbsJacAddCoordinateMatrix(sys, st->field_p, st->field_q, st->Jsf, -0.5 * st->hstep));
+  }
   if (st->allow_redundant) /* the diagonal of the constraint fields, for rows that MbsStepperEliminateJacobian_Private()
                               makes identity rows */
     for (PetscInt f = 0; f < sys->nfields; f++)
@@ -639,6 +701,18 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
       for (PetscInt i = 0; i < n; i++) w += PetscRealPart(f[i] * (q[i] - st->q0[i])); /* owned coordinates first */
       PetscCall(VecRestoreArrayRead(st->q, &q));
       PetscCall(VecRestoreArrayRead(st->Fext, &f));
+      st->ext_work += w;
+      st->step_supplied += w;
+    }
+    if (st->sforce) { /* the host's state force's work F . (q_{n+1} - q_n) = h F . v_m at the accepted step */
+      const PetscScalar *f, *v;
+      PetscReal          w = 0;
+      PetscCall(MbsStepperStateForce(st, st->X, PETSC_FALSE));
+      PetscCall(VecGetArrayRead(st->Fsf, &f));
+      PetscCall(VecGetArrayRead(st->vm, &v));
+      for (PetscInt i = 0; i < st->model->nq_local; i++) w += st->hstep * PetscRealPart(f[i] * v[i]);
+      PetscCall(VecRestoreArrayRead(st->vm, &v));
+      PetscCall(VecRestoreArrayRead(st->Fsf, &f));
       st->ext_work += w;
       st->step_supplied += w;
     }

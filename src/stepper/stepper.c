@@ -104,6 +104,9 @@ PetscErrorCode MbsStepperReset_Private(MbsStepper st)
   PetscCall(VecDestroy(&st->qstart));
   PetscCall(VecDestroy(&st->pstart));
   PetscCall(VecDestroy(&st->Fext));
+  PetscCall(VecDestroy(&st->qm));
+  PetscCall(VecDestroy(&st->vm));
+  PetscCall(VecDestroy(&st->Fsf));
   PetscCall(VecDestroy(&st->Xjac));
   PetscCall(VecDestroy(&st->qjac));
   PetscCall(VecDestroy(&st->pjac));
@@ -150,6 +153,7 @@ PetscErrorCode MbsStepperDestroy(MbsStepper *stepper)
   PetscCall(PetscFree(st->monitors));
   PetscCall(MbsStepperOutputsDestroy_Private(st));
   PetscCall(MbsStepperReset_Private(st));
+  PetscCall(MatDestroy(&st->Jsf));
   if (st->ops->destroy) PetscCall(st->ops->destroy(st));
   PetscCall(VecDestroy(&st->q));
   PetscCall(VecDestroy(&st->p));
@@ -1040,8 +1044,9 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
   for (PetscInt i = 0; i < st->noutputs; i++)
     PetscCall(
       PetscViewerASCIIPrintf(viewer, " %s (every %" PetscInt_FMT ")", st->outputs[i].name, st->outputs[i].every));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "; %" PetscInt_FMT " monitors%s\n", st->nmonitors,
-                                   st->force ? "; external forces set" : ""));
+  PetscCall(PetscViewerASCIIPrintf(
+    viewer, "; %" PetscInt_FMT " monitors%s%s\n", st->nmonitors, st->force ? "; external forces set" : "",
+    st->sforce ? (st->Jsf ? "; state force with Jacobian set" : "; state force set") : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(SNESView(st->snes, viewer));
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -1203,6 +1208,71 @@ PetscErrorCode MbsStepperSetExternalForce(MbsStepper st, MbsExternalForceFn forc
   PetscFunctionBegin;
   st->force     = force;
   st->force_ctx = ctx;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsStepperSetStateForce - Sets a force of a host code that depends on the state, with its Jacobian, for an implicit
+  coupling. force(st, t, q, v, F, ctx) adds generalized forces into F (coordinate layout, zeroed before the call;
+  MbsModelAddPointForce() turns a force at a point into them) at t the step's mid-time, q = (q_n + q_{n+1})/2 its
+  midpoint and v = (q_{n+1} - q_n)/h its mean coordinate velocity, as the force elements (dampers) are evaluated. It is
+  called at every residual evaluation of a step's Newton solve, and once more when the step is accepted, for the work
+  F . (q_{n+1} - q_n) it adds to the diagnostics' W: with EM the discrete energy balance
+  E_{n+1} - E_n = W - D holds to round-off. Every scheme adds the impulse h F to its momentum balance.
+
+  jacobian(st, t, q, v, shift, J, ctx) adds dF/dq + shift dF/dv into J (zeroed before the call; shift = 2/h, so that
+  h/2 times it is the derivative of h F with respect to q_{n+1}); MbsModelAddPointForceJacobian() turns the derivative
+  of a point force into it. J is a coordinate-layout matrix whose nonzero pattern must hold every entry the force ever
+  couples: MbsModelCreateCoordinateMatrix() makes one from the pairs of bodies the force couples. Its pattern becomes
+  part of the step's Jacobian (exactly preallocated, serial or parallel) and must not change afterwards. Without a
+  Jacobian (J and jacobian NULL) the steps converge to the same solution with Newton's method on an inexact Jacobian,
+  linearly at best.
+
+  Both are called on every rank (collective); any rank may add to any rows (VecSetValues() and MatSetValues() with
+  ADD_VALUES), and the stepper assembles F and J. q and v are read only.
+
+  Logically Collective
+
+  Input Parameters:
++ st - the stepper
+. force - the force routine, or NULL to remove it
+. J - the matrix for its Jacobian, or NULL (the stepper takes a reference); it can be set or changed only before
+      MbsStepperSetUp()
+. jacobian - the Jacobian routine, or NULL
+- ctx - their context
+
+  Level: intermediate
+
+.seealso: `MbsModelCreateCoordinateMatrix()`, `MbsModelAddPointForceJacobian()`, `MbsModelAddPointForce()`,
+          `MbsModelGetPointFromCoordinates()`, `MbsStepperSetExternalForce()`
+@*/
+PetscErrorCode MbsStepperSetStateForce(MbsStepper st, MbsStateForceFn force, Mat J, MbsStateForceJacobianFn jacobian,
+                                       void *ctx)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
+  if (J) PetscValidHeaderSpecific(J, MAT_CLASSID, 3);
+  PetscCheck(!J == !jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_WRONG,
+             "A state force's Jacobian needs both the matrix and the routine, or neither");
+  PetscCheck(force || !jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_WRONG,
+             "A state force's Jacobian without the force");
+  PetscCheck(J == st->Jsf || !st->sys, PetscObjectComm((PetscObject)st), PETSC_ERR_ORDER,
+             "The state force's Jacobian matrix (its nonzero pattern) is part of the step's Jacobian: set or change it "
+             "before MbsStepperSetUp()");
+  if (J) {
+    PetscInt m, n;
+    PetscCall(MatGetSize(J, &m, &n));
+    PetscCheck(m == st->model->nq && n == st->model->nq, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_SIZ,
+               "The state force's Jacobian is %" PetscInt_FMT " x %" PetscInt_FMT ", the model has %" PetscInt_FMT
+               " coordinates: create it with MbsModelCreateCoordinateMatrix()",
+               m, n, st->model->nq);
+    PetscCall(PetscObjectReference((PetscObject)J));
+  }
+  PetscCall(MatDestroy(&st->Jsf));
+  st->Jsf        = J;
+  st->sforce     = force;
+  st->sforce_jac = jacobian;
+  st->sforce_ctx = ctx;
   PetscFunctionReturn(0);
 }
 

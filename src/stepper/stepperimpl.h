@@ -148,6 +148,14 @@ struct _p_MbsStepper {
   MbsExternalForceFn force;
   void              *force_ctx;
   Vec                Fext; /* coordinate layout, evaluated once per (sub-)step */
+  /* state-dependent force of a host code (MbsStepperSetStateForce()): F(t, q_m, v_m) at the step's midpoint and mean
+     velocity, implicit like the force elements', with its Jacobian dF/dq + shift dF/dv in Jsf (coordinate layout) */
+  MbsStateForceFn         sforce;
+  MbsStateForceJacobianFn sforce_jac;
+  void                   *sforce_ctx;
+  Mat                     Jsf;
+  PetscObjectState        Jsf_nzstate; /* its nonzero state when the Jacobian's pattern was recorded */
+  Vec                     qm, vm, Fsf; /* coordinate layout: the midpoint, the mean velocity, the force */
 
   /* trajectory output setting (MbsStepperSetTrajectory()): the format is an output added by name */
   char      traj_format[16]; /* "" or "none": off */
