@@ -778,8 +778,8 @@ static void TestHelp(void **state)
   run = RunProgram(dir, "-help", NULL);
   ExpectSuccess("-help", &run);
   ExpectContains("stdout", run.out, "Usage: gglmbs -i input.yaml");
-  for (int i = 0; i < 5; i++) {
-    static const char *const schemes[] = {"em", "em-g", "vi-s", "vi-a", "vi-b"};
+  for (int i = 0; i < 6; i++) {
+    static const char *const schemes[] = {"em", "em-g", "vi-s", "vi-a", "vi-b", "rattle"};
     if (!HasLine(run.out, schemes[i])) fail_msg("-help does not list the scheme %s:\n%s", schemes[i], run.out);
   }
   ExpectContains("stdout", run.out, "-mbs_predictor");
@@ -911,6 +911,13 @@ static void TestRestartTop(void **state)
 {
   (void)state;
   RestartCase("restart_top", 1, "inputs/heavy_top.yaml", "-mbs_scheme", "vi-b", NULL);
+}
+
+/* RATTLE on the four particles, under modified Newton (its multipliers of two configurations, lambda and mu) */
+static void TestRestartRattle(void **state)
+{
+  (void)state;
+  RestartCase("restart_rattle", 1, "inputs/four_particle.yaml", "-mbs_scheme", "rattle", "-mbs_jacobian_reuse");
 }
 
 /* Bricard's over-constrained loop under modified Newton: the rows eliminated as redundant are chosen again from
@@ -1331,7 +1338,7 @@ static void PrintFile(FILE *to, const char *path)
 int main(void)
 {
   const size_t      nbad = sizeof(bad_runs) / sizeof(bad_runs[0]);
-  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 25];
+  struct CMUnitTest tests[sizeof(bad_runs) / sizeof(bad_runs[0]) + 40];
   const char       *tmp = getenv("TMPDIR");
   char              report[PATH_SIZE];
   size_t            n = 0;
@@ -1365,6 +1372,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"restart chain", TestRestartChain, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart chain on 2 ranks", TestRestartChainParallel, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart heavy top vi-b", TestRestartTop, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart four particles rattle", TestRestartRattle, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart redundant", TestRestartRedundant, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};

@@ -1,4 +1,4 @@
-/* All schemes (EM, EM-G, VI-S, VI-A, VI-B): analytic Jacobians against finite differences on a model
+/* All schemes (EM, EM-G, VI-S, VI-A, VI-B, RATTLE): analytic Jacobians against finite differences on a model
    with every element type, exact preallocation, what seed 004 Sect. 6 says each scheme conserves and
    violates on its three examples, observed convergence orders, the predictors and -mbs_adapt. */
 #define _POSIX_C_SOURCE 200809L
@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <gglmbs/gglmbs.h>
 #include "stepper/stepperimpl.h"
+#include "model/operators.h"
 #include <gglmbs/elements.h>
 
 static void Fail(const char *fmt, ...)
@@ -116,6 +117,10 @@ static const SchemeCase parameter_cases[] = {
   {"vi-a", 1, {"theta"}, {0.3}},
   {"vi-b", 2, {"theta", "vartheta"}, {0.4, 0.7}},
   {"vi-b", 2, {"theta", "vartheta"}, {0.0, 1.0}},
+  {"galerkin-lgg", 1, {"points"}, {5}},
+  {"galerkin-egl", 1, {"points"}, {4}},
+  {"galerkin-llg", 1, {"points"}, {2}},
+  {"galerkin-ell", 1, {"points"}, {6}},
 };
 
 /* check() on every registered scheme (a new scheme is tested once it is registered), then on parameter_cases */
@@ -486,6 +491,7 @@ typedef struct {
   PetscReal    h, t_end; /* 0: the input's own */
   MbsPredictor predictor;
   PetscBool    adapt;
+  PetscReal    points; /* the Galerkin schemes' parameter points (0: its default) */
 } RunSpec;
 
 typedef struct {
@@ -591,6 +597,7 @@ static void RunOn(MPI_Comm comm, const RunSpec *spec, RunResult *res)
   CHECK(MbsStepperSetTimeStep(st, spec->h > 0 ? spec->h : cfg.dt));
   CHECK(MbsStepperSetPredictor(st, spec->predictor));
   CHECK(MbsStepperSetAdapt(st, spec->adapt, PETSC_DEFAULT));
+  if (spec->points > 0) CHECK(MbsStepperSetSchemeParameter(st, "points", spec->points));
   if (size == 1) {
     SNES snes;
     KSP  ksp;
@@ -676,7 +683,7 @@ static PetscBool Is(const char *a, const char *b)
 */
 static void CheckSection6(ExampleId ex, const char *scheme)
 {
-  const RunSpec spec = {example_input[ex], scheme, 0, 0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+  const RunSpec spec = {example_input[ex], scheme, 0, 0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
   const char   *in   = example_input[ex];
   RunResult     r;
   PetscBool     em = Is(scheme, "em") || Is(scheme, "em-g");
@@ -685,7 +692,7 @@ static void CheckSection6(ExampleId ex, const char *scheme)
   if (em) {
     if (!(r.dE_rel <= 1e-10)) Fail("%s, %s: relative energy error %g > 1e-10\n", in, scheme, (double)r.dE_rel);
   } else {
-    const PetscReal p    = Is(scheme, "vi-a") ? 2 : 1;
+    const PetscReal p    = Is(scheme, "vi-a") || Is(scheme, "rattle") ? 2 : 1;
     RunSpec         half = spec;
     RunResult       r2;
 
@@ -713,7 +720,8 @@ static void CheckSection6(ExampleId ex, const char *scheme)
            (double)r.g);
   } else if (!(r.g <= 1e-10))
     Fail("%s, %s: max |g(q_n)| = %g > 1e-10\n", in, scheme, (double)r.g);
-  if (Is(scheme, "em") && !(r.gv <= 1e-10)) Fail("%s, em: max |G(q_n) M^-1 p_n| = %g > 1e-10\n", in, (double)r.gv);
+  if ((Is(scheme, "em") || Is(scheme, "rattle")) && !(r.gv <= 1e-10))
+    Fail("%s, %s: max |G(q_n) M^-1 p_n| = %g > 1e-10\n", in, scheme, (double)r.gv);
   if (Is(scheme, "vi-a") || Is(scheme, "vi-b")) {
     if (!(r.Gv <= 1e-10))
       Fail("%s, %s: max |G(q_theta) v| = %g > 1e-10 in the scheme's own velocity unknown\n", in, scheme, (double)r.Gv);
@@ -735,41 +743,42 @@ static void CheckSection6(ExampleId ex, const char *scheme)
   FreeResult(&r);
 }
 
-static const char *const all_schemes[] = {"em", "em-g", "vi-s", "vi-a", "vi-b"};
+static const char *const all_schemes[] = {"em", "em-g", "vi-s", "vi-a", "vi-b", "rattle"};
+#define NSCHEMES ((int)(sizeof(all_schemes) / sizeof(all_schemes[0])))
 
 static void test_pendulum(void **state)
 {
-  for (int s = 0; s < 5; s++) CheckSection6(PENDULUM, all_schemes[s]);
+  for (int s = 0; s < NSCHEMES; s++) CheckSection6(PENDULUM, all_schemes[s]);
 }
 
 static void test_heavy_top(void **state)
 {
-  for (int s = 0; s < 5; s++) CheckSection6(HEAVY_TOP, all_schemes[s]);
+  for (int s = 0; s < NSCHEMES; s++) CheckSection6(HEAVY_TOP, all_schemes[s]);
 }
 
 static void test_four_particle(void **state)
 {
-  for (int s = 0; s < 5; s++) CheckSection6(FOUR_PARTICLE, all_schemes[s]);
+  for (int s = 0; s < NSCHEMES; s++) CheckSection6(FOUR_PARTICLE, all_schemes[s]);
 }
 
 /* The same properties on a mechanism with every joint of quadratic rows (prismatic, cylindrical, universal, weld,
    point on line, point on plane) and springs, under gravity */
 static void test_joint_zoo(void **state)
 {
-  for (int s = 0; s < 5; s++) CheckSection6(JOINT_ZOO, all_schemes[s]);
+  for (int s = 0; s < NSCHEMES; s++) CheckSection6(JOINT_ZOO, all_schemes[s]);
 }
 
 /* Man, Gao & Zhong (2020), Sect. 4.2: a particle on a line (point_on_line) with a nonlinear spring, and a
    pendulum hanging from it, 400 s */
 static void test_spring_pendulum(void **state)
 {
-  for (int s = 0; s < 5; s++) CheckSection6(SPRING_PENDULUM, all_schemes[s]);
+  for (int s = 0; s < NSCHEMES; s++) CheckSection6(SPRING_PENDULUM, all_schemes[s]);
 }
 
 /* EM on a large model: 1000 rods, 50 steps. */
 static void test_chain(void **state)
 {
-  const RunSpec spec = {"inputs/chain1000.yaml", "em", 0, 0.05, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+  const RunSpec spec = {"inputs/chain1000.yaml", "em", 0, 0.05, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
   RunResult     r;
 
   Run(&spec, &r);
@@ -785,7 +794,7 @@ static void test_chain(void **state)
    schemes keep the constraints. */
 static void CheckBalance(const char *input, PetscBool damped, PetscInt nsteps)
 {
-  for (int s = 0; s < 5; s++) {
+  for (int s = 0; s < NSCHEMES; s++) {
     const char  *scheme = all_schemes[s];
     MbsModel     model;
     MbsStepper   st;
@@ -1050,7 +1059,7 @@ static void test_reactions(void **state)
    with EM, which also keeps G v + dg/dt = 0 at the nodes, the energy returns to its start after the revolution. */
 static void test_slider_crank_closed_form(void **state)
 {
-  for (int s = 0; s < 5; s++) {
+  for (int s = 0; s < NSCHEMES; s++) {
     const char  *scheme = all_schemes[s];
     MbsModel     model;
     MbsStepper   st;
@@ -1121,8 +1130,8 @@ static void test_parallel_matches_serial(void **state)
   CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   if (size == 1) skip();
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-    for (int s = 0; s < 5; s++) {
-      const RunSpec spec = {cases[c].input, all_schemes[s], 0, cases[c].t_end, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+    for (int s = 0; s < NSCHEMES; s++) {
+      const RunSpec spec = {cases[c].input, all_schemes[s], 0, cases[c].t_end, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
       RunResult     par, ser;
       PetscReal     diff = 0, norm = 0, scale[MBS_NDIAG] = {0};
 
@@ -1154,6 +1163,27 @@ static void test_parallel_matches_serial(void **state)
       FreeResult(&ser);
     }
   }
+  /* a Galerkin scheme (stage fields) on the models without force elements */
+  for (size_t c = 0; c < 6; c++) {
+    const RunSpec spec = {
+      cases[c].input,       "galerkin-lgg", 0, cases[c].t_end > 0 ? PetscMin(cases[c].t_end, 0.05) : 0.05,
+      MBS_PREDICTOR_SIMPLE, PETSC_FALSE,    4};
+    RunResult par, ser;
+    PetscReal diff = 0, norm = 0;
+
+    RunOn(PETSC_COMM_WORLD, &spec, &par);
+    RunOn(PETSC_COMM_SELF, &spec, &ser);
+    assert_int_equal(par.steps, ser.steps);
+    for (PetscInt i = 0; i < par.nq; i++) {
+      diff = PetscMax(diff, PetscMax(PetscAbsScalar(par.q[i] - ser.q[i]), PetscAbsScalar(par.p[i] - ser.p[i])));
+      norm = PetscMax(norm, PetscMax(PetscAbsScalar(ser.q[i]), PetscAbsScalar(ser.p[i])));
+    }
+    if (!(diff <= 1e-10 * norm)) /* the rank-independence bound; the stage systems' round-off is 3e-12 here */
+      Fail("%s, galerkin-lgg (4 points): %d ranks end %g from the serial run (state norm %g)\n", cases[c].input,
+           (int)size, (double)diff, (double)norm);
+    FreeResult(&par);
+    FreeResult(&ser);
+  }
 }
 
 /* ---------------------------------------------------------------- observed orders */
@@ -1184,18 +1214,92 @@ static void ExpectOrder(const char *what, const char *scheme, int n, const Petsc
            (double)e[1], (double)e[2], (double)e[3]);
 }
 
+/* RATTLE solves its textbook half steps (src/schemes/rattle.c): from one step's solution (q1, p1, lambda, mu),
+   p_{1/2} = p0 - h/2 (DV(q0) + G(q0)^T lambda) gives q1 = q0 + h M^-1 p_{1/2} and
+   p1 = p_{1/2} - h/2 (DV(q1) + G(q1)^T mu), on a rigid body under gravity and on particles with rods and springs */
+static void test_rattle_half_steps(void **state)
+{
+  static const char *const inputs[] = {"inputs/heavy_top.yaml", "inputs/four_particle.yaml",
+                                       "tests/inputs/joints/joint_zoo.yaml"};
+  PetscMPIInt              size;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size > 1) skip();
+  for (size_t k = 0; k < sizeof(inputs) / sizeof(inputs[0]); k++) {
+    MbsModel           model;
+    MbsStepper         st;
+    MbsRunConfig       cfg;
+    char               path[PETSC_MAX_PATH_LEN];
+    const PetscScalar *x, *q, *p;
+    PetscScalar       *q0, *p0, *ph, *p1c;
+    PetscReal          h, dq = 0, dp = 0, sq = 0, sp = 0;
+    PetscInt           nq;
+
+    snprintf(path, sizeof(path), "%s/%s", getenv("GGLMBS_SOURCE_DIR"), inputs[k]);
+    CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+    CHECK(MbsRunConfigSetDefaults(&cfg));
+    CHECK(MbsModelLoadYAML(model, path, &cfg));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, MBSSCHEMERATTLE));
+    h = cfg.dt;
+    CHECK(MbsStepperSetTimeStep(st, h));
+    CHECK(MbsStepperSetUp(st));
+    nq = model->nq_local;
+    assert_int_equal((int)nq, (int)model->nq_ghosted);
+    CHECK(PetscMalloc4(nq, &q0, nq, &p0, nq, &ph, nq, &p1c));
+    for (int n = 0; n < 3; n++) { /* three steps: the multipliers of the later ones start from the earlier ones' */
+      PetscReal t0;
+      CHECK(MbsStepperGetTime(st, &t0));
+      CHECK(VecGetArrayRead(st->q, &q));
+      CHECK(VecGetArrayRead(st->p, &p));
+      CHECK(PetscArraycpy(q0, q, nq));
+      CHECK(PetscArraycpy(p0, p, nq));
+      CHECK(VecRestoreArrayRead(st->q, &q));
+      CHECK(VecRestoreArrayRead(st->p, &p));
+      CHECK(MbsStepperStep(st));
+      CHECK(VecGetArrayRead(st->X, &x));
+      {
+        const PetscScalar *q1 = x + st->sys->foff[0], *p1 = x + st->sys->foff[1], *lam = x + st->sys->foff[2],
+                          *mu = x + st->sys->foff[3];
+        CHECK(PetscArraycpy(ph, p0, nq));
+        CHECK(MbsOpGradientAdd(model, q0, -0.5 * h, ph));
+        CHECK(MbsModelSetConstraintTime(model, t0, t0));
+        CHECK(MbsOpGTMultAdd(model, q0, lam, -0.5 * h, MBS_SCALE_NONE, ph));
+        CHECK(PetscArraycpy(p1c, ph, nq));
+        CHECK(MbsOpGradientAdd(model, q1, -0.5 * h, p1c));
+        CHECK(MbsModelSetConstraintTime(model, t0 + h, t0 + h));
+        CHECK(MbsOpGTMultAdd(model, q1, mu, -0.5 * h, MBS_SCALE_NONE, p1c));
+        for (PetscInt i = 0; i < nq; i++) {
+          dq = PetscMax(dq, PetscAbsScalar(q1[i] - q0[i] - h * model->minv[i] * ph[i]));
+          dp = PetscMax(dp, PetscAbsScalar(p1[i] - p1c[i]));
+          sq = PetscMax(sq, PetscAbsScalar(q1[i] - q0[i]));
+          sp = PetscMax(sp, PetscMax(PetscAbsScalar(p1[i]), PetscAbsScalar(p1[i] - p0[i])));
+        }
+      }
+      CHECK(VecRestoreArrayRead(st->X, &x));
+    }
+    if (!(dq <= 1e-12 * sq && dp <= 1e-12 * sp))
+      Fail("%s, rattle: q1 - q0 - h M^-1 p_1/2 = %g (of %g), p1 - p_1/2 + h/2 (DV + G^T mu) = %g (of %g)\n", inputs[k],
+           dq, sq, dp, sp);
+    CHECK(PetscFree4(q0, p0, ph, p1c));
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+}
+
 /* Heavy top (seed 004 eq. 113): relative error of the centre of mass height phi_3 at t = 0.001 against
-   the steady-precession height 0.0375. VI-S, VI-B order 1; VI-A, EM, EM-G order 2. */
+   the steady-precession height 0.0375. VI-S, VI-B order 1; VI-A, EM, EM-G, RATTLE order 2. */
 static void test_order_heavy_top(void **state)
 {
   const PetscReal          h[4]      = {1e-4, 5e-5, 2.5e-5, 1.25e-5};
-  static const char *const sch[]     = {"vi-s", "vi-b", "vi-a", "em", "em-g"};
-  const PetscReal          nominal[] = {1, 1, 2, 2, 2};
+  static const char *const sch[]     = {"vi-s", "vi-b", "vi-a", "em", "em-g", "rattle"};
+  const PetscReal          nominal[] = {1, 1, 2, 2, 2, 2};
 
-  for (int s = 0; s < 5; s++) {
+  for (int s = 0; s < (int)(sizeof(sch) / sizeof(sch[0])); s++) {
     PetscReal e[4];
     for (int i = 0; i < 4; i++) {
-      const RunSpec spec = {"inputs/heavy_top.yaml", sch[s], h[i], 0.001, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+      const RunSpec spec = {"inputs/heavy_top.yaml", sch[s], h[i], 0.001, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
       RunResult     r;
       Run(&spec, &r);
       e[i] = PetscAbsReal(PetscRealPart(r.q[2]) - 0.0375) / 0.0375;
@@ -1206,19 +1310,20 @@ static void test_order_heavy_top(void **state)
 }
 
 /* Four particles with v4 = (0, 3/1.7, 2/1.7) (seed 004 eq. 128): relative error of q4 and p4 at t = 0.1
-   against EM with h = 1e-5. EM and EM-G are of order 2 in both. */
+   against EM with h = 1e-5. EM, EM-G and RATTLE are of order 2 in both. */
 static void test_order_four_particle(void **state)
 {
   const char     *in      = "inputs/four_particle_convergence.yaml";
   const PetscReal h[4]    = {1e-3, 5e-4, 2.5e-4, 1.25e-4};
-  const RunSpec   refspec = {in, "em", 1e-5, 0.1, MBS_PREDICTOR_ADVANCED, PETSC_FALSE};
+  const RunSpec   refspec = {in, "em", 1e-5, 0.1, MBS_PREDICTOR_ADVANCED, PETSC_FALSE, 0};
   RunResult       ref;
 
   Run(&refspec, &ref);
-  for (int s = 0; s < 2; s++) {
-    PetscReal eq[4], ep[4];
+  for (int s = 0; s < 3; s++) {
+    const char *scheme = (const char *[]){"em", "em-g", "rattle"}[s];
+    PetscReal   eq[4], ep[4];
     for (int i = 0; i < 4; i++) {
-      const RunSpec spec = {in, all_schemes[s], h[i], 0.1, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+      const RunSpec spec = {in, scheme, h[i], 0.1, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
       RunResult     r;
       PetscReal     dq = 0, nq = 0, dp = 0, np = 0;
       Run(&spec, &r);
@@ -1232,10 +1337,192 @@ static void test_order_four_particle(void **state)
       ep[i] = PetscSqrtReal(dp / np);
       FreeResult(&r);
     }
-    ExpectOrder("four particles q4(0.1)", all_schemes[s], 4, h, eq, 2);
-    ExpectOrder("four particles p4(0.1)", all_schemes[s], 4, h, ep, 2);
+    ExpectOrder("four particles q4(0.1)", scheme, 4, h, eq, 2);
+    ExpectOrder("four particles p4(0.1)", scheme, 4, h, ep, 2);
   }
   FreeResult(&ref);
+}
+
+/* RATTLE with force elements (two dampers, a spring, a particle on a line: tests/inputs/dampers/damped_pendulum.yaml):
+   the dampers' impulse acts on the momentum balance only, and through the mean of the half steps on the positions
+   too, so the scheme stays second order; error of q(1) against h = 1e-4 */
+static void test_order_rattle_forces(void **state)
+{
+  const char     *in      = "tests/inputs/dampers/damped_pendulum.yaml";
+  const PetscReal h[4]    = {2e-2, 1e-2, 5e-3, 2.5e-3};
+  const RunSpec   refspec = {in, "rattle", 1e-4, 1.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
+  RunResult       ref;
+  PetscReal       e[4];
+
+  (void)state;
+  Run(&refspec, &ref);
+  for (int i = 0; i < 4; i++) {
+    const RunSpec spec = {in, "rattle", h[i], 1.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
+    RunResult     r;
+    Run(&spec, &r);
+    e[i] = 0;
+    for (PetscInt k = 0; k < r.nq; k++) e[i] = PetscMax(e[i], PetscAbsScalar(r.q[k] - ref.q[k]));
+    FreeResult(&r);
+  }
+  ExpectOrder("damped spring pendulum q(1)", "rattle", 4, h, e, 2);
+  FreeResult(&ref);
+}
+
+/* ---------------------------------------------------------------- Galerkin variational integrators */
+
+static const char *const galerkin_variants[] = {"ell", "egl", "elg", "egg", "lll", "lgl", "llg", "lgg"};
+
+/* Man, Gao & Zhong (2020), Table 3 and eq. (53): the observed order of the eight Galerkin integrators on their
+   nonlinear spring pendulum (inputs/spring_pendulum.yaml), from the error of q(2) at h = 0.2, 0.1, 0.05 (m = 5: 0.2,
+   0.1) against a
+   converged reference (galerkin-lgg, 6 points, h = 0.01): 2m - 2 with Lobatto control points, m (m even) or m + 1
+   (m odd) with equidistant ones; m = 2, 3, 4 for all eight and m = 5 for the equidistant ones (the Lobatto ones' order
+   8 at m = 5 reaches round-off at these steps: docs/galerkin.md). */
+static void test_galerkin_orders(void **state)
+{
+  const PetscReal h[3]    = {0.2, 0.1, 0.05}; /* m = 5: the first two, above the round-off floor */
+  const RunSpec   refspec = {"inputs/spring_pendulum.yaml", "galerkin-lgg", 0.01, 2.0,
+                             MBS_PREDICTOR_SIMPLE,          PETSC_FALSE,    6};
+  RunResult       ref;
+
+  (void)state;
+  Run(&refspec, &ref);
+  for (int v = 0; v < 8; v++)
+    for (int m = 2; m <= 5; m++) {
+      const PetscBool lobatto = galerkin_variants[v][0] == 'l';
+      const int       nh      = m == 5 ? 2 : 3;
+      const PetscReal nominal = lobatto ? 2 * m - 2 : (m % 2 ? m + 1 : m);
+      char            scheme[32];
+      PetscReal       e[3];
+      if (lobatto && m == 5) continue;
+      snprintf(scheme, sizeof(scheme), "galerkin-%s", galerkin_variants[v]);
+      e[2] = 0;
+      for (int i = 0; i < nh; i++) {
+        const RunSpec spec = {"inputs/spring_pendulum.yaml", scheme, h[i], 2.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, m};
+        RunResult     r;
+        Run(&spec, &r);
+        e[i] = 0;
+        for (PetscInt k = 0; k < r.nq; k++) e[i] = PetscMax(e[i], PetscAbsScalar(r.q[k] - ref.q[k]));
+        FreeResult(&r);
+      }
+      {
+        const PetscReal p = ObservedOrder(nh, h, e);
+        if (!(PetscAbsReal(p - nominal) <= 0.2))
+          Fail("%s, %d points: observed order %.3f, expected %g (errors %.3e %.3e %.3e)\n", scheme, m, (double)p,
+               (double)nominal, (double)e[0], (double)e[1], (double)e[2]);
+        if (getenv("GGLMBS_TEST_VERBOSE"))
+          printf("%s, %d points: observed order %.3f (errors %.3e %.3e %.3e)\n", scheme, m, (double)p, (double)e[0],
+                 (double)e[1], (double)e[2]);
+      }
+    }
+  FreeResult(&ref);
+}
+
+/* What every Galerkin integrator keeps, on the free four particles (symmetric springs and rods, 1 s) at 3 and 4
+   points: the position constraints at the nodes (and so at every control point) and the velocity constraints at the
+   step's end, the linear and angular momentum to round-off; and a bounded energy error over a long run */
+static void test_galerkin_conservation(void **state)
+{
+  (void)state;
+  for (int v = 0; v < 8; v++)
+    for (int m = 3; m <= 4; m++) {
+      char      scheme[32];
+      RunResult r;
+      snprintf(scheme, sizeof(scheme), "galerkin-%s", galerkin_variants[v]);
+      {
+        const RunSpec spec = {"inputs/four_particle.yaml", scheme, 0.01, 1.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, m};
+        Run(&spec, &r);
+      }
+      if (!(r.g <= 1e-10 && r.gv <= 1e-10 && r.dJL <= 1e-10))
+        Fail("%s, %d points: max |g| %g, max |G M^-1 p| %g, momentum maps %g (all <= 1e-10)\n", scheme, m, r.g, r.gv,
+             r.dJL);
+      FreeResult(&r);
+      /* the long-time energy behaviour of a symplectic integrator: the spring pendulum over 400 s (4000 steps), its
+         energy error bounded (no drift) and far above round-off */
+      {
+        const RunSpec spec = {"inputs/spring_pendulum.yaml", scheme, 0.1, 400, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, m};
+        Run(&spec, &r);
+      }
+      if (!(r.dE_rel > 1e-12 && r.dE_second <= 1.2 * r.dE_first))
+        Fail("%s, %d points: spring pendulum energy error %g (max over the first half %g, the second %g): expected "
+             "bounded and above round-off\n",
+             scheme, m, r.dE_rel, r.dE_first, r.dE_second);
+      FreeResult(&r);
+    }
+}
+
+/* Man, Gao & Zhong (2020), Sect. 4.4: the six balls (inputs/six_balls.yaml) with LGG, 2 points and the large step
+   h = 1 over 100 s: the angular momentum (zero: released at rest) stays zero to round-off (their Fig. 9), and the
+   motion keeps its antisymmetry, x1 + x6 and y1 + y6 constant (their eq. 61 and Fig. 11) */
+static void test_galerkin_six_balls(void **state)
+{
+  const RunSpec   spec = {"inputs/six_balls.yaml", "galerkin-lgg", 1.0, 100.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 2};
+  const PetscReal x16 = 2.0 + 0.5, y16 = 0.5 * PetscSqrtReal(3.0); /* x1 + x6, y1 + y6 at t = 0 */
+  RunResult       r;
+  PetscReal       moved = 0;
+
+  (void)state;
+  Run(&spec, &r);
+  for (PetscInt n = 0; n <= r.steps; n++) moved = PetscMax(moved, r.diag[n * MBS_NDIAG + 1]); /* kinetic energy */
+  if (!(r.dJz <= 1e-12 && moved > 1e-2))
+    Fail("six balls, LGG (2 points, h = 1): max |Jz - Jz0| = %g (<= 1e-12), max kinetic energy %g (> 1e-2)\n", r.dJz,
+         moved);
+  if (!(PetscAbsScalar(r.q[0] + r.q[15] - x16) <= 1e-10 && PetscAbsScalar(r.q[1] + r.q[16] - y16) <= 1e-10))
+    Fail("six balls: x1 + x6 = %.15g (expected %.15g), y1 + y6 = %.15g (expected %.15g) after 100 s\n",
+         (double)PetscRealPart(r.q[0] + r.q[15]), (double)x16, (double)PetscRealPart(r.q[1] + r.q[16]), (double)y16);
+  FreeResult(&r);
+}
+
+/* With two points, Lobatto control points and Lobatto (trapezoidal) rules, the Galerkin integrator's equations are
+   RATTLE's (the two-stage Lobatto IIIA-IIIB pair): the same trajectories to round-off */
+static void test_galerkin_lll2_is_rattle(void **state)
+{
+  static const char *const inputs[] = {"inputs/heavy_top.yaml", "inputs/four_particle.yaml",
+                                       "tests/inputs/joints/joint_zoo.yaml", "inputs/slider_crank_driven.yaml"};
+  (void)state;
+  for (size_t k = 0; k < sizeof(inputs) / sizeof(inputs[0]); k++) {
+    const RunSpec a = {inputs[k], "galerkin-lll", 0, 0.2, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 2};
+    const RunSpec b = {inputs[k], "rattle", 0, 0.2, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
+    RunResult     ra, rb;
+    PetscReal     diff = 0, norm = 0;
+    Run(&a, &ra);
+    Run(&b, &rb);
+    for (PetscInt i = 0; i < ra.nq; i++) {
+      diff = PetscMax(diff, PetscMax(PetscAbsScalar(ra.q[i] - rb.q[i]), PetscAbsScalar(ra.p[i] - rb.p[i])));
+      norm = PetscMax(norm, PetscMax(PetscAbsScalar(rb.q[i]), PetscAbsScalar(rb.p[i])));
+    }
+    if (!(diff <= 1e-11 * norm)) Fail("%s: galerkin-lll (2 points) ends %g from rattle\n", inputs[k], diff);
+    FreeResult(&ra);
+    FreeResult(&rb);
+  }
+}
+
+/* The Galerkin schemes refuse force elements (whose impulse the stepper adds to the momentum balance alone) with an
+   error that names them, and a number of points that is not an integer */
+static void test_galerkin_refusals(void **state)
+{
+  MbsModel     model;
+  MbsStepper   st;
+  MbsRunConfig cfg;
+  char         path[PETSC_MAX_PATH_LEN];
+  PetscMPIInt  size;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size > 1) skip();
+  snprintf(path, sizeof(path), "%s/tests/inputs/dampers/damped_pendulum.yaml", getenv("GGLMBS_SOURCE_DIR"));
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+  CHECK(MbsRunConfigSetDefaults(&cfg));
+  CHECK(MbsModelLoadYAML(model, path, &cfg));
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, MBSSCHEMEGALERKINLGG));
+  CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  assert_int_equal((int)MbsStepperStep(st), PETSC_ERR_SUP);
+  assert_int_equal((int)MbsStepperSetSchemeParameter(st, "points", 2.5), PETSC_ERR_ARG_OUTOFRANGE);
+  assert_int_equal((int)MbsStepperSetSchemeParameter(st, "points", 9), PETSC_ERR_ARG_OUTOFRANGE);
+  CHECK(PetscPopErrorHandler());
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
 }
 
 /* ---------------------------------------------------------------- predictor and retries */
@@ -1247,7 +1534,7 @@ static void test_predictor_same_solution(void **state)
   for (int s = 0; s < 2; s++) {
     const char        *scheme   = s ? "vi-b" : "em";
     const MbsPredictor other[2] = {MBS_PREDICTOR_ADVANCED, MBS_PREDICTOR_EXTRAPOLATE};
-    RunSpec            spec     = {"inputs/four_particle.yaml", scheme, 0, 1.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE};
+    RunSpec            spec     = {"inputs/four_particle.yaml", scheme, 0, 1.0, MBS_PREDICTOR_SIMPLE, PETSC_FALSE, 0};
     RunResult          a, b;
 
     Run(&spec, &a);
@@ -1471,7 +1758,7 @@ static void test_state_force_as_damper(void **state)
   const PetscInt nsteps = 150;
 
   (void)state;
-  for (int s = 0; s < 5; s++) {
+  for (int s = 0; s < NSCHEMES; s++) {
     const char *scheme  = all_schemes[s];
     Vec         qref    = NULL;
     PetscInt    its_ref = 0;
@@ -1531,7 +1818,8 @@ static void test_state_force_as_damper(void **state)
   }
 }
 
-/* A Jacobian entry outside the pattern the host declared is an error, not a silent reallocation */
+/* A Jacobian entry outside the pattern the host declared is an error, not a silent reallocation; in parallel, a matrix
+   whose rows are not the model's is refused on every rank */
 static void test_state_force_pattern(void **state)
 {
   HostForces  host = {.n = 1, .d = {{MBS_GROUND, 1, {0, 0, 1}, {0, 0, 0}, 0.5, 0.0}}, .stray_entry = PETSC_TRUE};
@@ -1541,7 +1829,25 @@ static void test_state_force_pattern(void **state)
 
   (void)state;
   CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  if (size > 1) return; /* the owner of the stray row alone would see the error */
+  if (size > 1) { /* a matrix whose rows are distributed otherwise than the coordinates: refused on every rank */
+    PetscMPIInt rank;
+    PetscInt    nq;
+    Mat         J;
+    CHECK(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    BuildDampedSpringPendulum(PETSC_FALSE, &model);
+    CHECK(MbsStepperCreate(model, &st));
+    nq = model->nq;
+    assert_true(model->nq_local < nq || rank > 0); /* the bodies are spread: rank 0 does not own every row */
+    CHECK(MatCreateAIJ(PETSC_COMM_WORLD, rank ? 0 : nq, rank ? 0 : nq, nq, nq, 1, NULL, 0, NULL, &J));
+    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    assert_int_equal((int)MbsStepperSetStateForce(st, HostStateForce, J, HostStateForceJacobian, &host),
+                     PETSC_ERR_ARG_SIZ);
+    CHECK(PetscPopErrorHandler());
+    CHECK(MatDestroy(&J));
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+    return; /* a stray entry: the owner of its row alone would see the error */
+  }
   BuildDampedSpringPendulum(PETSC_FALSE, &model);
   host.model = model;
   CHECK(MbsStepperCreate(model, &st));
@@ -1578,8 +1884,15 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_andrews_squeezer),
     cmocka_unit_test(test_flyball_governor),
     cmocka_unit_test(test_reactions),
+    cmocka_unit_test(test_rattle_half_steps),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),
+    cmocka_unit_test(test_order_rattle_forces),
+    cmocka_unit_test(test_galerkin_orders),
+    cmocka_unit_test(test_galerkin_conservation),
+    cmocka_unit_test(test_galerkin_six_balls),
+    cmocka_unit_test(test_galerkin_lll2_is_rattle),
+    cmocka_unit_test(test_galerkin_refusals),
     cmocka_unit_test(test_predictor_same_solution),
     cmocka_unit_test(test_adapt),
   };

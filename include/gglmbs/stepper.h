@@ -15,6 +15,12 @@ typedef struct _p_MbsStepper *MbsStepper;
 #define MBSSCHEMEVIB                                                                                                \
   "vi-b" /* GGL variational integrator B(Theta, vartheta), eq. (82); parameters theta = Theta (default 1), vartheta \
             (default 1/2) */
+/* Galerkin variational integrators (Man, Gao & Zhong 2020): galerkin-XYZ with X the control points (e equidistant,
+   l Lobatto), Y and Z the rules of the unconstrained and the constrained term (g Gauss-Legendre, l Lobatto);
+   parameter points (default 3, 2 to 8) */
+#define MBSSCHEMEGALERKINLGG "galerkin-lgg"
+#define MBSSCHEMEGALERKINLLL "galerkin-lll"
+#define MBSSCHEMERATTLE      "rattle" /* RATTLE (Andersen 1983): symplectic, second order, constraints on both levels */
 
 /* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or
    q_n + h M^-1 p_n ("advanced", seed 004 Table 2). Multipliers start from the previous step's. */
@@ -28,6 +34,7 @@ typedef struct {
   PetscReal def, lo, hi;
   PetscBool lo_open; /* lo itself is excluded */
   char      help[128];
+  PetscBool integer; /* only integer values (MbsSchemeRegisterIntegerParameter()) */
 } MbsSchemeParameter;
 
 /* Conserved quantities and constraint residuals of a state. */
@@ -50,6 +57,8 @@ PETSC_EXTERN PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *
 PETSC_EXTERN PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def,
                                                        PetscReal lo, PetscBool lo_open, PetscReal hi,
                                                        const char help[]);
+PETSC_EXTERN PetscErrorCode MbsSchemeRegisterIntegerParameter(const char scheme[], const char name[], PetscInt def,
+                                                              PetscInt lo, PetscInt hi, const char help[]);
 PETSC_EXTERN PetscErrorCode MbsSchemeGetParameter(const char scheme[], const char name[],
                                                   const MbsSchemeParameter **param);
 PETSC_EXTERN PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], size_t len);

@@ -744,7 +744,7 @@ PetscErrorCode MbsJacAddHwT(MbsSystem sys, PetscInt row, PetscInt col, const Pet
 }
 
 PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q,
-                                         PetscReal alpha)
+                                         PetscReal alpha, MbsScale scale)
 {
   const MbsModel model = sys->model;
 
@@ -755,7 +755,7 @@ PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt c
   MbsElementGather(model, el, q, qe);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->hessian(&el->data, qe, K);
-  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }

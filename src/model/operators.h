@@ -102,7 +102,7 @@ PETSC_EXTERN PetscErrorCode MbsJacAddHw(MbsSystem, PetscInt row, PetscInt col, c
 PETSC_EXTERN PetscErrorCode MbsJacAddHwT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *w,
                                          PetscReal alpha); /* alpha [H_1 w .. H_m w]^T */
 PETSC_EXTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
-                                                      PetscReal alpha);
+                                                      PetscReal alpha, MbsScale); /* alpha [M^-1] K(q) */
 PETSC_EXTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
                                                       const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
 

@@ -68,7 +68,7 @@ static PetscErrorCode MbsSchemeJacobian_VIA(MbsStepper st, const PetscScalar *x)
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_V, -h, MBS_SCALE_NONE));
   PetscCall(MbsJacAddGT(sys, VI_Q, VI_GAM, qt, -h, MBS_SCALE_MINV_ROW));
   /* dR_p */
-  PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * theta));
+  PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * theta, MBS_SCALE_NONE));
   PetscCall(MbsJacAddT(sys, VI_P, VI_Q, lam, h * theta, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, VI_P, VI_P, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddT(sys, VI_P, VI_V, gam, h, MBS_SCALE_NONE));

@@ -76,7 +76,7 @@ static PetscErrorCode MbsSchemeJacobian_VIB(MbsStepper st, const PetscScalar *x)
   /* terms without constraints */
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_Q, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, VI_Q, VI_V, -h, MBS_SCALE_NONE));
-  if (Th != 0.0) PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * Th));
+  if (Th != 0.0) PetscCall(MbsJacAddPotentialHessian(sys, VI_P, VI_Q, qt, h * Th, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, VI_P, VI_P, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddIdentity(sys, VI_V, VI_V, 1.0, MBS_SCALE_NONE));
   if (Th != 1.0) PetscCall(MbsJacAddIdentity(sys, VI_V, VI_P, -(1.0 - Th), MBS_SCALE_MINV_ROW));

@@ -14,7 +14,7 @@
     Vec         X, Xjac                              solver state in the scheme's unknown layout
     Vec         qjac, pjac, qlast, plast             coordinate layout (same ranks and partition only)
     Vec         x_n, x_{n-1}, ...                    (version 5) the extrapolation predictor's history, newest first
-    real[8]     (version 5) the floor test's last scales ||s_f|| (MbsStepperConverged_Private())
+    real[16]    (version 5) the floor test's last scales ||s_f|| (MbsStepperConverged_Private()); 8 in versions 5, 6
     char[16]    "GGLMBS-CKPT-END"                    end marker
     char[16]    "GGLMBS-CKSUM"                       (version 3) FNV-1a over every byte before it
     uint64      the checksum
@@ -33,10 +33,10 @@
 #include "stepper/stepperimpl.h"
 #include "model/hash.h"
 
-/* 6: the model hash covers the joint frames of the data block; 5: the extrapolation predictor's history; 4: the
-   state's constraint violations and the provenance; 3: the model hash
-   over whole element data blocks; 2: the energy check's reference; versions 1 to 5 are read too */
-#define MBS_CKPT_VERSION 6
+/* 7: 16 fields' floor scales (schemes of up to 16 fields); 6: the model hash covers the joint frames of the data block;
+   5: the extrapolation predictor's history; 4: the state's constraint violations and the provenance; 3: the model hash
+   over whole element data blocks; 2: the energy check's reference; versions 1 to 6 are read too */
+#define MBS_CKPT_VERSION 7
 #define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
 #define MBS_CKPT_END     "GGLMBS-CKPT-END"
 
@@ -553,7 +553,7 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
 }
 
 static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, PetscBool same_layout, Vec qlast,
-                                            Vec plast, PetscInt64 nhist, PetscBool scales, char end[16],
+                                            Vec plast, PetscInt64 nhist, PetscInt nscales, char end[16],
                                             const char **what)
 {
   PetscFunctionBegin;
@@ -576,10 +576,10 @@ static PetscErrorCode MbsCheckpointReadData(MbsStepper st, PetscViewer viewer, P
     if (!st->xhist[i]) PetscCall(VecDuplicate(st->X, &st->xhist[i]));
     PetscCall(MbsReadVec(viewer, st->xhist[i], same_layout));
   }
-  if (scales) { /* version 5: the floor test's last scales, which decide when it is computed */
-    PetscReal s[MBS_MAX_FIELDS];
-    *what = "the floor test's scales";
-    PetscCall(PetscViewerBinaryRead(viewer, s, MBS_MAX_FIELDS, NULL, PETSC_REAL));
+  if (nscales) { /* version 5: the floor test's last scales, which decide when it is computed */
+    PetscReal s[MBS_MAX_FIELDS] = {0};
+    *what                       = "the floor test's scales";
+    PetscCall(PetscViewerBinaryRead(viewer, s, nscales, NULL, PETSC_REAL));
     for (int f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = same_layout ? s[f] : 0;
   } else
     for (int f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = 0;
@@ -731,7 +731,10 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
     ierr = MbsCheckpointReadData(st, viewer, same_layout, qlast, plast,
                                  hd.ints[MBS_CKPT_VERSION_I] >= 5 ? hd.ints[MBS_CKPT_NHIST] : 0,
-                                 (PetscBool)(hd.ints[MBS_CKPT_VERSION_I] >= 5), end, &what);
+                                 hd.ints[MBS_CKPT_VERSION_I] >= 7   ? MBS_MAX_FIELDS
+                                 : hd.ints[MBS_CKPT_VERSION_I] >= 5 ? 8
+                                                                    : 0,
+                                 end, &what);
     PetscCall(PetscPopErrorHandler());
     PetscCall(PetscViewerDestroy(&viewer));
     ok = (PetscBool)(!ierr && !strcmp(end, MBS_CKPT_END));

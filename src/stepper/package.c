@@ -8,6 +8,8 @@ PETSC_INTERN PetscErrorCode MbsSchemeRegister_EMG(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIS(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIA(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_RATTLE(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_Galerkin(void);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
@@ -63,6 +65,8 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(MbsSchemeRegister_VIS());
   PetscCall(MbsSchemeRegister_VIA());
   PetscCall(MbsSchemeRegister_VIB());
+  PetscCall(MbsSchemeRegister_RATTLE());
+  PetscCall(MbsSchemeRegister_Galerkin());
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));
@@ -138,6 +142,36 @@ PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[]
 }
 
 /*@C
+  MbsSchemeRegisterIntegerParameter - Declares a parameter of a scheme that takes integer values (e.g. the number of
+  points of a Galerkin scheme), as MbsSchemeRegisterParameter() does a real one: a value that is not an integer is
+  out of its range.
+
+  Not Collective
+
+  Input Parameters:
++ scheme - the scheme's name
+. name - the parameter's name
+. def - its default
+. lo, hi - its bounds (both included)
+- help - one line for -help
+
+  Level: advanced
+
+.seealso: `MbsSchemeRegisterParameter()`, `MbsSchemeCheckParameter()`
+@*/
+PetscErrorCode MbsSchemeRegisterIntegerParameter(const char scheme[], const char name[], PetscInt def, PetscInt lo,
+                                                 PetscInt hi, const char help[])
+{
+  const MbsSchemeParameter *prm;
+
+  PetscFunctionBegin;
+  PetscCall(MbsSchemeRegisterParameter(scheme, name, (PetscReal)def, (PetscReal)lo, PETSC_FALSE, (PetscReal)hi, help));
+  PetscCall(MbsSchemeGetParameter(scheme, name, &prm));
+  ((MbsSchemeParameter *)prm)->integer = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsSchemeGetParameter - Finds a scheme's parameter by name; NULL if the scheme has no such parameter.
 
   Not Collective
@@ -189,13 +223,13 @@ PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *prm, PetscReal 
                                        size_t len)
 {
   PetscFunctionBegin;
-  *ok =
-    (PetscIsNormalReal(value) || value == 0) && (prm->lo_open ? value > prm->lo : value >= prm->lo) && value <= prm->hi
-      ? PETSC_TRUE
-      : PETSC_FALSE;
+  *ok = (PetscIsNormalReal(value) || value == 0) && (prm->lo_open ? value > prm->lo : value >= prm->lo) &&
+            value <= prm->hi && (!prm->integer || value == PetscFloorReal(value))
+          ? PETSC_TRUE
+          : PETSC_FALSE;
   if (expected && len)
-    snprintf(expected, len, "a real in %s%g, %g] for %s of scheme %s", prm->lo_open ? "(" : "[", (double)prm->lo,
-             (double)prm->hi, prm->name, prm->scheme);
+    snprintf(expected, len, "%s in %s%g, %g] for %s of scheme %s", prm->integer ? "an integer" : "a real",
+             prm->lo_open ? "(" : "[", (double)prm->lo, (double)prm->hi, prm->name, prm->scheme);
   PetscFunctionReturn(0);
 }
 

@@ -538,6 +538,7 @@ static PetscErrorCode MbsStepperPredict(MbsStepper st, MbsPredictor predictor, P
     PetscCall(VecRestoreSubVector(st->X, st->sys->is[st->field_q], &sub));
   }
   PetscCall(VecRestoreArrayRead(st->p, &p));
+  if (st->ops->predict) PetscCall(st->ops->predict(st));
   PetscFunctionReturn(0);
 }
 
@@ -827,6 +828,13 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
                "an options prefix (MbsStepperSetOptionsPrefix()) to keep a host program's solver options apart",
                ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "");
   }
+  PetscCheck(!st->ops->no_forces || !(st->has_forces || st->force || st->sforce), PetscObjectComm((PetscObject)st),
+             PETSC_ERR_SUP,
+             "Scheme %s does not take %s: their impulse would have to be integrated over its stages; use em, em-g, "
+             "vi-s, vi-a, vi-b or rattle",
+             st->type,
+             st->has_forces ? "force elements (dampers, loads, joint torques and forces)"
+                            : "a host's external or state forces");
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
   if ((st->energy_divergence > 0 || (st->ops->conserves_energy && st->energy_tol > 0)) && !st->energy_set)
     PetscCall(MbsStepperEnergyStart_Private(st));

@@ -1196,7 +1196,7 @@ PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper st, PetscInt *n)
 
   Input Parameters:
 + st - the stepper
-. force - the force routine, or NULL to remove it
+. force - the force routine, or NULL to remove it (see above)
 - ctx - its context
 
   Level: intermediate
@@ -1229,13 +1229,18 @@ PetscErrorCode MbsStepperSetExternalForce(MbsStepper st, MbsExternalForceFn forc
   linearly at best.
 
   Both are called on every rank (collective); any rank may add to any rows (VecSetValues() and MatSetValues() with
-  ADD_VALUES), and the stepper assembles F and J. q and v are read only.
+  ADD_VALUES), and the stepper assembles F and J. q and v are read only. An entry outside J's pattern is an error
+  (MAT_NEW_NONZERO_LOCATION_ERR) on the rank that owns its row: in a parallel run that rank alone stops, so a host
+  that is not sure of its pattern adds its entries on the ranks that own their rows.
+
+  With a Jacobian, the force (and its matrix) can be removed or replaced only before MbsStepperSetUp(), since its
+  pattern is part of the step's; afterwards a routine that adds nothing turns it off.
 
   Logically Collective
 
   Input Parameters:
 + st - the stepper
-. force - the force routine, or NULL to remove it
+. force - the force routine, or NULL to remove it (see above)
 . J - the matrix for its Jacobian, or NULL (the stepper takes a reference); it can be set or changed only before
       MbsStepperSetUp()
 . jacobian - the Jacobian routine, or NULL
@@ -1260,12 +1265,25 @@ PetscErrorCode MbsStepperSetStateForce(MbsStepper st, MbsStateForceFn force, Mat
              "The state force's Jacobian matrix (its nonzero pattern) is part of the step's Jacobian: set or change it "
              "before MbsStepperSetUp()");
   if (J) {
-    PetscInt m, n;
+    MPI_Comm    comm = PetscObjectComm((PetscObject)st);
+    PetscInt    m, n, mlocal;
+    PetscMPIInt same;
+    PetscBool   rows;
+    PetscCallMPI(MPI_Comm_compare(PetscObjectComm((PetscObject)J), comm, &same));
+    PetscCheck(same == MPI_IDENT || same == MPI_CONGRUENT, comm, PETSC_ERR_ARG_NOTSAMECOMM,
+               "The state force's Jacobian must live on the stepper's communicator");
     PetscCall(MatGetSize(J, &m, &n));
-    PetscCheck(m == st->model->nq && n == st->model->nq, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_SIZ,
+    PetscCheck(m == st->model->nq && n == st->model->nq, comm, PETSC_ERR_ARG_SIZ,
                "The state force's Jacobian is %" PetscInt_FMT " x %" PetscInt_FMT ", the model has %" PetscInt_FMT
                " coordinates: create it with MbsModelCreateCoordinateMatrix()",
                m, n, st->model->nq);
+    /* on every rank alike: a rank whose rows differ must not leave the others waiting in the step's assembly */
+    PetscCall(MatGetLocalSize(J, &mlocal, NULL));
+    rows = (PetscBool)(mlocal == st->model->nq_local);
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, &rows, 1, MPIU_BOOL, MPI_LAND, comm));
+    PetscCheck(rows, comm, PETSC_ERR_ARG_SIZ,
+               "The state force's Jacobian does not distribute its rows as the model distributes its coordinates: "
+               "create it with MbsModelCreateCoordinateMatrix()");
     PetscCall(PetscObjectReference((PetscObject)J));
   }
   PetscCall(MatDestroy(&st->Jsf));

@@ -32,10 +32,15 @@ typedef struct {
   /* on one rank, a wide body graph (nets, meshes) is factored faster by MUMPS than by UMFPACK for this scheme
      (measured per scheme, MbsStepperChooseSolver()) */
   PetscBool wide_mumps;
+  /* optional: the initial guess of the scheme's other fields (stages) when a step is predicted from its start state
+     (X holds q_n, p_n and the last multipliers; MbsStepperPredict()) */
+  PetscErrorCode (*predict)(MbsStepper);
+  /* the scheme cannot take force elements (dampers, loads), external or state forces: the stepper refuses them */
+  PetscBool no_forces;
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      4
-#define MBS_MAX_FIELDS         8    /* fields of a scheme's unknowns */
+#define MBS_MAX_FIELDS         16   /* fields of a scheme's unknowns (checkpoint version 7 on; 8 before) */
 #define MBS_REUSE_MIN_UNKNOWNS 1000 /* default Jacobian reuse from this many unknowns on */
 #define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
 #define MBS_PREDICT_HIST       4    /* accepted solutions the extrapolation predictor keeps (cubic) */
