@@ -920,6 +920,13 @@ static void TestRestartRattle(void **state)
   RestartCase("restart_rattle", 1, "inputs/four_particle.yaml", "-mbs_scheme", "rattle", "-mbs_jacobian_reuse");
 }
 
+/* A Galerkin integrator with a stage field (the triple pendulum's 3-point LGG), under modified Newton */
+static void TestRestartGalerkin(void **state)
+{
+  (void)state;
+  RestartCase("restart_galerkin", 1, "inputs/triple_pendulum.yaml", "-mbs_jacobian_reuse", "1", NULL);
+}
+
 /* Bricard's over-constrained loop under modified Newton: the rows eliminated as redundant are chosen again from
    the restored state, and the kept Jacobian rebuilt with them, so the restart is bit-identical too */
 static void TestRestartRedundant(void **state)
@@ -1373,6 +1380,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"restart chain on 2 ranks", TestRestartChainParallel, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart heavy top vi-b", TestRestartTop, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart four particles rattle", TestRestartRattle, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart triple pendulum galerkin", TestRestartGalerkin, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart redundant", TestRestartRedundant, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};
