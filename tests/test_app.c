@@ -357,6 +357,8 @@ typedef struct {
 
 static const BadRun bad_runs[] = {
   {"tests/inputs/bad/unknown_key.yaml", 6, 5, "key 'bodies[0].colour'", "unknown key 'colour'", NULL},
+  {"tests/inputs/bad/galerkin_points.yaml", 2, 38, "key 'scheme.points'", "expected an integer in [2, 8]", NULL},
+  {"tests/inputs/bad/galerkin_variant.yaml", 2, 16, "key 'scheme.type'", "galerkin-lgg", NULL},
   {"tests/inputs/bad/negative_mass.yaml", 3, 39, "key 'bodies[0].mass'", "got '-1'", NULL},
   {"tests/inputs/bad/unknown_body.yaml", 5, 34, "key 'joints[0].bodies[1]'", "'bobb'", NULL},
   {"tests/inputs/bad/syntax_error.yaml", 5, 4, "invalid YAML", "did not find expected '-' indicator", NULL},
