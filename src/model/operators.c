@@ -760,9 +760,10 @@ PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt c
   PetscFunctionReturn(0);
 }
 
-/* alpha d f(qm, vm) / d q1, with dqm/dq1 = 1/2 and dvm/dq1 = 1/h */
-PetscErrorCode MbsJacAddForce(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1,
-                              PetscReal h, PetscReal t, PetscReal alpha)
+/* aq [M^-1] df/dqm + av [M^-1] df/dvm at the midpoint and mean velocity of (q0, q1) */
+PetscErrorCode MbsJacAddForceWeights(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0,
+                                     const PetscScalar *q1, PetscReal h, PetscReal t, PetscReal aq, PetscReal av,
+                                     MbsScale scale)
 {
   const MbsModel model = sys->model;
 
@@ -774,9 +775,18 @@ PetscErrorCode MbsJacAddForce(MbsSystem sys, PetscInt row, PetscInt col, const P
   MbsElementStepMidpoint(model, el, q0, q1, h, qm, vm);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->force(&el->data, qm, vm, t, fe, Jq, Jv);
-  for (int i = 0; i < nq * nq; i++) Jq[i] = 0.5 * Jq[i] + Jv[i] / h;
-  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, Jq, alpha, MBS_SCALE_NONE));
+  for (int i = 0; i < nq * nq; i++) Jq[i] = aq * Jq[i] + av * Jv[i];
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, Jq, 1.0, scale));
   MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+/* alpha d f(qm, vm) / d q1, with dqm/dq1 = 1/2 and dvm/dq1 = 1/h */
+PetscErrorCode MbsJacAddForce(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q0, const PetscScalar *q1,
+                              PetscReal h, PetscReal t, PetscReal alpha)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsJacAddForceWeights(sys, row, col, q0, q1, h, t, 0.5 * alpha, alpha / h, MBS_SCALE_NONE));
   PetscFunctionReturn(0);
 }
 

@@ -132,6 +132,10 @@ PETSC_EXTERN PetscErrorCode MbsOpForceAdd(MbsModel, const PetscScalar *q0, const
                                           PetscReal t, PetscReal alpha, PetscScalar *f);
 PETSC_EXTERN PetscErrorCode MbsOpForceWork(MbsModel, const PetscScalar *q0, const PetscScalar *q1, PetscReal h,
                                            PetscReal t, PetscReal *supplied, PetscReal *dissipated);
+/* aq [M^-1] df/dqm + av [M^-1] df/dvm of the force elements at the midpoint and mean velocity of (q0, q1) */
+PETSC_EXTERN PetscErrorCode MbsJacAddForceWeights(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
+                                                  const PetscScalar *q1, PetscReal h, PetscReal t, PetscReal aq,
+                                                  PetscReal av, MbsScale);
 PETSC_EXTERN PetscErrorCode MbsJacAddForce(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
                                            const PetscScalar *q1, PetscReal h, PetscReal t, PetscReal alpha);
 /* alpha A into rows of coordinate field row and columns of coordinate field col: A a coordinate-layout matrix,

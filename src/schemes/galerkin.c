@@ -19,9 +19,9 @@
   each E/L, G/L, G/L) with the parameter points = m. With Lobatto control points the order is 2m - 2; LLL is the
   constrained Lobatto IIIA-IIIB method (docs/galerkin.md).
 
-  Drives (docs/drives.md): each constraint evaluation at its own time. Force elements, loads and a host's forces
-  enter every other scheme through its momentum balance alone (src/stepper/step.c); here their impulse would have
-  to be integrated against each N_i, so the scheme refuses them (MbsSchemeOps.no_forces).
+  Drives (docs/drives.md): each constraint evaluation at its own time. Force elements (dampers, loads) enter E_i as
+  sum_j eta bU_j N_i(cU_j) F(q(cU_j), qdot(cU_j), t_n + cU_j eta), a host's external force (constant over the step) as
+  eta int N_i F: the scheme integrates them itself (MbsSchemeOps.own_forces). A host's state force is refused.
 */
 #include <ctype.h>
 #include <petscdt.h>
@@ -36,10 +36,13 @@ typedef struct {
   PetscReal d[MBS_GALERKIN_MAX_POINTS];
   PetscReal cu[MBS_GALERKIN_MAX_POINTS], bu[MBS_GALERKIN_MAX_POINTS], cc[MBS_GALERKIN_MAX_POINTS],
     bc[MBS_GALERKIN_MAX_POINTS];
-  PetscReal    Nu[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS]; /* N_k(cU_j) */
-  PetscReal    Nc[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS]; /* N_k(cC_j) */
-  PetscReal    A[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS];  /* int_0^1 N_i' N_k' */
-  PetscScalar *lamc;                                                 /* lambda at a quadrature point */
+  PetscReal    Nu[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS];  /* N_k(cU_j) */
+  PetscReal    dNu[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS]; /* N_k'(cU_j) */
+  PetscReal    Nc[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS];  /* N_k(cC_j) */
+  PetscReal    A[MBS_GALERKIN_MAX_POINTS][MBS_GALERKIN_MAX_POINTS];   /* int_0^1 N_i' N_k' */
+  PetscReal    wbar[MBS_GALERKIN_MAX_POINTS];                         /* int_0^1 N_k */
+  PetscScalar *lamc;                                                  /* lambda at a quadrature point */
+  PetscScalar *qa, *qb; /* ghosted coordinates with midpoint q(c) and mean velocity qdot(c): the force elements' */
 } MbsGalerkin;
 
 /* fields: q1 .. q(n-1) (stages), q (= q^n), p, lambda0 .. lambda(n) */
@@ -115,7 +118,7 @@ static PetscErrorCode MbsSchemeSetUp_Galerkin(MbsStepper st)
   PetscCall(MbsGalerkinRule(g->rule_u, g->m, g->cu, g->bu));
   PetscCall(MbsGalerkinRule(g->rule_c, g->m, g->cc, g->bc));
   for (PetscInt j = 0; j < g->m; j++) {
-    MbsGalerkinBasis(g->n, g->d, g->cu[j], g->Nu[j], dN);
+    MbsGalerkinBasis(g->n, g->d, g->cu[j], g->Nu[j], g->dNu[j]);
     MbsGalerkinBasis(g->n, g->d, g->cc[j], g->Nc[j], dN);
   }
   /* A_ik = int_0^1 N_i' N_k', exactly with m Gauss points (degree 2n - 2) */
@@ -139,8 +142,14 @@ static PetscErrorCode MbsSchemeSetUp_Galerkin(MbsStepper st)
   }
   for (PetscInt f = 0; f < 2 * g->m; f++) names[f] = namebuf[f];
   PetscCall(MbsStepperSetFields(st, 2 * g->m, kinds, names));
+  for (PetscInt k = 0; k <= g->n; k++) { /* the rule integrates degree n exactly */
+    g->wbar[k] = 0;
+    for (PetscInt j = 0; j < g->m; j++) g->wbar[k] += g->bu[j] * g->Nu[j][k];
+  }
   PetscCall(PetscFree(g->lamc));
+  PetscCall(PetscFree2(g->qa, g->qb));
   PetscCall(PetscMalloc1(st->model->ncon_local + 1, &g->lamc));
+  PetscCall(PetscMalloc2(st->model->nq_ghosted + 1, &g->qa, st->model->nq_ghosted + 1, &g->qb));
   PetscFunctionReturn(0);
 }
 
@@ -169,6 +178,22 @@ static void MbsGalerkinInterpolate(MbsStepper st, const PetscReal w[], const Pet
       for (PetscInt k = 0; k <= g->n; k++) s += w[k] * lam[k][l];
       g->lamc[l] = s;
     }
+}
+
+/* qa, qb with midpoint q(c) and mean velocity qdot(c) over a step eta (src/model/operators.c evaluates the force
+   elements there): q(c) -/+ (eta/2) qdot(c), qdot(c) = sum_k N_k'(c) q^k / eta */
+static void MbsGalerkinForcePoint(MbsStepper st, PetscInt j, const PetscScalar *q[])
+{
+  const MbsGalerkin *g = (MbsGalerkin *)st->data;
+  for (PetscInt l = 0; l < st->model->nq_ghosted; l++) {
+    PetscScalar x = 0, dx = 0;
+    for (PetscInt k = 0; k <= g->n; k++) {
+      x += g->Nu[j][k] * q[k][l];
+      dx += g->dNu[j][k] * q[k][l];
+    }
+    g->qa[l] = x - 0.5 * dx;
+    g->qb[l] = x + 0.5 * dx;
+  }
 }
 
 static PetscErrorCode MbsSchemeResidual_Galerkin(MbsStepper st, const PetscScalar *x, PetscScalar *f)
@@ -201,6 +226,24 @@ static PetscErrorCode MbsSchemeResidual_Galerkin(MbsStepper st, const PetscScala
       if (a != 0)
         for (PetscInt l = 0; l < nq; l++) r[i][l] += a * minv[l] * tmp[l]; /* ghosts: to their owners */
     }
+  }
+  if (st->has_forces)
+    for (PetscInt j = 0; j < g->m; j++) { /* the force elements at the points of the unconstrained rule */
+      MbsGalerkinForcePoint(st, j, q);
+      PetscCall(PetscArrayzero(tmp, nq));
+      PetscCall(MbsOpForceAdd(model, g->qa, g->qb, eta, t0 + g->cu[j] * eta, 1.0, tmp));
+      for (PetscInt i = 0; i <= n; i++) {
+        const PetscReal a = RS(g, i) * eta * eta * g->bu[j] * g->Nu[j][i];
+        if (a != 0)
+          for (PetscInt l = 0; l < nq; l++) r[i][l] += a * minv[l] * tmp[l];
+      }
+    }
+  if (st->force) { /* the host's external force, constant over the step: int N_i F = eta wbar_i F */
+    const PetscScalar *fe;
+    PetscCall(VecGetArrayRead(st->Fext, &fe));
+    for (PetscInt i = 0; i <= n; i++)
+      for (PetscInt l = 0; l < model->nq_local; l++) r[i][l] += RS(g, i) * eta * eta * g->wbar[i] * minv[l] * fe[l];
+    PetscCall(VecRestoreArrayRead(st->Fext, &fe));
   }
   for (PetscInt j = 0; j < g->m; j++) { /* the constraint forces at the points of the constrained rule */
     MbsGalerkinInterpolate(st, g->Nc[j], q, lam, qc);
@@ -248,6 +291,17 @@ static PetscErrorCode MbsSchemeJacobian_Galerkin(MbsStepper st, const PetscScala
         if (a != 0) PetscCall(MbsJacAddPotentialHessian(sys, RF(g, i), QF(g, k), qc, a, MBS_SCALE_MINV_ROW));
       }
   }
+  if (st->has_forces)
+    for (PetscInt j = 0; j < g->m; j++) { /* dq(c)/dq^k = N_k(c), dqdot(c)/dq^k = N_k'(c)/eta */
+      MbsGalerkinForcePoint(st, j, q);
+      for (PetscInt i = 0; i <= n; i++)
+        for (PetscInt k = 1; k <= n; k++) {
+          const PetscReal a = RS(g, i) * eta * eta * g->bu[j] * g->Nu[j][i];
+          if (a != 0 && (g->Nu[j][k] != 0 || g->dNu[j][k] != 0))
+            PetscCall(MbsJacAddForceWeights(sys, RF(g, i), QF(g, k), g->qa, g->qb, eta, t0 + g->cu[j] * eta,
+                                            a * g->Nu[j][k], a * g->dNu[j][k] / eta, MBS_SCALE_MINV_ROW));
+        }
+    }
   for (PetscInt j = 0; j < g->m; j++) {
     MbsGalerkinInterpolate(st, g->Nc[j], q, lam, qc);
     PetscCall(MbsModelSetConstraintTime(model, t0 + g->cc[j] * eta, t0 + g->cc[j] * eta));
@@ -318,6 +372,7 @@ static PetscErrorCode MbsSchemeDestroy_Galerkin(MbsStepper st)
 
   PetscFunctionBegin;
   PetscCall(PetscFree(g->lamc));
+  PetscCall(PetscFree2(g->qa, g->qb));
   PetscCall(PetscFree(st->data));
   PetscFunctionReturn(0);
 }
@@ -350,7 +405,7 @@ static PetscErrorCode MbsSchemeCreate_Galerkin(MbsStepper st)
   st->ops->view                    = MbsSchemeView_Galerkin;
   st->ops->destroy                 = MbsSchemeDestroy_Galerkin;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_Galerkin;
-  st->ops->no_forces               = PETSC_TRUE;
+  st->ops->own_forces              = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 

@@ -266,10 +266,10 @@ PetscErrorCode MbsStepperFormFunction_Private(SNES snes, Vec X, Vec F, void *ctx
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(VecGetArray(sys->Floc, &f));
   PetscCall(st->ops->residual(st, x, f));
-  if (st->has_forces) /* the force elements' impulse h F(qm, vm, t) on the momentum balance */
+  if (st->has_forces && !st->ops->own_forces) /* the force elements' impulse h F(qm, vm, t) on the momentum balance */
     PetscCall(MbsOpForceAdd(st->model, st->q0, x + sys->loff[st->field_q], st->hstep, st->tmid, -st->hstep,
                             f + sys->loff[st->field_p]));
-  if (st->force) { /* the host's impulse h F on the momentum balance R_p = p1 - p0 + ... */
+  if (st->force && !st->ops->own_forces) { /* the host's impulse h F on the momentum balance R_p = p1 - p0 + ... */
     const PetscScalar *fe;
     PetscScalar       *fp = f + sys->loff[st->field_p];
     PetscCall(VecGetArrayRead(st->Fext, &fe));
@@ -307,7 +307,7 @@ static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Ma
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
   PetscCall(MbsSystemAssemblyBegin(sys));
   PetscCall(st->ops->jacobian(st, x));
-  if (st->has_forces)
+  if (st->has_forces && !st->ops->own_forces)
     PetscCall(MbsJacAddForce(sys, st->field_p, st->field_q, st->q0, x + sys->loff[st->field_q], st->hstep, st->tmid,
                              -st->hstep));
   if (st->sforce && st->sforce_jac) { /* d(h F)/dq_{n+1} = (h/2) (dF/dq + (2/h) dF/dv) */
@@ -828,13 +828,10 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
                "an options prefix (MbsStepperSetOptionsPrefix()) to keep a host program's solver options apart",
                ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "");
   }
-  PetscCheck(!st->ops->no_forces || !(st->has_forces || st->force || st->sforce), PetscObjectComm((PetscObject)st),
-             PETSC_ERR_SUP,
-             "Scheme %s does not take %s: their impulse would have to be integrated over its stages; use em, em-g, "
-             "vi-s, vi-a, vi-b or rattle",
-             st->type,
-             st->has_forces ? "force elements (dampers, loads, joint torques and forces)"
-                            : "a host's external or state forces");
+  PetscCheck(!st->ops->own_forces || !st->sforce, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+             "Scheme %s does not take a host's state force (MbsStepperSetStateForce()); use em, em-g, vi-s, vi-a, vi-b "
+             "or rattle",
+             st->type);
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
   if ((st->energy_divergence > 0 || (st->ops->conserves_energy && st->energy_tol > 0)) && !st->energy_set)
     PetscCall(MbsStepperEnergyStart_Private(st));

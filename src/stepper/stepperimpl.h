@@ -35,8 +35,10 @@ typedef struct {
   /* optional: the initial guess of the scheme's other fields (stages) when a step is predicted from its start state
      (X holds q_n, p_n and the last multipliers; MbsStepperPredict()) */
   PetscErrorCode (*predict)(MbsStepper);
-  /* the scheme cannot take force elements (dampers, loads), external or state forces: the stepper refuses them */
-  PetscBool no_forces;
+  /* the scheme integrates the force elements' (dampers, loads) and the host's external force's impulse itself, over
+     its stages (residual and jacobian read st->has_forces, st->force, st->Fext); it cannot take a host's state force,
+     which the stepper then refuses */
+  PetscBool own_forces;
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      4
