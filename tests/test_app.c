@@ -929,6 +929,13 @@ static void TestRestartGalerkin(void **state)
   RestartCase("restart_galerkin", 1, "inputs/triple_pendulum.yaml", "-mbs_jacobian_reuse", "1", NULL);
 }
 
+/* Loads that change over time under modified Newton: the kept Jacobian is rebuilt at the time it was assembled at */
+static void TestRestartLoads(void **state)
+{
+  (void)state;
+  RestartCase("restart_loads", 1, "tests/inputs/loads/driven_top.yaml", "-mbs_jacobian_reuse", "1", NULL);
+}
+
 /* Bricard's over-constrained loop under modified Newton: the rows eliminated as redundant are chosen again from
    the restored state, and the kept Jacobian rebuilt with them, so the restart is bit-identical too */
 static void TestRestartRedundant(void **state)
@@ -1383,6 +1390,7 @@ int main(void)
   tests[n++] = (struct CMUnitTest){"restart heavy top vi-b", TestRestartTop, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart four particles rattle", TestRestartRattle, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart triple pendulum galerkin", TestRestartGalerkin, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"restart loads", TestRestartLoads, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart redundant", TestRestartRedundant, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart on other ranks", TestRestartOtherRanks, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"restart errors", TestRestartErrors, NULL, NULL, NULL};

@@ -5,9 +5,9 @@
 
     char[16]    "GGLMBS-CKPT"                      magic
     int64[24]   header (MBS_CKPT_* below)           version, sizes, step, counters, model and layout hashes
-    real[13]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale, the state's
-                constraint violations max |g(q)| and max |G(q) M^-1 p|, the step size of the predictor's history
-                (8 reals in version 1, 10 in 2 and 3, 12 in 4)
+    real[14]    t, h, t_end, jac_h, scheme parameters, the energy check's reference and scale, the state's
+                constraint violations max |g(q)| and max |G(q) M^-1 p|, the step size of the predictor's history, the
+                kept Jacobian's step start time (8 reals in version 1, 10 in 2 and 3, 12 in 4, 13 in 5 and 6)
     char[64]    scheme name
     int64, char (version 4) the length of the provenance (MbsStepperGetProvenance()), and its text
     real[nq]    q, p                                 input (natural) order: any number of ranks can read them
@@ -33,9 +33,10 @@
 #include "stepper/stepperimpl.h"
 #include "model/hash.h"
 
-/* 7: 16 fields' floor scales (schemes of up to 16 fields); 6: the model hash covers the joint frames of the data block;
-   5: the extrapolation predictor's history; 4: the state's constraint violations and the provenance; 3: the model hash
-   over whole element data blocks; 2: the energy check's reference; versions 1 to 6 are read too */
+/* 7: 16 fields' floor scales (schemes of up to 16 fields), the kept Jacobian's start time; 6: the model hash covers the
+   joint frames of the data block; 5: the extrapolation predictor's history; 4: the state's constraint violations and
+   the provenance; 3: the model hash over whole element data blocks; 2: the energy check's reference; versions 1 to 6
+   are read too */
 #define MBS_CKPT_VERSION 7
 #define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
 #define MBS_CKPT_END     "GGLMBS-CKPT-END"
@@ -75,6 +76,8 @@ enum {
   MBS_CKPT_GV_MAX,                     /* max |G(q) M^-1 p| */
   MBS_CKPT_NREALS_V4,
   MBS_CKPT_HIST_H = MBS_CKPT_NREALS_V4, /* the step size of the history (version 5) */
+  MBS_CKPT_NREALS_V6,
+  MBS_CKPT_JAC_T0 = MBS_CKPT_NREALS_V6, /* the start time of the kept Jacobian's step (version 7) */
   MBS_CKPT_NREALS
 };
 
@@ -251,6 +254,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   reals[MBS_CKPT_H]      = st->h;
   reals[MBS_CKPT_T_END]  = st->t_end;
   reals[MBS_CKPT_JAC_H]  = st->jac_h;
+  reals[MBS_CKPT_JAC_T0] = st->jac_t0;
   for (PetscInt i = 0; i < PetscMin(st->nparams, MBS_CKPT_NREALS_V1 - MBS_CKPT_PARAM0); i++)
     reals[MBS_CKPT_PARAM0 + i] = st->param[i]; /* versions 1 and 2 kept them here; version 3 after the name */
   reals[MBS_CKPT_ENERGY_REF]   = st->energy_ref;
@@ -521,6 +525,7 @@ static PetscErrorCode MbsCheckpointReadHeader(PetscViewer viewer, MbsCheckpointH
                                     version == 1   ? MBS_CKPT_NREALS_V1
                                     : version < 4  ? MBS_CKPT_NREALS_V3
                                     : version == 4 ? MBS_CKPT_NREALS_V4
+                                    : version < 7  ? MBS_CKPT_NREALS_V6
                                                    : MBS_CKPT_NREALS,
                                     NULL, PETSC_REAL));
   }
@@ -790,6 +795,9 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
   if (same_layout) {
     st->started = (PetscBool)hd.ints[MBS_CKPT_STARTED];
     st->jac_h   = hd.reals[MBS_CKPT_JAC_H];
+    /* before version 7 the start time was not kept: the checkpoint's step time, exact unless the loads or drives
+       change with time and the Jacobian was kept from an earlier step */
+    st->jac_t0 = hd.ints[MBS_CKPT_VERSION_I] >= 7 ? hd.reals[MBS_CKPT_JAC_T0] : hd.reals[MBS_CKPT_T];
     if (hd.ints[MBS_CKPT_JAC_VALID]) PetscCall(MbsStepperRebuildJacobian(st));
     PetscCall(MbsModelCoordinatesToLocal(model, qlast, st->q0));
     PetscCall(MbsModelCoordinatesToLocal(model, plast, st->p0));

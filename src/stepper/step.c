@@ -343,9 +343,11 @@ PetscErrorCode MbsStepperFormJacobian_Private(SNES snes, Vec X, Mat J, Mat P, vo
   if (st->reuse && !st->jac_step_saved) {
     st->jac_valid_step = st->jac_valid;
     st->jac_h_step     = st->jac_h;
+    st->jac_t0_step    = st->jac_t0;
   }
   st->jac_valid = PETSC_TRUE;
   st->jac_h     = st->hstep;
+  st->jac_t0    = st->tstep[0];
   st->jac_evals++;
   /* What defines a kept Jacobian, for a checkpoint to rebuild the same factors: X, the (sub-)step's
      start state and size. Newton's method proper assembles afresh at every iteration, so only a kept
@@ -371,7 +373,7 @@ PetscErrorCode MbsStepperFormJacobian_Private(SNES snes, Vec X, Mat J, Mat P, vo
   PetscFunctionReturn(0);
 }
 
-/* After a restart: assembles the kept Jacobian again from what defined it (Xjac, qjac, pjac, jac_h), so
+/* After a restart: assembles the kept Jacobian again from what defined it (Xjac, qjac, pjac, jac_h, jac_t0), so
    that the next solve factors exactly the matrix the interrupted run had factored. Leaves st->q0, st->p0
    at (qjac, pjac). */
 PetscErrorCode MbsStepperRebuildJacobian(MbsStepper st)
@@ -381,8 +383,15 @@ PetscErrorCode MbsStepperRebuildJacobian(MbsStepper st)
   PetscFunctionBegin;
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->qjac, st->q0));
   PetscCall(MbsModelCoordinatesToLocal(st->model, st->pjac, st->p0));
-  st->hstep = st->jac_h;
-  PetscCall(MbsStepperAssembleJacobian(st, st->Xjac, st->J, st->J));
+  {
+    const PetscReal t[3] = {st->tstep[0], st->tstep[1], st->tmid}; /* the loads' and drives' times of that step */
+    st->hstep            = st->jac_h;
+    st->tstep[0]         = st->jac_t0;
+    st->tstep[1]         = st->jac_t0 + st->jac_h;
+    st->tmid             = st->jac_t0 + 0.5 * st->jac_h;
+    PetscCall(MbsStepperAssembleJacobian(st, st->Xjac, st->J, st->J));
+    st->tstep[0] = t[0], st->tstep[1] = t[1], st->tmid = t[2];
+  }
   st->hstep     = h;
   st->jac_valid = PETSC_TRUE;
   PetscFunctionReturn(0);
@@ -405,6 +414,7 @@ static PetscErrorCode MbsStepperAbandonStep_Private(MbsStepper st)
     st->jac_step_saved = PETSC_FALSE;
     st->jac_evals      = st->jac_evals_step;
     st->jac_h          = st->jac_h_step;
+    st->jac_t0         = st->jac_t0_step;
     st->jac_valid      = st->jac_valid_step;
     if (st->jac_valid) PetscCall(MbsStepperRebuildJacobian(st));
   }

@@ -131,6 +131,7 @@ struct _p_MbsStepper {
   PetscReal reuse_rate;
   PetscBool jac_valid;          /* st->J holds an assembled Jacobian */
   PetscReal jac_h;              /* the step size it was assembled for */
+  PetscReal jac_t0;             /* ... and the start time of that (sub-)step (time-dependent loads and drives) */
   PetscInt  jac_evals;          /* Jacobian assemblies since set-up */
   PetscInt  jac_uses;           /* iterations of the current solve on the current Jacobian */
   PetscBool allow_redundant;    /* eliminate dependent constraint rows (MbsStepperSetAllowRedundantConstraints()) */
@@ -191,7 +192,7 @@ struct _p_MbsStepper {
      Jacobian restores it (MbsStepperAbandonStep_Private()), so that the checkpoint continues bit-identically */
   Vec       Xjac_step, qjac_step, pjac_step;
   PetscBool jac_step_saved, jac_valid_step;
-  PetscReal jac_h_step;
+  PetscReal jac_h_step, jac_t0_step;
   PetscInt  jac_evals_step, total_its_step;
   PetscReal sfield_step[MBS_MAX_FIELDS];
 
