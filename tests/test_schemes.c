@@ -216,18 +216,30 @@ static PetscErrorCode HostGather(HostForces *c, Vec q, Vec v, PetscReal d[][3], 
   PetscFunctionReturn(0);
 }
 
+/* HostGather(), and whether this rank adds the forces (rank 0 of obj's communicator) */
+static PetscErrorCode HostGatherOnRankZero(HostForces *c, Vec q, Vec v, PetscObject obj, PetscReal d[][3],
+                                           PetscReal dv[][3], PetscBool *mine)
+{
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCall(HostGather(c, q, v, d, dv));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm(obj), &rank));
+  *mine = (PetscBool)(rank == 0);
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode HostStateForce(MbsStepper st, PetscReal t, Vec q, Vec v, Vec F, void *ctx)
 {
   HostForces *c = (HostForces *)ctx;
   PetscReal   d[3][3], dv[3][3];
-  PetscMPIInt rank;
+  PetscBool   mine;
 
   PetscFunctionBegin;
   (void)st, (void)t;
   c->force_calls++;
-  PetscCall(HostGather(c, q, v, d, dv));
-  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)F), &rank));
-  if (rank) PetscFunctionReturn(0);
+  PetscCall(HostGatherOnRankZero(c, q, v, (PetscObject)F, d, dv, &mine));
+  if (!mine) PetscFunctionReturn(0);
   for (PetscInt k = 0; k < c->n; k++) {
     const HostDamper *h = &c->d[k];
     const PetscReal   r = PetscSqrtReal(d[k][0] * d[k][0] + d[k][1] * d[k][1] + d[k][2] * d[k][2]);
@@ -246,14 +258,13 @@ static PetscErrorCode HostStateForceJacobian(MbsStepper st, PetscReal t, Vec q, 
 {
   HostForces *c = (HostForces *)ctx;
   PetscReal   d[3][3], dv[3][3];
-  PetscMPIInt rank;
+  PetscBool   mine;
 
   PetscFunctionBegin;
   (void)st, (void)t;
   c->jacobian_calls++;
-  PetscCall(HostGather(c, q, v, d, dv));
-  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)J), &rank));
-  if (rank) PetscFunctionReturn(0);
+  PetscCall(HostGatherOnRankZero(c, q, v, (PetscObject)J, d, dv, &mine));
+  if (!mine) PetscFunctionReturn(0);
   for (PetscInt k = 0; k < c->n; k++) {
     const HostDamper *h = &c->d[k];
     const PetscReal   r = PetscSqrtReal(d[k][0] * d[k][0] + d[k][1] * d[k][1] + d[k][2] * d[k][2]);
