@@ -357,6 +357,9 @@ typedef struct {
 
 static const BadRun bad_runs[] = {
   {"tests/inputs/bad/unknown_key.yaml", 6, 5, "key 'bodies[0].colour'", "unknown key 'colour'", NULL},
+  {"tests/inputs/bad/beam_stiffness.yaml", 10, 40, "key 'springs[0].EA'", "expected a positive number", NULL},
+  {"tests/inputs/bad/beam_ground.yaml", 11, 31, "key 'springs[1].bodies[1]'", "weld a body to the ground", NULL},
+  {"tests/inputs/bad/beam_points.yaml", 11, 5, "springs[1] (beam)", "it takes no points", NULL},
   {"tests/inputs/bad/galerkin_points.yaml", 2, 38, "key 'scheme.points'", "expected an integer in [2, 8]", NULL},
   {"tests/inputs/bad/galerkin_variant.yaml", 2, 16, "key 'scheme.type'", "galerkin-lgg", NULL},
   {"tests/inputs/bad/negative_mass.yaml", 3, 39, "key 'bodies[0].mass'", "got '-1'", NULL},

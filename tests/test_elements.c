@@ -1665,6 +1665,114 @@ static void TestDriveMotions(void **state)
   }
 }
 
+/* The beam element (src/elements/beam.c, docs/beams.md) between two rigid nodes: its gradient, Hessian and discrete
+   gradient against finite differences, the discrete gradient's exactness and directionality, invariance under rigid
+   motions, no energy in the initial configuration, and the strains of a bent and a twisted element */
+extern const MbsElementType MbsElementTypeBeam;
+
+static void BeamState(double L, double R[3][3], const double p[3], double *q)
+{
+  /* two nodes a length L apart along d3, both with directors R e_i (columns of R), a at p */
+  for (int i = 0; i < 3; i++) {
+    q[i]      = p[i];
+    q[12 + i] = p[i] + L * R[i][2];
+    for (int k = 0; k < 3; k++) q[3 + 3 * k + i] = q[15 + 3 * k + i] = R[i][k];
+  }
+}
+
+static void TestBeam(void **state)
+{
+  const double stiffness[6] = {40.0, 55.0, 300.0, 2.0, 3.5, 1.2};
+  (void)state;
+  CheckKernelSlots(&MbsElemKernelBeam, "beam", 0);
+  for (int seed = 0; seed < 6; seed++) {
+    const BodyPair   pair = {RIGID, RIGID};
+    MbsElemData      e;
+    MbsElemPlacement pa, pb;
+    Context          ctx;
+    double           q0[24], q1[24], qref[24], R[3][3], p[3], L, eps_ref[6], V;
+    char             error[256];
+
+    RandomSeed(2000 + seed);
+    ContextSet(&ctx, "beam", pair, seed);
+    memset(&e, 0, sizeof(e));
+    e.nblocks_a = e.nblocks_b = RIGID;
+    for (int k = 0; k < 6; k++) e.beam_stiffness[k] = stiffness[k] * (1.5 + Random());
+    /* a stress-free reference: a slightly curved and twisted element (node b turned a little) */
+    RandomRotation(R);
+    RandomVector(1.0, p);
+    L = 1.0 + 0.5 * Random();
+    BeamState(L, R, p, qref);
+    {
+      double       T[3][3], Rb[3][3];
+      const double a = 0.2 * Random(), s = sin(a), c = cos(a);
+      const double Tz[3][3] = {{c, -s, 0}, {s, c, 0}, {0, 0, 1}}; /* b turned about its d3 (twist) ... */
+      memcpy(T, Tz, sizeof(T));
+      for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) {
+          Rb[i][k] = 0;
+          for (int l = 0; l < 3; l++) Rb[i][k] += R[i][l] * T[l][k];
+        }
+      for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++) qref[15 + 3 * k + i] = Rb[i][k];
+    }
+    for (int i = 0; i < 3; i++) {
+      pa.x[i] = qref[i], pb.x[i] = qref[12 + i];
+      for (int k = 0; k < 3; k++) pa.D[k][i] = qref[3 + 3 * k + i], pb.D[k][i] = qref[15 + 3 * k + i];
+    }
+    e.length = MBS_ELEM_UNSET;
+    assert_int_equal(MbsElementTypeBeam.complete(&e, &pa, &pb, error, sizeof(error)), 0);
+    ExpectClose(&ctx, "length from the nodes", 0, 0, e.length, L, 1e-14 * L);
+    V = MbsElemKernelBeam.energy(&e, qref);
+    ExpectClose(&ctx, "no energy in the reference configuration", 0, 0, V, 0.0, 1e-30);
+    memcpy(eps_ref, e.beam_strain0, sizeof(eps_ref));
+    ExpectClose(&ctx, "stretch of the reference", 0, 0, eps_ref[2], cos(0.0) * 1.0, 1e-12); /* d3 . phi' = 1 */
+    /* random states near the reference (directors not orthonormal: the energy is defined on all of R^24) */
+    for (int i = 0; i < 24; i++) {
+      q0[i] = qref[i] + 0.2 * (Random() - 0.5);
+      q1[i] = qref[i] + 0.2 * (Random() - 0.5);
+    }
+    CheckPotential(&ctx, &MbsElemKernelBeam, &e, q0, q1, 1);
+  }
+  {
+    /* pure bending and pure torsion of a straight element along e3 (unit stiffnesses, unstrained straight): the nodes
+       turned by -th/2 and th/2 about e1 give the curvature K_1 = -sin(th)/L and the stretch cos(th/2) of the chord;
+       about e3 the twist K_3 = -sin(th)/L */
+    const BodyPair pair = {RIGID, RIGID};
+    MbsElemData    e;
+    Context        ctx;
+    const double   L = 0.7, th = 0.3, ch = cos(0.5 * th), sh = sin(0.5 * th);
+
+    ContextSet(&ctx, "beam strains", pair, 0);
+    memset(&e, 0, sizeof(e));
+    e.nblocks_a = e.nblocks_b = RIGID;
+    e.length                  = L;
+    for (int k = 0; k < 6; k++) e.beam_stiffness[k] = 1.0;
+    e.beam_strain0[2] = 1.0;
+    for (int mode = 0; mode < 2; mode++) {
+      double q[24], Vexp;
+      memset(q, 0, sizeof(q));
+      q[14] = L; /* b at (0, 0, L) */
+      for (int side = 0; side < 2; side++) {
+        const double sg = side ? 1.0 : -1.0;
+        double      *D  = q + 12 * side + 3; /* d1, d2, d3 of the node */
+        if (mode == 0) {                     /* about e1 */
+          D[0] = 1;
+          D[4] = ch, D[5] = sg * sh;
+          D[7] = -sg * sh, D[8] = ch;
+        } else { /* about e3 */
+          D[0] = ch, D[1] = sg * sh;
+          D[3] = -sg * sh, D[4] = ch;
+          D[8] = 1;
+        }
+      }
+      Vexp = mode == 0 ? 0.5 * L * (pow(ch - 1, 2) + pow(sin(th) / L, 2)) : 0.5 * L * pow(sin(th) / L, 2);
+      ExpectClose(&ctx, mode ? "torsion energy" : "bending energy", mode, 0, MbsElemKernelBeam.energy(&e, q), Vexp,
+                  1e-14);
+    }
+  }
+}
+
 /* Torsional spring: its derivatives and discrete gradient (random frames, any states); its energy against k/2 phi^2
    for turns of b about the joint axis, built through complete() with a rest angle, periodic past the half-turn; the
    discrete gradient across the half-turn; complete()'s refusals */
@@ -1788,6 +1896,7 @@ int main(void)
     cmocka_unit_test(TestDriveMotions),
     cmocka_unit_test(TestDriveErrors),
     cmocka_unit_test(TestTorsionalSpring),
+    cmocka_unit_test(TestBeam),
     cmocka_unit_test(TestRigidBody),
     cmocka_unit_test(TestSpherical),
     cmocka_unit_test(TestRod),

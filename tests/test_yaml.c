@@ -78,7 +78,7 @@ static const BadInput bad_inputs[] = {
   {"zero_stiffness", 6, 47, "springs[0].stiffness", "expected a positive number (stiffness in N/m)", "'0'"},
   {"negative_spring_length", 6, 60, "springs[0].length", "expected a non-negative number (rest length in m)", "'-1'"},
   {"unknown_spring_type", 6, 12, "springs[0].type",
-   "expected a spring type (linear, quartic, damper, torsional_spring or torsional_damper)", "'cubic'"},
+   "expected a spring type (linear, quartic, damper, torsional_spring, beam or torsional_damper)", "'cubic'"},
   {"zero_every", 4, 33, "output.every", "expected a positive integer", "'0'"},
   {"fractional_every", 4, 17, "output.every", "expected a positive integer", "'2.5'"},
   {"unknown_trajectory", 4, 48, "output.trajectory", "expected one of xdmf, none", "'vtk'"},

@@ -756,6 +756,12 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     if (type->connection == MBS_ELEM_TWO_BODIES) {
       PetscCall(ParseBodyPair(r, item, ipath, ref, names, namepaths));
       for (PetscInt k = 0; k < 2; k++) {
+        if (type->joins_centres && ref[k].ground) {
+          char expected[128];
+          snprintf(expected, sizeof(expected), "a body (a %s %s joins two bodies; weld a body to the ground instead)",
+                   type->name, noun);
+          PetscCall(MbsYAMLFail(r, names[k]->start_mark, namepaths[k], expected, "'ground'"));
+        }
         if ((type->needs_orientation & (1 << k)) && !ref[k].ground && ref[k].type != MBS_BODY_RIGID) {
           char got[MBS_YAML_GOT_LEN + 32], expected[128];
 

@@ -11,7 +11,7 @@ extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, M
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
   MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
   MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper, MbsElementTypeTorsionalSpring, MbsElementTypeAngleDrive,
-  MbsElementTypeSlideDrive, MbsElementTypePositionDrive, MbsElementTypeJointForce;
+  MbsElementTypeSlideDrive, MbsElementTypePositionDrive, MbsElementTypeJointForce, MbsElementTypeBeam;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -30,6 +30,7 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorsionalSpring));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeBeam));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorsionalDamper));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointLoad));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeTorqueLoad));

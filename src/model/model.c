@@ -863,6 +863,9 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
                PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
                model->bodies[body[s]].name, type->name);
+  PetscCheck(!type->joins_centres || (a != MBS_GROUND && b != MBS_GROUND), PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_WRONG,
+             "%s: joins two bodies, not a body and the ground (fix a body to the ground with a weld)", type->title);
   error[0] = 0;
   if (elem) *elem = -1;
   PetscCall(PetscMemcpy(&d, data, sizeof(d))); /* with its zero padding: the checkpoint hashes the bytes */

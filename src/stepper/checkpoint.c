@@ -124,6 +124,8 @@ static PetscInt64 MbsModelHash(MbsModel model, size_t data_bytes)
         MbsHash(&h, tb->t, sizeof(double) * (size_t)tb->n);
         MbsHash(&h, tb->v, sizeof(double) * (size_t)tb->n);
       }
+      if (data_bytes > offsetof(MbsElemData, beam_stiffness)) /* version 7: the fields after the time function */
+        MbsHash(&h, e->data.beam_stiffness, data_bytes - offsetof(MbsElemData, beam_stiffness));
     } else
       MbsHash(&h, &e->data, data_bytes);
   }
@@ -136,7 +138,9 @@ static PetscInt64 MbsModelHash(MbsModel model, size_t data_bytes)
    state of the evaluation, not of the model */
 static size_t MbsModelHashBytes(PetscInt64 version)
 {
-  return version >= 6 ? offsetof(MbsElemData, tcoef) : offsetof(MbsElemData, frame_a);
+  return version >= 7   ? offsetof(MbsElemData, tcoef)
+         : version == 6 ? offsetof(MbsElemData, beam_stiffness)
+                        : offsetof(MbsElemData, frame_a);
 }
 
 /* The model hash of checkpoint versions 1 and 2, whose element types and data fields are the ones listed. */

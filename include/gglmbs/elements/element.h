@@ -64,7 +64,7 @@ typedef struct {
   const char      *item_quantity; /* of each vector of a pair: "hinge axis in the body frame" */
 } MbsElemParam;
 
-#define MBS_ELEM_MAX_PARAMS 4
+#define MBS_ELEM_MAX_PARAMS 8
 
 /* A real parameter not given (input) or PETSC_DETERMINE (C API): complete() puts its default in. */
 #define MBS_ELEM_UNSET (-1.0e300)
@@ -83,6 +83,7 @@ typedef struct {
      defaults of unset reals, unit axes, derived vectors and frames, range checks. Returns 0, or 1 with error
      ("Rod: length must be positive and finite, got -1"). NULL: nothing to complete. */
   int (*complete)(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error, size_t len);
+  int joins_centres; /* a and b are bodies, not the ground, joined at their centres: it takes no points (a beam) */
 } MbsElementType;
 
 /* Shared by complete() routines: a real left unset takes the initial distance |xb - xa|. */

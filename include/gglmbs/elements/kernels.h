@@ -79,6 +79,9 @@ typedef struct {
   double          exponent; /* damper: the force grows as |axial velocity|^exponent, exponent >= 1 */
   double          load[3];  /* force (N) or torque (N m) of a load, world frame, times its time function */
   MbsTimeFunction time;     /* of a load; of a drive: its prescribed coordinate */
+  /* Beam element (docs/beams.md): the stiffnesses GA1, GA2, EA, EI1, EI2, GJ of its six strains and their values in
+     the stress-free initial configuration. Appended in checkpoint version 7. */
+  double beam_stiffness[6], beam_strain0[6];
   /* Not model data: the time coefficients of a rheonomic constraint (a drive) at the time the model's constraints
      are evaluated, set by MbsModelSetConstraintTime() through the kernel's time_coefficients(). Last, and not part
      of the checkpoint's model hash. */
@@ -140,6 +143,7 @@ extern const MbsElemKernel MbsElemKernelJointForce;    /* f(t) along a's axis on
 extern const MbsElemKernel MbsElemKernelDamper; /* f = -c |u|^(e-1) u n on a, opposite on b; u = n . d', n = d/|d| */
 extern const MbsElemKernel MbsElemKernelTorsionalDamper; /* -c n . (omega_b - omega_a) about a's axis, on b */
 extern const MbsElemKernel MbsElemKernelTorsionalSpring; /* V = k/2 phi^2, phi = atan2(A_1.B_0, A_0.B_0) */
+extern const MbsElemKernel MbsElemKernelBeam; /* V = L/2 sum C_a (eps_a - eps0_a)^2, six strains quadratic in q */
 /* Joints of quadratic rows in the director formulation (docs/joints.md); A_k, B_k the joint-frame axes carried by a
    and b, d = x_a(Xa) - x_b(Xb) */
 extern const MbsElemKernel MbsElemKernelPrismatic;    /* A_2.B_0, A_2.B_1, A_0.B_1, d.B_0, d.B_1 */
