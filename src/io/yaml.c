@@ -724,7 +724,7 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     yaml_node_t *item = MbsYAMLSequenceItem(r, list, i), *type_node, *names[2];
     char         ipath[MBS_YAML_PATH_LEN], tpath[MBS_YAML_PATH_LEN], namepaths[2][MBS_YAML_PATH_LEN], context[96],
       label[PETSC_MAX_PATH_LEN + 128];
-    const char           *keys[4 + MBS_ELEM_MAX_PARAMS], *tname = NULL;
+    const char           *keys[5 + MBS_ELEM_MAX_PARAMS], *tname = NULL; /* 4 fixed keys, the parameters, NULL */
     const MbsElementType *type;
     MbsYAMLBodyRef        ref[2];
     PetscReal             X[2][3];
