@@ -514,6 +514,39 @@ PetscErrorCode MbsModelGetNumElements(MbsModel model, PetscInt *n)
   PetscFunctionReturn(0);
 }
 
+/* The weights of a material point's position in a body's coordinate blocks: x = sum_j s_j q_j, s = (1, X) for a
+   rigid body (phi, d1, d2, d3), s = (1) for a particle; the number of blocks */
+static PetscInt MbsModelPointWeights(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal s[4])
+{
+  const PetscInt nb = (PetscInt)model->bodies[body].type;
+  s[0]              = 1.0;
+  for (PetscInt j = 1; j < nb; j++) s[j] = X ? X[j - 1] : 0.0;
+  return nb;
+}
+
+static PetscErrorCode MbsModelCheckBody(MbsModel model, PetscInt body, PetscBool ground)
+{
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
+  PetscCheck((ground && body == MBS_GROUND) || (body >= 0 && body < model->nbodies), PETSC_COMM_SELF,
+             PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)",
+             body, model->nbodies);
+  PetscFunctionReturn(0);
+}
+
+/* x = sum_j s_j q_j, a material point's position from its body's coordinate blocks qb (or its velocity from their
+   rates) */
+static void MbsModelPointFromBlocks(MbsModel model, PetscInt body, const PetscReal X[3], const PetscScalar qb[],
+                                    PetscReal x[3])
+{
+  PetscReal      s[4];
+  const PetscInt nb = MbsModelPointWeights(model, body, X, s);
+  for (int l = 0; l < 3; l++) {
+    x[l] = 0;
+    for (PetscInt j = 0; j < nb; j++) x[l] += s[j] * PetscRealPart(qb[3 * j + l]);
+  }
+}
+
 /*@C
   MbsModelGetPointPosition - World position of a material point of a body at the initial state.
 
@@ -534,34 +567,8 @@ PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const Pet
              "Body %" PetscInt_FMT " does not exist", body);
   if (body == MBS_GROUND) {
     for (int i = 0; i < 3; i++) x[i] = X[i];
-  } else {
-    const MbsBody *b = &model->bodies[body];
-    for (int i = 0; i < 3; i++) {
-      x[i] = b->q0[i];
-      if (b->type == MBS_BODY_RIGID)
-        for (int d = 0; d < 3; d++) x[i] += X[d] * b->q0[3 + 3 * d + i];
-    }
-  }
-  PetscFunctionReturn(0);
-}
-
-/* The weights of a material point's position in a body's coordinate blocks: x = sum_j s_j q_j, s = (1, X) for a
-   rigid body (phi, d1, d2, d3), s = (1) for a particle; the number of blocks */
-static PetscInt MbsModelPointWeights(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal s[4])
-{
-  const PetscInt nb = (PetscInt)model->bodies[body].type;
-  s[0]              = 1.0;
-  for (PetscInt j = 1; j < nb; j++) s[j] = X ? X[j - 1] : 0.0;
-  return nb;
-}
-
-static PetscErrorCode MbsModelCheckBody(MbsModel model, PetscInt body, PetscBool ground)
-{
-  PetscFunctionBegin;
-  PetscCheck(model->setup, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Call MbsModelSetUp() first");
-  PetscCheck((ground && body == MBS_GROUND) || (body >= 0 && body < model->nbodies), PETSC_COMM_SELF,
-             PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)",
-             body, model->nbodies);
+  } else
+    MbsModelPointFromBlocks(model, body, X, model->bodies[body].q0, x);
   PetscFunctionReturn(0);
 }
 
@@ -679,16 +686,9 @@ PetscErrorCode MbsModelAddPointForceJacobian(MbsModel model, PetscInt a, const P
 PetscErrorCode MbsModelGetPointFromCoordinates(MbsModel model, PetscInt body, const PetscReal X[3],
                                                const PetscScalar qb[], PetscReal x[3])
 {
-  PetscReal s[4];
-  PetscInt  nb;
-
   PetscFunctionBegin;
   PetscCall(MbsModelCheckBody(model, body, PETSC_FALSE));
-  nb = MbsModelPointWeights(model, body, X, s);
-  for (int l = 0; l < 3; l++) {
-    x[l] = 0;
-    for (PetscInt j = 0; j < nb; j++) x[l] += s[j] * PetscRealPart(qb[3 * j + l]);
-  }
+  MbsModelPointFromBlocks(model, body, X, qb, x);
   PetscFunctionReturn(0);
 }
 

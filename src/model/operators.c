@@ -832,7 +832,8 @@ PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt c
 {
   const MbsModel model = sys->model;
   const PetscInt xrow  = sys->rank_xstart[model->rank] + sys->foff[row];
-  PetscInt       rstart, rend, nz = 0;
+  PetscInt       rstart, rend;
+  MatInfo        info;
 
   PetscFunctionBegin;
   PetscCheck(sys->kind[row] == MBS_FIELD_COORDINATE && sys->kind[col] == MBS_FIELD_COORDINATE,
@@ -845,13 +846,8 @@ PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt c
              ") on rank %d, the model's coordinates "
              "are [%" PetscInt_FMT ", %" PetscInt_FMT "): create it with MbsModelCreateCoordinateMatrix()",
              rstart, rend, (int)model->rank, model->rank_qstart[model->rank], model->rank_qstart[model->rank + 1]);
-  for (PetscInt i = rstart; i < rend; i++) {
-    PetscInt n;
-    PetscCall(MatGetRow(A, i, &n, NULL, NULL));
-    nz += n;
-    PetscCall(MatRestoreRow(A, i, &n, NULL, NULL));
-  }
-  PetscCall(MbsSystemReserve(sys, nz));
+  PetscCall(MatGetInfo(A, MAT_LOCAL, &info)); /* the entries of this rank's rows */
+  PetscCall(MbsSystemReserve(sys, (PetscInt)info.nz_used));
   for (PetscInt i = rstart; i < rend; i++) {
     const PetscInt    *cols;
     const PetscScalar *vals;
