@@ -21,6 +21,7 @@ typedef struct {
   PetscInt  output_every;                   /* output: every (default 1) */
   char      trajectory[16];                 /* output: trajectory, "xdmf" or "none" (default "": not given) */
   char      reactions[PETSC_MAX_PATH_LEN];  /* output: reactions, "all" or names joined by commas (default "") */
+  PetscInt  equilibrium_steps; /* equilibrium: load_steps, the initial static equilibrium's (default 0: none) */
 } MbsRunConfig;
 
 PETSC_EXTERN PetscErrorCode MbsRunConfigSetDefaults(MbsRunConfig *);

@@ -46,6 +46,8 @@ PETSC_EXTERN PetscErrorCode MbsModelSetSource(MbsModel, const char[]);
 PETSC_EXTERN PetscErrorCode MbsModelGetSource(MbsModel, const char *[]);
 PETSC_EXTERN PetscErrorCode MbsModelSetGravity(MbsModel, const PetscReal[3]);
 PETSC_EXTERN PetscErrorCode MbsModelGetGravity(MbsModel, PetscReal[3]);
+PETSC_EXTERN PetscErrorCode MbsModelSetLoadFactor(MbsModel, PetscReal);
+PETSC_EXTERN PetscErrorCode MbsModelGetLoadFactor(MbsModel, PetscReal *);
 
 PETSC_EXTERN PetscErrorCode MbsModelAddParticle(MbsModel, const char name[], PetscReal mass, const PetscReal x[3],
                                                 const PetscReal v[3], PetscInt *body);
@@ -153,6 +155,26 @@ PETSC_EXTERN PetscErrorCode MbsModelAddRigidChain(MbsModel, const char name[], P
                                                   const PetscReal start[3], const PetscReal direction[3],
                                                   MbsChainJointType joint, const PetscReal axis[3],
                                                   PetscInt *first_body);
+/* A beam's section (docs/beams.md): the stiffnesses of its six strains and its inertia per unit length */
+typedef struct {
+  PetscReal EA, GA1, GA2; /* axial and shear stiffness, N */
+  PetscReal EI1, EI2, GJ; /* bending stiffness about d1 and d2, torsional stiffness, N m^2 */
+  PetscReal rhoA;         /* mass per unit length, kg/m */
+  PetscReal rhoI1, rhoI2; /* the section's rotary inertia per unit length about d1 and d2, kg m */
+} MbsBeamSection;
+
+/* How a beam's end is held */
+typedef enum {
+  MBS_BEAM_FREE,   /* not held */
+  MBS_BEAM_PINNED, /* its end node's centre held in place (a fixed point), free to turn */
+  MBS_BEAM_CLAMPED /* its end node welded to the ground */
+} MbsBeamSupport;
+PETSC_EXTERN const char *const MbsBeamSupports[];
+
+PETSC_EXTERN PetscErrorCode MbsModelAddBeam(MbsModel, const char name[], PetscInt npoints, const PetscReal points[],
+                                            PetscInt nelements, const MbsBeamSection *, const PetscReal d1[3],
+                                            MbsBeamSupport start, MbsBeamSupport end, PetscInt *first_body,
+                                            PetscInt *nnodes);
 PETSC_EXTERN PetscErrorCode MbsModelAddNet(MbsModel, const char name[], PetscInt nx, PetscInt ny, PetscReal mass,
                                            const PetscReal origin[3], const PetscReal step_i[3],
                                            const PetscReal step_j[3], PetscInt nfixed, const PetscInt fixed[],

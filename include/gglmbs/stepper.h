@@ -20,6 +20,7 @@ typedef struct _p_MbsStepper *MbsStepper;
    parameter points (default 3, 2 to 8) */
 #define MBSSCHEMEGALERKINLGG "galerkin-lgg"
 #define MBSSCHEMEGALERKINLLL "galerkin-lll"
+#define MBSSCHEMESTATIC      "static" /* static equilibrium at each step's end time (docs/statics.md) */
 #define MBSSCHEMERATTLE      "rattle" /* RATTLE (Andersen 1983): symplectic, second order, constraints on both levels */
 
 /* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or
@@ -104,6 +105,8 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetFromOptions(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperSetUp(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperStep(MbsStepper);
 PETSC_EXTERN PetscErrorCode MbsStepperSolve(MbsStepper);
+PETSC_EXTERN PetscErrorCode MbsStepperSolveEquilibrium(MbsStepper, PetscInt nsteps);
+PETSC_EXTERN PetscErrorCode MbsStepperSetEquilibrium(MbsStepper, PetscInt nsteps);
 PETSC_EXTERN PetscErrorCode MbsStepperView(MbsStepper, PetscViewer);
 
 PETSC_EXTERN PetscErrorCode MbsStepperGetModel(MbsStepper, MbsModel *);

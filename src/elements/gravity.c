@@ -41,4 +41,5 @@ const MbsElemKernel MbsElemKernelGravity = {
   .gradient          = GravityGradient,
   .hessian           = GravityHessian,
   .discrete_gradient = GravityDiscreteGradient,
+  .applied           = 1,
 };

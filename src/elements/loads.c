@@ -52,8 +52,8 @@ static void TorqueLoadForce(const MbsElemData *e, const double *qm, const double
   }
 }
 
-const MbsElemKernel MbsElemKernelPointLoad  = {.name = "point_load", .force = PointLoadForce};
-const MbsElemKernel MbsElemKernelTorqueLoad = {.name = "torque_load", .force = TorqueLoadForce};
+const MbsElemKernel MbsElemKernelPointLoad  = {.name = "point_load", .force = PointLoadForce, .applied = 1};
+const MbsElemKernel MbsElemKernelTorqueLoad = {.name = "torque_load", .force = TorqueLoadForce, .applied = 1};
 
 const MbsElementType MbsElementTypePointLoad = {
   .name       = "force",
@@ -164,7 +164,7 @@ static void JointTorqueForce(const MbsElemData *e, const double *qm, const doubl
   if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
 }
 
-const MbsElemKernel MbsElemKernelJointTorque = {.name = "joint_torque", .force = JointTorqueForce};
+const MbsElemKernel MbsElemKernelJointTorque = {.name = "joint_torque", .force = JointTorqueForce, .applied = 1};
 
 static int JointTorqueComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                                size_t len)
@@ -217,7 +217,7 @@ static void JointForceForce(const MbsElemData *e, const double *qm, const double
   if (Jv) memset(Jv, 0, sizeof(double) * nq * nq);
 }
 
-const MbsElemKernel MbsElemKernelJointForce = {.name = "joint_force", .force = JointForceForce};
+const MbsElemKernel MbsElemKernelJointForce = {.name = "joint_force", .force = JointForceForce, .applied = 1};
 
 static int JointForceComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error,
                               size_t len)

@@ -57,5 +57,6 @@ PetscErrorCode MbsStepperSetRunConfig(MbsStepper st, const MbsRunConfig *cfg)
   PetscCall(MbsStepperSetOutput(st, cfg->output_dir, cfg->output_every));
   if (cfg->trajectory[0]) PetscCall(MbsStepperSetTrajectory(st, cfg->trajectory, cfg->output_every));
   if (cfg->reactions[0]) PetscCall(MbsStepperSetReactions(st, cfg->reactions));
+  if (cfg->equilibrium_steps) PetscCall(MbsStepperSetEquilibrium(st, cfg->equilibrium_steps));
   PetscFunctionReturn(0);
 }

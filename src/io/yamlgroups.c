@@ -22,6 +22,7 @@ static const char *GroupKindName(MbsYAMLGroupKind kind)
     case MBS_YAML_CHAIN: return "chain";
     case MBS_YAML_RIGID_CHAIN: return "rigid chain";
     case MBS_YAML_NET: return "net";
+    case MBS_YAML_BEAM: return "beam";
     default: return "mesh";
   }
 }
@@ -908,6 +909,231 @@ PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char 
     ierr = AddMesh(r, item, ipath, g, name, npath, &mesh, context);
     PetscCall(MbsGmshMeshDestroy(&mesh));
     PetscCall(ierr);
+  }
+  PetscFunctionReturn(0);
+}
+
+static const char *const beam_keys[] = {
+  "name", "points", "elements", "EA",      "GA1",  "GA2", "EI1", "EI2", "GJ",           "rhoA", "rhoI1",    "rhoI2",
+  "E",    "G",      "nu",       "density", "area", "I1",  "I2",  "J",   "shear_factor", "d1",   "supports", NULL};
+
+/* A positive number under key, required (expected given) or optional (*node NULL when absent) */
+static PetscErrorCode BeamReal(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], const char key[],
+                               const char quantity[], PetscBool required, PetscReal *v, yaml_node_t **node)
+{
+  char         kpath[MBS_YAML_PATH_LEN], expected[192];
+  yaml_node_t *n;
+
+  PetscFunctionBegin;
+  snprintf(expected, sizeof(expected), "a positive number (%s)", quantity);
+  PetscCall(MbsYAMLLookup(r, item, ipath, key, required ? expected : NULL, kpath, &n));
+  if (n) PetscCall(MbsYAMLParseReal(r, n, kpath, MBS_YAML_POSITIVE, quantity, v));
+  if (node) *node = n;
+  PetscFunctionReturn(0);
+}
+
+/* The section of beams[i]: the stiffnesses and inertias themselves, or a material (E, G or nu, density) and a section
+   (area, I1, I2, J, shear_factor); not both */
+static PetscErrorCode ParseBeamSection(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsBeamSection *sec)
+{
+  static const char *const direct[]     = {"EA", "GA1", "GA2", "EI1", "EI2", "GJ", "rhoA", "rhoI1", "rhoI2"};
+  static const char *const material[]   = {"E", "G", "nu", "density", "area", "I1", "I2", "J", "shear_factor"};
+  yaml_node_t             *first_direct = NULL, *first_material = NULL, *n;
+  const char              *direct_key = NULL, *material_key = NULL;
+  char                     kpath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 9; k++) {
+    PetscCall(MbsYAMLLookup(r, item, ipath, direct[k], NULL, kpath, &n));
+    if (n && !first_direct) first_direct = n, direct_key = direct[k];
+    PetscCall(MbsYAMLLookup(r, item, ipath, material[k], NULL, kpath, &n));
+    if (n && !first_material) first_material = n, material_key = material[k];
+  }
+  if (first_direct && first_material) {
+    char got[MBS_YAML_GOT_LEN + 64];
+
+    MbsYAMLPathKey(kpath, ipath, material_key);
+    snprintf(got, sizeof(got), "'%s' together with '%s'", material_key, direct_key);
+    PetscCall(MbsYAMLFail(r, first_material->start_mark, kpath,
+                          "either the stiffnesses and inertias (EA, GA1, GA2, EI1, EI2, GJ, rhoA, rhoI1, rhoI2) or a "
+                          "material and section (E, G or nu, density, area, I1, I2, J, shear_factor), not both",
+                          got));
+  }
+  if (!first_material) {
+    PetscCall(BeamReal(r, item, ipath, "EA", "axial stiffness in N", PETSC_TRUE, &sec->EA, NULL));
+    PetscCall(BeamReal(r, item, ipath, "GA1", "shear stiffness along d1 in N", PETSC_TRUE, &sec->GA1, NULL));
+    PetscCall(BeamReal(r, item, ipath, "GA2", "shear stiffness along d2 in N", PETSC_TRUE, &sec->GA2, NULL));
+    PetscCall(BeamReal(r, item, ipath, "EI1", "bending stiffness about d1 in N m^2", PETSC_TRUE, &sec->EI1, NULL));
+    PetscCall(BeamReal(r, item, ipath, "EI2", "bending stiffness about d2 in N m^2", PETSC_TRUE, &sec->EI2, NULL));
+    PetscCall(BeamReal(r, item, ipath, "GJ", "torsional stiffness in N m^2", PETSC_TRUE, &sec->GJ, NULL));
+    PetscCall(BeamReal(r, item, ipath, "rhoA", "mass per unit length in kg/m", PETSC_TRUE, &sec->rhoA, NULL));
+    PetscCall(BeamReal(r, item, ipath, "rhoI1", "rotary inertia per unit length about d1 in kg m", PETSC_TRUE,
+                       &sec->rhoI1, NULL));
+    PetscCall(BeamReal(r, item, ipath, "rhoI2", "rotary inertia per unit length about d2 in kg m", PETSC_TRUE,
+                       &sec->rhoI2, NULL));
+  } else {
+    PetscReal    E = 0, G = 0, nu = 0, rho = 0, A = 0, I1 = 0, I2 = 0, J = 0, kappa = 1;
+    yaml_node_t *gnode, *nunode, *jnode;
+
+    PetscCall(BeamReal(r, item, ipath, "E", "Young's modulus in Pa", PETSC_TRUE, &E, NULL));
+    PetscCall(BeamReal(r, item, ipath, "G", "shear modulus in Pa", PETSC_FALSE, &G, &gnode));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "nu", NULL, kpath, &nunode));
+    if (gnode && nunode)
+      PetscCall(MbsYAMLFail(r, nunode->start_mark, kpath, "either G or nu (Poisson's ratio), not both", "both"));
+    if (nunode) {
+      PetscCall(MbsYAMLParseFinite(r, nunode, kpath, "Poisson's ratio in (-1, 0.5]", &nu));
+      if (!(nu > -1 && nu <= 0.5)) PetscCall(MbsYAMLFailNode(r, nunode, kpath, "Poisson's ratio in (-1, 0.5]"));
+      G = E / (2 * (1 + nu));
+    } else if (!gnode)
+      PetscCall(MbsYAMLFail(r, item->start_mark, ipath, "a shear modulus 'G' or a Poisson's ratio 'nu'",
+                            "neither (the key is missing)"));
+    PetscCall(BeamReal(r, item, ipath, "density", "density in kg/m^3", PETSC_TRUE, &rho, NULL));
+    PetscCall(BeamReal(r, item, ipath, "area", "cross-section area in m^2", PETSC_TRUE, &A, NULL));
+    PetscCall(BeamReal(r, item, ipath, "I1", "second moment of area about d1 in m^4", PETSC_TRUE, &I1, NULL));
+    PetscCall(BeamReal(r, item, ipath, "I2", "second moment of area about d2 in m^4", PETSC_TRUE, &I2, NULL));
+    PetscCall(BeamReal(r, item, ipath, "J", "torsion constant in m^4 (default I1 + I2)", PETSC_FALSE, &J, &jnode));
+    if (!jnode) J = I1 + I2;
+    PetscCall(
+      BeamReal(r, item, ipath, "shear_factor", "shear correction factor (default 1)", PETSC_FALSE, &kappa, NULL));
+    sec->EA  = E * A;
+    sec->GA1 = sec->GA2 = kappa * G * A;
+    sec->EI1            = E * I1;
+    sec->EI2            = E * I2;
+    sec->GJ             = G * J;
+    sec->rhoA           = rho * A;
+    sec->rhoI1          = rho * I1;
+    sec->rhoI2          = rho * I2;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0, n = MbsYAMLSequenceLength(list); i < n; i++) {
+    MbsYAMLGroup *g;
+    yaml_node_t  *item = MbsYAMLSequenceItem(r, list, i), *name, *pnode, *enode, *node, *d1node;
+    char ipath[MBS_YAML_PATH_LEN], npath[MBS_YAML_PATH_LEN], ppath[MBS_YAML_PATH_LEN], epath[MBS_YAML_PATH_LEN],
+      kpath[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64],
+      label[PETSC_MAX_PATH_LEN + 128];
+    PetscInt                 npoints, nelem, first_elem, end_elem, ncorners = 0, nnodes;
+    PetscReal               *pts, d1[3] = {0, 0, 0}, total = 0;
+    MbsBeamSection           sec;
+    MbsBeamSupport           support[2] = {MBS_BEAM_FREE, MBS_BEAM_FREE};
+    static const char *const expected_points =
+      "a sequence of at least two points [[x, y, z], ...] (the beam's centre line, a polyline, in m)";
+
+    MbsYAMLPathIndex(ipath, path, i);
+    PetscCall(MbsYAMLExpectMapping(
+      r, item, ipath, "a mapping {name: ..., points: [[..], [..]], elements: n, EA: ..., ..., supports: [.., ..]}"));
+    PetscCall(MbsYAMLCheckKeys(r, item, ipath, beam_keys, ""));
+    PetscCall(NewGroup(r, MBS_YAML_BEAM, "beams", i, item, ipath, &g, &name, npath));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "points", expected_points, ppath, &pnode));
+    if (pnode->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(pnode) < 2)
+      PetscCall(MbsYAMLFailNode(r, pnode, ppath, expected_points));
+    npoints = MbsYAMLSequenceLength(pnode);
+    PetscCall(PetscMalloc1(3 * npoints, &pts));
+    for (PetscInt k = 0; k < npoints; k++) {
+      char xpath[MBS_YAML_PATH_LEN];
+
+      MbsYAMLPathIndex(xpath, ppath, k);
+      PetscCall(
+        MbsYAMLParseVec3(r, MbsYAMLSequenceItem(r, pnode, k), xpath, "a point of the centre line in m", pts + 3 * k));
+      if (k) {
+        PetscReal d[3], l, prev[3], c = 1;
+
+        for (int j = 0; j < 3; j++) d[j] = pts[3 * k + j] - pts[3 * (k - 1) + j];
+        l = PetscSqrtReal(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        if (!(l > 0 && PetscIsNormalReal(l)))
+          PetscCall(MbsYAMLFailNode(r, MbsYAMLSequenceItem(r, pnode, k), xpath,
+                                    "a point other than the one before it (a beam segment of non-zero length)"));
+        if (k >= 2) {
+          for (int j = 0; j < 3; j++) prev[j] = pts[3 * (k - 1) + j] - pts[3 * (k - 2) + j];
+          c = (prev[0] * d[0] + prev[1] * d[1] + prev[2] * d[2]) /
+              (l * PetscSqrtReal(prev[0] * prev[0] + prev[1] * prev[1] + prev[2] * prev[2]));
+        }
+        if (!(c > -1.0 + 1e-8))
+          PetscCall(MbsYAMLFailNode(r, MbsYAMLSequenceItem(r, pnode, k), xpath,
+                                    "a point that does not turn the polyline back on itself"));
+        if (c < 1.0 - 1e-12) ncorners++; /* a rigid corner: two nodes welded (MbsModelAddBeam()) */
+        total += l;
+      }
+    }
+    PetscCall(MbsYAMLLookup(r, item, ipath, "elements", "a positive integer (number of beam elements)", epath, &enode));
+    PetscCall(MbsYAMLParseInt(r, enode, epath, "number of beam elements", &nelem));
+    if (nelem < npoints - 1) {
+      char expected[160];
+
+      snprintf(expected, sizeof(expected), "at least %" PetscInt_FMT " elements (one per segment of 'points')",
+               npoints - 1);
+      PetscCall(MbsYAMLFailNode(r, enode, epath, expected));
+    }
+    PetscCall(ParseBeamSection(r, item, ipath, &sec));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "d1", NULL, dpath, &d1node));
+    if (d1node) {
+      PetscReal t[3], c[3];
+
+      PetscCall(MbsYAMLParseNonzeroVec3(r, d1node, dpath, "the section's first principal axis, world frame", d1));
+      for (int j = 0; j < 3; j++) t[j] = pts[3 + j] - pts[j];
+      c[0] = d1[1] * t[2] - d1[2] * t[1];
+      c[1] = d1[2] * t[0] - d1[0] * t[2];
+      c[2] = d1[0] * t[1] - d1[1] * t[0];
+      if (!(PetscSqrtReal(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]) >
+            1e-8 * PetscSqrtReal(d1[0] * d1[0] + d1[1] * d1[1] + d1[2] * d1[2]) *
+              PetscSqrtReal(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])))
+        PetscCall(MbsYAMLFailNode(r, d1node, dpath, "an axis across the beam's first segment, not along it"));
+    }
+    PetscCall(MbsYAMLLookup(r, item, ipath, "supports", NULL, kpath, &node));
+    if (node) {
+      static const char *const expected_supports =
+        "a sequence of two supports [start, end], each free, pinned or clamped";
+      if (node->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(node) != 2)
+        PetscCall(MbsYAMLFailNode(r, node, kpath, expected_supports));
+      for (PetscInt k = 0; k < 2; k++) {
+        char         spath[MBS_YAML_PATH_LEN];
+        const char  *s;
+        yaml_node_t *sn = MbsYAMLSequenceItem(r, node, k);
+
+        MbsYAMLPathIndex(spath, kpath, k);
+        PetscCall(MbsYAMLParseString(r, sn, spath, "a support: free, pinned or clamped", &s));
+        if (!strcmp(s, "free"))
+          support[k] = MBS_BEAM_FREE;
+        else if (!strcmp(s, "pinned"))
+          support[k] = MBS_BEAM_PINNED;
+        else if (!strcmp(s, "clamped"))
+          support[k] = MBS_BEAM_CLAMPED;
+        else
+          PetscCall(MbsYAMLFailNode(r, sn, spath, "a support: free, pinned or clamped"));
+      }
+    }
+    PetscCall(CheckExtent(r, pnode, ppath, pts, total, "beam", "|first point| + length"));
+    {
+      MbsModelSize added;
+      char         what[64];
+
+      PetscCall(PetscMemzero(&added, sizeof(added)));
+      MbsModelSizeBeam(&added, (PetscReal)(nelem + npoints - 1), (PetscReal)nelem, (PetscReal)(npoints - 2), 12);
+      snprintf(what, sizeof(what), "%" PetscInt_FMT " beam elements", nelem);
+      PetscCall(CheckFits(r, enode, epath, &added, what));
+    }
+    g->count = nelem + 1 + ncorners;
+    PetscCall(RegisterGroup(r, g, name, npath));
+    PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+    PetscCall(MbsModelAddBeam(r->model, g->name, npoints, pts, nelem, &sec, d1node ? d1 : NULL, support[0], support[1],
+                              &g->first_body, &nnodes));
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    PetscCall(PetscFree(pts));
+    PetscCheck(nnodes == g->count, r->comm, PETSC_ERR_PLIB,
+               "MbsModelAddBeam() made %" PetscInt_FMT " nodes, the reader counted %" PetscInt_FMT, nnodes, g->count);
+    GroupLabelPrefix(r, g, item, prefix, sizeof(prefix));
+    for (PetscInt k = 0; k < g->count; k++) {
+      snprintf(label, sizeof(label), "%s node %" PetscInt_FMT, prefix, k);
+      PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
+    }
+    for (PetscInt e = first_elem; e < end_elem; e++) {
+      snprintf(label, sizeof(label), "%s (its element %" PetscInt_FMT ")", prefix, e - first_elem);
+      PetscCall(MbsModelSetElementLabel(r->model, e, label));
+    }
   }
   PetscFunctionReturn(0);
 }

@@ -34,7 +34,7 @@ typedef struct {
 
 /* A generator's members are named "<name>.<i>" (chains, rigid chains), "<name>.<i>.<j>" (nets) or
    "<name>.<node tag>" (meshes); a reference is resolved by parsing the indices, not by a search. */
-typedef enum { MBS_YAML_CHAIN, MBS_YAML_RIGID_CHAIN, MBS_YAML_NET, MBS_YAML_MESH } MbsYAMLGroupKind;
+typedef enum { MBS_YAML_CHAIN, MBS_YAML_RIGID_CHAIN, MBS_YAML_NET, MBS_YAML_MESH, MBS_YAML_BEAM } MbsYAMLGroupKind;
 
 typedef struct {
   MbsYAMLGroupKind kind;
@@ -127,6 +127,7 @@ PETSC_INTERN PetscErrorCode MbsYAMLAddChains(MbsYAMLReader *r, yaml_node_t *list
 PETSC_INTERN PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 PETSC_INTERN PetscErrorCode MbsYAMLAddNets(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 PETSC_INTERN PetscErrorCode MbsYAMLAddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
+PETSC_INTERN PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 
 PETSC_INTERN PetscErrorCode MbsYAMLParseName(MbsYAMLReader *r, yaml_node_t *node, const char path[],
                                              const char expected[], const char **value);

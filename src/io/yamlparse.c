@@ -687,8 +687,8 @@ PetscErrorCode MbsYAMLResolveBody(MbsYAMLReader *r, yaml_node_t *node, const cha
 {
   const char *expected =
     allow_ground
-      ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), or 'ground'"
-      : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes), not 'ground'";
+      ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), or 'ground'"
+      : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), not 'ground'";
   const char   *name = NULL;
   MbsYAMLBody  *listed;
   MbsYAMLGroup *group, *near;
@@ -713,7 +713,7 @@ PetscErrorCode MbsYAMLResolveBody(MbsYAMLReader *r, yaml_node_t *node, const cha
   MbsYAMLFindGroupMember(r, name, &group, &body, &near);
   if (group) {
     ref->body = body;
-    ref->type = group->kind == MBS_YAML_RIGID_CHAIN ? MBS_BODY_RIGID : MBS_BODY_PARTICLE;
+    ref->type = group->kind == MBS_YAML_RIGID_CHAIN || group->kind == MBS_YAML_BEAM ? MBS_BODY_RIGID : MBS_BODY_PARTICLE;
     PetscFunctionReturn(0);
   }
   {

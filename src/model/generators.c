@@ -540,3 +540,254 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
   }
   PetscFunctionReturn(0);
 }
+
+/* Two segments whose directions' cosine is at least 1 - MBS_BEAM_STRAIGHT go on straight and share their node */
+#define MBS_BEAM_STRAIGHT 1e-12
+
+const char *const MbsBeamSupports[] = {"free", "pinned", "clamped", "MbsBeamSupport", "MBS_BEAM_", NULL};
+
+/* v turned by the smallest rotation that takes the unit vector a to the unit vector b (about a x b) */
+static void MbsBeamTransport(const PetscReal a[3], const PetscReal b[3], const PetscReal v[3], PetscReal out[3])
+{
+  PetscReal k[3], kv[3], s, c, kdv;
+
+  MbsVec3Cross(a, b, k);
+  s = MbsVec3Norm(k);
+  c = MbsVec3Dot(a, b);
+  if (s < 1e-300) {
+    for (int i = 0; i < 3; i++) out[i] = v[i];
+    return;
+  }
+  for (int i = 0; i < 3; i++) k[i] /= s;
+  MbsVec3Cross(k, v, kv);
+  kdv = MbsVec3Dot(k, v);
+  for (int i = 0; i < 3; i++) out[i] = v[i] * c + kv[i] * s + k[i] * kdv * (1.0 - c);
+}
+
+static PetscErrorCode MbsBeamCheckSection(MbsModel model, const char name[], const MbsBeamSection *sec)
+{
+  const char *const keys[9] = {"EA", "GA1", "GA2", "EI1", "EI2", "GJ", "rhoA", "rhoI1", "rhoI2"};
+  const PetscReal   val[9]  = {sec->EA, sec->GA1,  sec->GA2,   sec->EI1,  sec->EI2,
+                               sec->GJ, sec->rhoA, sec->rhoI1, sec->rhoI2};
+
+  PetscFunctionBegin;
+  for (int i = 0; i < 9; i++)
+    PetscCheck(val[i] > 0 && PetscIsNormalReal(val[i]), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam '%s': %s must be positive and finite, got %g", name, keys[i], (double)val[i]);
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddBeam - Adds a geometrically exact beam (docs/beams.md) along a polyline: rigid nodes joined by beam
+  elements, its mass lumped onto the nodes, its ends free, pinned or clamped.
+
+  Logically Collective (every rank adds the same bodies)
+
+  Input Parameters:
++ model - the model
+. name - beam name; node k is named "<name>.<k>", k = 0 .. nnodes-1, in order along the beam
+. npoints - points of the polyline, at least 2
+. points - their world positions, 3 npoints numbers
+. nelements - elements in all, at least npoints - 1; segment s gets a share in proportion to its length (at least one)
+. section - stiffness and inertia per unit length, each positive
+. d1 - the section's first principal axis on the first segment, world frame, not along it (NULL: the coordinate axis
+       least aligned with the segment); each later segment carries it on by the smallest rotation that turns the
+       previous segment's direction into its own
+. start - `MBS_BEAM_FREE`, `MBS_BEAM_PINNED` or `MBS_BEAM_CLAMPED`: how node 0 is held
+- end - how the last node is held
+
+  Output Parameters:
++ first_body - index of node 0 (may be NULL); node k is body first_body + k
+- nnodes - number of nodes (may be NULL)
+
+  Notes:
+  Every node is a rigid body with d3 along its segment, d1 the section's first axis and d2 = d3 x d1. The nodes of a
+  segment of n_s elements of length l split it evenly; node k carries the share l_k of the beam (l/2 at a segment's
+  ends, l inside): mass rhoA l_k and principal moments rhoI1 l_k + m l_k^2/12, rhoI2 l_k + m l_k^2/12 about d1, d2 and
+  (rhoI1 + rhoI2) l_k about d3 (the m l_k^2/12 term is the second moment of the node's mass along the axis, which keeps
+  the director mass regular and vanishes as the elements shrink). Where the polyline turns, the two segments' end nodes
+  are two bodies at the same point, joined by a weld: a rigid corner. The initial state is stress free and at rest.
+
+  Level: intermediate
+
+.seealso: `MbsBeamSection`, `MbsModelAddRigidChain()`, `MbsModelAddRigidBody()`
+@*/
+PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoints, const PetscReal points[],
+                               PetscInt nelements, const MbsBeamSection *section, const PetscReal d1[3],
+                               MbsBeamSupport start, MbsBeamSupport end, PetscInt *first_body, PetscInt *nnodes)
+{
+  MPI_Comm              comm;
+  const MbsElementType *beam;
+  PetscInt             *ns, nseg = npoints - 1, node = 0, prev = -1, first = -1, ncorner = 0, assigned = 0;
+  PetscReal             total = 0, dprev[3] = {0, 0, 0}, e1[3] = {0, 0, 0};
+  char                  bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCall(CheckGroupName(model, "Beam", name));
+  PetscCheck(npoints >= 2 && points, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Beam '%s': at least two points are needed, got %" PetscInt_FMT, name, npoints);
+  PetscCheck(nelements >= nseg, comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Beam '%s': %" PetscInt_FMT " elements for %" PetscInt_FMT " segments; each segment needs at least one",
+             name, nelements, nseg);
+  PetscCheck(section, comm, PETSC_ERR_ARG_NULL, "Beam '%s': a section is required", name);
+  PetscCall(MbsBeamCheckSection(model, name, section));
+  PetscCheck(start >= MBS_BEAM_FREE && start <= MBS_BEAM_CLAMPED && end >= MBS_BEAM_FREE && end <= MBS_BEAM_CLAMPED,
+             comm, PETSC_ERR_ARG_OUTOFRANGE, "Beam '%s': unknown support", name);
+  for (PetscInt i = 0; i < npoints; i++)
+    PetscCheck(MbsVec3IsFinite(points + 3 * i), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam '%s': point %" PetscInt_FMT " is not finite", name, i);
+  PetscCall(PetscMalloc1(nseg, &ns));
+  for (PetscInt s = 0; s < nseg; s++) {
+    PetscReal d[3], l;
+    for (int i = 0; i < 3; i++) d[i] = points[3 * (s + 1) + i] - points[3 * s + i];
+    l = MbsVec3Norm(d);
+    PetscCheck(l > 0 && PetscIsNormalReal(l), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam '%s': points %" PetscInt_FMT " and %" PetscInt_FMT " coincide (a segment of zero length)", name, s,
+               s + 1);
+    total += l;
+  }
+  /* every segment one element, the rest in proportion to the lengths (largest remainders) */
+  {
+    PetscReal rem_best;
+    for (PetscInt s = 0; s < nseg; s++) {
+      PetscReal d[3];
+      for (int i = 0; i < 3; i++) d[i] = points[3 * (s + 1) + i] - points[3 * s + i];
+      ns[s] = 1 + (PetscInt)PetscFloorReal((PetscReal)(nelements - nseg) * MbsVec3Norm(d) / total);
+      assigned += ns[s];
+    }
+    while (assigned < nelements) {
+      PetscInt best = 0;
+      rem_best      = -1;
+      for (PetscInt s = 0; s < nseg; s++) {
+        PetscReal d[3], r;
+        for (int i = 0; i < 3; i++) d[i] = points[3 * (s + 1) + i] - points[3 * s + i];
+        r = (PetscReal)nelements * MbsVec3Norm(d) / total - (PetscReal)ns[s];
+        if (r > rem_best) rem_best = r, best = s;
+      }
+      ns[best]++;
+      assigned++;
+    }
+  }
+  PetscCall(MbsElementTypeFind("springs", "beam", &beam));
+  PetscCheck(beam, comm, PETSC_ERR_PLIB, "The beam element type is not registered");
+  {
+    MbsModelSize added;
+    PetscReal    ncorners = (PetscReal)(nseg - 1);
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeBeam(&added, (PetscReal)(nelements + nseg), (PetscReal)nelements, ncorners,
+                     (PetscReal)((start == MBS_BEAM_CLAMPED  ? 6
+                                  : start == MBS_BEAM_PINNED ? 3
+                                                             : 0) +
+                                 (end == MBS_BEAM_CLAMPED  ? 6
+                                  : end == MBS_BEAM_PINNED ? 3
+                                                           : 0)));
+    PetscCall(MbsModelCheckGeneratorSize(model, "Beam", name, &added));
+  }
+  for (PetscInt s = 0; s < nseg; s++) {
+    const PetscReal *P = points + 3 * s;
+    PetscReal        t[3], l, d2[3], R[9];
+    PetscBool        corner = PETSC_FALSE;
+
+    for (int i = 0; i < 3; i++) t[i] = points[3 * (s + 1) + i] - P[i];
+    l = MbsVec3Norm(t);
+    for (int i = 0; i < 3; i++) t[i] /= l;
+    if (s == 0) { /* the section's first axis: given, or the coordinate axis least aligned with the beam */
+      PetscReal along, perp;
+      if (d1) {
+        PetscCheck(MbsVec3IsFinite(d1), comm, PETSC_ERR_ARG_OUTOFRANGE, "Beam '%s': d1 must be finite", name);
+        for (int i = 0; i < 3; i++) e1[i] = d1[i];
+      } else {
+        int k = 0;
+        for (int i = 1; i < 3; i++)
+          if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
+        e1[k] = 1.0;
+      }
+      along = MbsVec3Dot(e1, t);
+      for (int i = 0; i < 3; i++) e1[i] -= along * t[i];
+      perp = MbsVec3Norm(e1);
+      PetscCheck(perp > 1e-8 * (d1 ? MbsVec3Norm(d1) : 1.0), comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "Beam '%s': d1 (%g, %g, %g) lies along the beam; it must have a component across it", name,
+                 d1 ? (double)d1[0] : 0.0, d1 ? (double)d1[1] : 0.0, d1 ? (double)d1[2] : 0.0);
+      for (int i = 0; i < 3; i++) e1[i] /= perp;
+    } else {
+      PetscReal tr[3], c = MbsVec3Dot(dprev, t), along, perp;
+      PetscCheck(c > -1.0 + 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "Beam '%s': the polyline turns back on itself at point %" PetscInt_FMT, name, s);
+      corner = (PetscBool)(c < 1.0 - MBS_BEAM_STRAIGHT);
+      MbsBeamTransport(dprev, t, e1, tr);
+      along = MbsVec3Dot(tr, t); /* round-off only */
+      for (int i = 0; i < 3; i++) tr[i] -= along * t[i];
+      perp = MbsVec3Norm(tr);
+      for (int i = 0; i < 3; i++) e1[i] = tr[i] / perp;
+    }
+    MbsVec3Cross(t, e1, d2);
+    for (int i = 0; i < 3; i++) {
+      R[3 * i + 0] = e1[i];
+      R[3 * i + 1] = d2[i];
+      R[3 * i + 2] = t[i];
+    }
+    for (PetscInt j = (s == 0 || corner) ? 0 : 1; j <= ns[s]; j++) {
+      const PetscReal le = l / (PetscReal)ns[s];
+      /* the node's share: half of each of its elements; a node shared by two straight segments has one of each */
+      const PetscReal share = (j == 0 || j == ns[s]) ? 0.5 * le : le;
+      PetscReal       x[3], m, J[3], sh = share;
+      PetscInt        body;
+
+      if (j == ns[s] && s + 1 < nseg) { /* a node shared with the next segment if the polyline goes on straight */
+        PetscReal tn[3], ln;
+        for (int i = 0; i < 3; i++) tn[i] = points[3 * (s + 2) + i] - points[3 * (s + 1) + i];
+        ln = MbsVec3Norm(tn);
+        if (!(MbsVec3Dot(tn, t) / ln < 1.0 - MBS_BEAM_STRAIGHT)) sh += 0.5 * ln / (PetscReal)ns[s + 1];
+      }
+      m    = section->rhoA * sh;
+      J[0] = section->rhoI1 * sh + m * sh * sh / 12.0;
+      J[1] = section->rhoI2 * sh + m * sh * sh / 12.0;
+      J[2] = (section->rhoI1 + section->rhoI2) * sh;
+      for (int i = 0; i < 3; i++) x[i] = P[i] + (PetscReal)j / (PetscReal)ns[s] * l * t[i];
+      if (j == ns[s]) /* the segment's end exactly at its point */
+        for (int i = 0; i < 3; i++) x[i] = points[3 * (s + 1) + i];
+      PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node));
+      PetscCall(MbsModelAddRigidBody(model, bname, m, J, x, R, NULL, NULL, &body));
+      if (node == 0) {
+        first = body;
+        if (start == MBS_BEAM_CLAMPED)
+          PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, body, NULL, NULL, MBS_GROUND, x, NULL, NULL));
+        else if (start == MBS_BEAM_PINNED)
+          PetscCall(MbsModelAddFixedPoint(model, body, NULL, x, NULL));
+      }
+      if (j == 0 && s > 0) { /* a rigid corner: weld to the previous segment's end node */
+        PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, body, NULL, NULL, NULL));
+        ncorner++;
+      } else if (prev >= 0) {
+        MbsElemData d;
+        PetscCall(PetscMemzero(&d, sizeof(d)));
+        d.beam_stiffness[0] = section->GA1;
+        d.beam_stiffness[1] = section->GA2;
+        d.beam_stiffness[2] = section->EA;
+        d.beam_stiffness[3] = section->EI1;
+        d.beam_stiffness[4] = section->EI2;
+        d.beam_stiffness[5] = section->GJ;
+        d.length            = MBS_ELEM_UNSET;
+        PetscCall(MbsModelAddElement(model, beam, prev, body, &d, NULL));
+      }
+      prev = body;
+      node++;
+    }
+    for (int i = 0; i < 3; i++) dprev[i] = t[i];
+  }
+  {
+    PetscReal x[3];
+    for (int i = 0; i < 3; i++) x[i] = points[3 * nseg + i];
+    if (end == MBS_BEAM_CLAMPED)
+      PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, MBS_GROUND, x, NULL, NULL));
+    else if (end == MBS_BEAM_PINNED)
+      PetscCall(MbsModelAddFixedPoint(model, prev, NULL, x, NULL));
+  }
+  (void)ncorner;
+  PetscCall(PetscFree(ns));
+  if (first_body) *first_body = first;
+  if (nnodes) *nnodes = node;
+  PetscFunctionReturn(0);
+}

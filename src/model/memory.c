@@ -67,6 +67,17 @@ void MbsModelSizeNet(MbsModelSize *s, PetscReal nx, PetscReal ny, PetscReal nfix
   s->two_dimensional = PETSC_TRUE;
 }
 
+/* A beam: rigid nodes, beam elements between two of them, welds at the corners of a polyline, and the supports'
+   constraint rows (a weld 6, a fixed point 3) */
+void MbsModelSizeBeam(MbsModelSize *s, PetscReal nnodes, PetscReal nelems, PetscReal ncorners, PetscReal nsupport_rows)
+{
+  MbsModelSizeAddBodies(s, nnodes, 4);
+  MbsModelSizeAddElements(s, nnodes, 12, 6);
+  MbsModelSizeAddElements(s, nelems, 24, 0);
+  MbsModelSizeAddElements(s, ncorners, 24, 6);
+  MbsModelSizeAddElements(s, 1, 12, (PetscInt)nsupport_rows);
+}
+
 void MbsModelSizeRodNetwork(MbsModelSize *s, PetscReal nnodes, PetscReal nedges, PetscReal nfixed)
 {
   MbsModelSizeAddBodies(s, nnodes, 1);

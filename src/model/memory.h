@@ -19,6 +19,8 @@ PETSC_INTERN void MbsModelSizeAddElements(MbsModelSize *, PetscReal count, Petsc
 PETSC_INTERN void MbsModelSizeChain(MbsModelSize *, PetscReal count);
 PETSC_INTERN void MbsModelSizeRigidChain(MbsModelSize *, PetscReal count, MbsChainJointType);
 PETSC_INTERN void MbsModelSizeNet(MbsModelSize *, PetscReal nx, PetscReal ny, PetscReal nfixed);
+PETSC_INTERN void MbsModelSizeBeam(MbsModelSize *, PetscReal nnodes, PetscReal nelems, PetscReal ncorners,
+                                   PetscReal nsupport_rows);
 PETSC_INTERN void MbsModelSizeRodNetwork(MbsModelSize *, PetscReal nnodes, PetscReal nedges, PetscReal nfixed);
 
 /* Whether the model with 'added' fits: in memory (the estimate against the limit, MbsModelSetMemoryLimit())

@@ -149,6 +149,7 @@ PetscErrorCode MbsModelCreate(MPI_Comm comm, MbsModel *model)
   PetscCall(PetscHeaderCreate(m, MBS_MODEL_CLASSID, "MbsModel", "Multibody model", "MbsModel", comm, MbsModelDestroy,
                               MbsModelView));
   m->ic_tol      = 1e-8;
+  m->load_factor = 1.0;
   m->graph_width = -1;
   PetscCall(PetscStrncpy(m->partitioner, "metis", sizeof(m->partitioner)));
   PetscCallMPI(MPI_Comm_rank(comm, &m->rank));
@@ -276,6 +277,48 @@ PetscErrorCode MbsModelSetGravity(MbsModel model, const PetscReal g[3])
   PetscCheck(MbsVec3IsFinite(g), PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Gravity must be a finite vector");
   for (int i = 0; i < 3; i++) model->gravity[i] = g[i];
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelSetLoadFactor - Scales the applied loads (gravity and the elements of the `loads` section) by a factor: the
+  load steps of a static solve (MbsStepperSolveEquilibrium(), docs/statics.md).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+- factor - the factor, finite; 1 (the default) applies the loads as given
+
+  Note:
+  The factor scales the potential of gravity and the force of every load, in every scheme and in the energy and work
+  the diagnostics report. A dynamic run is meant to have the factor 1; MbsStepperSolveEquilibrium() restores it.
+
+  Level: advanced
+
+.seealso: `MbsModelGetLoadFactor()`, `MbsStepperSolveEquilibrium()`
+@*/
+PetscErrorCode MbsModelSetLoadFactor(MbsModel model, PetscReal factor)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(model, MBS_MODEL_CLASSID, 1);
+  PetscCheck(PetscIsNormalReal(factor) || factor == 0, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+             "The load factor must be finite, got %g", (double)factor);
+  model->load_factor = factor;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetLoadFactor - The factor on the applied loads (MbsModelSetLoadFactor()).
+
+  Not Collective
+
+  Level: advanced
+@*/
+PetscErrorCode MbsModelGetLoadFactor(MbsModel model, PetscReal *factor)
+{
+  PetscFunctionBegin;
+  *factor = model->load_factor;
   PetscFunctionReturn(0);
 }
 

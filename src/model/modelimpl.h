@@ -28,7 +28,8 @@ struct _p_MbsModel {
   PETSCHEADER(int);
   PetscMPIInt rank, size;
   PetscReal   gravity[3];
-  char       *source; /* where it came from (MbsModelSetSource()), for the outputs' provenance */
+  PetscReal   load_factor; /* scales the applied loads (kernels with `applied`): MbsModelSetLoadFactor() */
+  char       *source;      /* where it came from (MbsModelSetSource()), for the outputs' provenance */
   PetscReal   ic_tol;
   PetscBool   setup;
   PetscBool   options_read;     /* MbsModelSetFromOptions() was called */
@@ -98,6 +99,12 @@ PETSC_INTERN PetscErrorCode MbsModelCheckNotSetUp(MbsModel);
 PETSC_INTERN PetscErrorCode MbsObjectOptions(PetscObject, PetscErrorCode (*body)(PetscOptionItems *, PetscObject));
 
 /* Local coordinates of element e gathered from a ghosted local array. */
+/* The factor on an element's potential or force: the model's load factor for an applied load, else 1 */
+static inline PetscReal MbsElementLoadScale(MbsModel model, const MbsElement *e)
+{
+  return e->kernel->applied ? model->load_factor : 1.0;
+}
+
 static inline void MbsElementGather(MbsModel model, const MbsElement *e, const PetscScalar *x, PetscReal *xe)
 {
   PetscInt n = 0;

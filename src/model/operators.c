@@ -126,7 +126,7 @@ PetscErrorCode MbsOpForceAdd(MbsModel model, const PetscScalar *q0, const PetscS
   MbsElementStepMidpoint(model, el, q0, q1, h, qm, vm);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->force(&el->data, qm, vm, t, fe, NULL, NULL);
-  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * fe[i];
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * MbsElementLoadScale(model, el) * fe[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -140,7 +140,7 @@ PetscErrorCode MbsOpForceWork(MbsModel model, const PetscScalar *q0, const Petsc
   PetscReal qm[MBS_ELEM_MAX_NQ], vm[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ], w = 0;
   MbsElementStepMidpoint(model, el, q0, q1, h, qm, vm);
   el->kernel->force(&el->data, qm, vm, t, fe, NULL, NULL);
-  for (int i = 0; i < nq; i++) w += fe[i] * vm[i] * h;
+  for (int i = 0; i < nq; i++) w += MbsElementLoadScale(model, el) * fe[i] * vm[i] * h;
   if (el->kernel->dissipative)
     *dissipated -= w;
   else
@@ -290,7 +290,7 @@ PetscErrorCode MbsOpGradientAdd(MbsModel model, const PetscScalar *q, PetscReal 
   MbsElementGather(model, el, q, qe);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->gradient(&el->data, qe, dv);
-  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dv[i];
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * MbsElementLoadScale(model, el) * dv[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -306,7 +306,7 @@ PetscErrorCode MbsOpDiscreteGradientAdd(MbsModel model, const PetscScalar *q0, c
   MbsElementGather(model, el, q1, q1e);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, NULL);
-  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * dg[i];
+  for (int i = 0; i < nq; i++) f[idx[i]] += alpha * MbsElementLoadScale(model, el) * dg[i];
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -320,7 +320,7 @@ PetscErrorCode MbsOpPotentialEnergy(MbsModel model, const PetscScalar *q, PetscR
   PetscReal qe[MBS_ELEM_MAX_NQ];
   (void)nq;
   MbsElementGather(model, el, q, qe);
-  v += el->kernel->energy(&el->data, qe);
+  v += MbsElementLoadScale(model, el) * el->kernel->energy(&el->data, qe);
   MBS_END_FOR
   PetscCall(MPIU_Allreduce(&v, V, 1, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)model)));
   PetscFunctionReturn(0);
@@ -755,7 +755,7 @@ PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt c
   MbsElementGather(model, el, q, qe);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->hessian(&el->data, qe, K);
-  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, scale));
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha * MbsElementLoadScale(model, el), scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -776,7 +776,7 @@ PetscErrorCode MbsJacAddForceWeights(MbsSystem sys, PetscInt row, PetscInt col, 
   MbsElementLocalIndices(model, el, idx);
   el->kernel->force(&el->data, qm, vm, t, fe, Jq, Jv);
   for (int i = 0; i < nq * nq; i++) Jq[i] = aq * Jq[i] + av * Jv[i];
-  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, Jq, 1.0, scale));
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, Jq, MbsElementLoadScale(model, el), scale));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }
@@ -803,7 +803,8 @@ PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt c
   MbsElementGather(model, el, q1, q1e);
   MbsElementLocalIndices(model, el, idx);
   el->kernel->discrete_gradient(&el->data, q0e, q1e, dg, K);
-  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha, MBS_SCALE_NONE));
+  PetscCall(
+    MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, K, alpha * MbsElementLoadScale(model, el), MBS_SCALE_NONE));
   MBS_END_FOR
   PetscFunctionReturn(0);
 }

@@ -121,6 +121,13 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
                                  st->restart, st->restart, sizeof(st->restart), NULL));
   }
   {
+    PetscInt n = st->equilibrium_steps;
+    PetscCall(PetscOptionsInt("-mbs_equilibrium",
+                              "Start from the static equilibrium of the initial state, in this many load steps (0: no)",
+                              "MbsStepperSetEquilibrium", n, &n, &flg));
+    if (flg) PetscCall(MbsStepperSetEquilibrium(st, n));
+  }
+  {
     PetscReal factor = st->energy_divergence;
     PetscCall(PetscOptionsReal(
       "-mbs_energy_divergence",

@@ -10,6 +10,7 @@ PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIA(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_RATTLE(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_Galerkin(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_Static(void);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
@@ -67,6 +68,7 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(MbsSchemeRegister_VIB());
   PetscCall(MbsSchemeRegister_RATTLE());
   PetscCall(MbsSchemeRegister_Galerkin());
+  PetscCall(MbsSchemeRegister_Static());
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));

@@ -51,6 +51,8 @@ PetscErrorCode MbsStepperSolve(MbsStepper st)
              "The run continues from a checkpoint at step %" PetscInt_FMT " (t = %g), after its final time %g "
              "(-mbs_t_end): there is nothing to run; give a later final time",
              st->step, (double)st->t, (double)st->t_end);
+  if (st->equilibrium_steps > 0 && st->step == 0 && !st->restarted) /* start from the static equilibrium */
+    PetscCall(MbsStepperSolveEquilibrium(st, st->equilibrium_steps));
   {
     /* every rank takes part in the per-step reduction if any rank catches signals */
     PetscBool installed;
