@@ -1160,8 +1160,8 @@ static PetscErrorCode MbsYAMLCheckDepth(const char *bytes, size_t nbytes, PetscB
 }
 
 /*@C
-  MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes), joints, springs and gravity
-of a YAML input file to a model and reads its run parameters
+  MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes, beams), joints, springs and
+gravity of a YAML input file to a model and reads its run parameters
 
   Collective on the model's communicator
 

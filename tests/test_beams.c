@@ -1,0 +1,329 @@
+/*
+  Beams (docs/beams.md, docs/statics.md): the beam generator's bodies, masses, corners and errors; the static scheme
+  against the large-deflection solutions of the inextensible elastica (a cantilever under a tip load, by shooting on
+  its ordinary differential equation here, and a cantilever rolled into a full circle by the end moment 2 pi EI/L),
+  with second-order convergence in the number of elements; and a dynamic run started from the static equilibrium,
+  which stays at rest. Silent when it passes.
+*/
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <gglmbs/gglmbs.h>
+#include "model/modelimpl.h"
+#include "mbstest.h"
+
+#define CHECK(call)                                            \
+  do {                                                         \
+    ClearError();                                              \
+    if (call) fail_msg("%s failed: %s", #call, error_message); \
+  } while (0)
+
+/* A slender section: EA = GA = 1e7 EI / L^2, so that stretch and shear move the tip by about 1e-7 L */
+static MbsBeamSection SlenderSection(PetscReal EI)
+{
+  MbsBeamSection s = {1e7 * EI, 1e7 * EI, 1e7 * EI, EI, EI, EI, 1.0, 1e-3, 1e-3};
+  return s;
+}
+
+/* A cantilever of length 1 along x, clamped at x = 0, with n elements; its tip node */
+static void BuildCantilever(PetscInt n, PetscReal EI, MbsModel *model, PetscInt *tip)
+{
+  const PetscReal      pts[6] = {0, 0, 0, 1, 0, 0};
+  const MbsBeamSection sec    = SlenderSection(EI);
+  PetscInt             first, nnodes;
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  CHECK(MbsModelAddBeam(*model, "b", 2, pts, n, &sec, NULL, MBS_BEAM_CLAMPED, MBS_BEAM_FREE, &first, &nnodes));
+  assert_int_equal(nnodes, n + 1);
+  *tip = first + n;
+}
+
+/* Static solve in nsteps load steps of a ramp over [0, 1]; the tip's centre and its director d3 */
+static void SolveStatic(MbsModel model, PetscInt nsteps, PetscInt tip, PetscReal x[3], PetscReal d3[3])
+{
+  MbsStepper      st;
+  const PetscReal X0[3] = {0, 0, 0}, X3[3] = {0, 0, 1};
+  PetscReal       x3[3];
+
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, MBSSCHEMESTATIC));
+  CHECK(MbsStepperSetTimeStep(st, 1.0 / nsteps));
+  for (PetscInt k = 0; k < nsteps; k++) CHECK(MbsStepperStep(st));
+  CHECK(MbsStepperGetPointPosition(st, tip, X0, x));
+  CHECK(MbsStepperGetPointPosition(st, tip, X3, x3));
+  for (int i = 0; i < 3; i++) d3[i] = x3[i] - x[i];
+  CHECK(MbsStepperDestroy(&st));
+}
+
+/*
+  The inextensible, unshearable elastica of a cantilever of length 1 under a tip force alpha EI / L^2 across it:
+  theta'' = -alpha cos(theta), theta(0) = 0, theta'(1) = 0, by shooting on theta'(0) in [0, alpha] (bisection, RK4
+  with 4000 steps). Returns the tip's deflection across (w) and its shortening along the beam (u).
+*/
+static void Elastica(PetscReal alpha, PetscReal *w, PetscReal *u)
+{
+  const int N  = 4000;
+  PetscReal lo = 0, hi = alpha, y[4] = {0, 0, 0, 0};
+
+  for (int it = 0; it < 80; it++) {
+    const PetscReal k0 = 0.5 * (lo + hi), ds = 1.0 / N;
+    y[0] = 0, y[1] = k0, y[2] = 0, y[3] = 0; /* theta, theta', x, z */
+    for (int s = 0; s < N; s++) {
+      PetscReal k[4][4], t[4];
+      for (int stage = 0; stage < 4; stage++) {
+        const PetscReal c = stage == 0 ? 0 : (stage == 3 ? 1.0 : 0.5);
+        for (int j = 0; j < 4; j++) t[j] = y[j] + (stage ? c * ds * k[stage - 1][j] : 0);
+        k[stage][0] = t[1];
+        k[stage][1] = -alpha * cos(t[0]);
+        k[stage][2] = cos(t[0]);
+        k[stage][3] = sin(t[0]);
+      }
+      for (int j = 0; j < 4; j++) y[j] += ds / 6 * (k[0][j] + 2 * k[1][j] + 2 * k[2][j] + k[3][j]);
+    }
+    if (y[1] < 0)
+      lo = k0;
+    else
+      hi = k0;
+  }
+  *w = y[3];
+  *u = 1.0 - y[2];
+}
+
+/* The large-deflection cantilever under a tip load P = alpha EI/L^2 (alpha = 3: the tip deflects 0.60 L), from 8,
+   16, 32 elements: the error of the tip's position against the elastica falls at second order, and with 32 elements
+   is below 1e-3 L */
+static void TestTipLoad(void **state)
+{
+  const PetscInt  ns[3] = {8, 16, 32};
+  const PetscReal alpha = 3.0, EI = 2.0;
+  PetscReal       w, u, err[3];
+
+  (void)state;
+  Elastica(alpha, &w, &u);
+  if (!(w > 0.6 && w < 0.61 && u > 0.25 && u < 0.26)) fail_msg("elastica: w %g, u %g", (double)w, (double)u);
+  for (int k = 0; k < 3; k++) {
+    MbsModel              model;
+    PetscInt              tip;
+    PetscReal             x[3], d3[3];
+    const PetscReal       F[3] = {0, 0, -alpha * EI}, X[3] = {0, 0, 0};
+    const MbsTimeFunction ramp = {MBS_TIME_RAMP, {0, 1, 0, 1}, NULL};
+
+    BuildCantilever(ns[k], EI, &model, &tip);
+    CHECK(MbsModelAddPointLoad(model, tip, X, F, &ramp, NULL));
+    CHECK(MbsModelSetUp(model));
+    SolveStatic(model, 10, tip, x, d3);
+    err[k] = PetscSqrtReal(PetscSqr(-x[2] - w) + PetscSqr(1 - x[0] - u) + PetscSqr(x[1]));
+    if (getenv("GGLMBS_TEST_VERBOSE"))
+      printf("tip load, %d elements: w %.6f u %.6f (elastica %.6f %.6f), error %.3e\n", (int)ns[k], -(double)x[2],
+             1 - (double)x[0], (double)w, (double)u, (double)err[k]);
+    CHECK(MbsModelDestroy(&model));
+  }
+  for (int k = 0; k < 2; k++) {
+    const PetscReal order = log2(err[k] / err[k + 1]);
+    if (!(order > 1.8 && order < 2.3))
+      fail_msg("tip load: observed order %.3f between %d and %d elements (errors %.3e %.3e), expected 2", order,
+               (int)ns[k], (int)ns[k + 1], (double)err[k], (double)err[k + 1]);
+  }
+  if (!(err[2] < 1e-3)) fail_msg("tip load: error %.3e with 32 elements", (double)err[2]);
+}
+
+/* A cantilever rolled up by the end moment M = 2 pi EI/L (a torque about d1, fixed in space: conservative in the
+   plane): the exact tip is back at the clamp with d3 along the beam again. 16, 32, 64 elements: the tip's distance
+   from the clamp falls at second order */
+static void TestEndMoment(void **state)
+{
+  const PetscInt  ns[3] = {16, 32, 64};
+  const PetscReal EI    = 1.5;
+  PetscReal       err[3];
+
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    MbsModel              model;
+    PetscInt              tip;
+    PetscReal             x[3], d3[3];
+    const PetscReal       T[3] = {0, -2 * PETSC_PI * EI, 0};
+    const MbsTimeFunction ramp = {MBS_TIME_RAMP, {0, 1, 0, 1}, NULL};
+
+    BuildCantilever(ns[k], EI, &model, &tip);
+    CHECK(MbsModelAddTorqueLoad(model, tip, T, &ramp, NULL));
+    CHECK(MbsModelSetUp(model));
+    SolveStatic(model, 20, tip, x, d3);
+    err[k] = PetscSqrtReal(PetscSqr(x[0]) + PetscSqr(x[1]) + PetscSqr(x[2]));
+    if (getenv("GGLMBS_TEST_VERBOSE"))
+      printf("end moment, %d elements: tip (%.6f, %.6f, %.6f), d3 (%.6f, %.6f, %.6f)\n", (int)ns[k], (double)x[0],
+             (double)x[1], (double)x[2], (double)d3[0], (double)d3[1], (double)d3[2]);
+    if (!(x[2] > 0 && PetscAbsReal(x[1]) < 1e-10)) /* rolled up over the top, in its plane */
+      fail_msg("end moment, %d elements: tip at (%g, %g, %g)", (int)ns[k], (double)x[0], (double)x[1], (double)x[2]);
+    CHECK(MbsModelDestroy(&model));
+  }
+  for (int k = 1; k < 2; k++) { /* 16 elements: pre-asymptotic (2.26) */
+    const PetscReal order = log2(err[k] / err[k + 1]);
+    if (!(order > 1.8 && order < 2.3))
+      fail_msg("end moment: observed order %.3f between %d and %d elements (tip %.3e, %.3e from the clamp)", order,
+               (int)ns[k], (int)ns[k + 1], (double)err[k], (double)err[k + 1]);
+  }
+}
+
+/* The generator: a straight clamped beam (bodies, elements, the lumped mass and inertia adding up to the beam's), an
+   L-shaped polyline (a welded corner, d1 carried round the corner), a straight polyline of two segments (one shared
+   node, no weld), and errors for bad arguments */
+static void TestGenerator(void **state)
+{
+  const MbsBeamSection sec = {10, 10, 10, 1, 2, 3, 2.0, 0.01, 0.02};
+  MbsModel             model;
+  PetscInt             first, nnodes, nel, nq, ncon;
+  PetscReal            m = 0, J3 = 0;
+
+  (void)state;
+  {
+    const PetscReal pts[6] = {0, 0, 0, 0, 0, 2};
+    CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+    CHECK(MbsModelAddBeam(model, "s", 2, pts, 4, &sec, NULL, MBS_BEAM_CLAMPED, MBS_BEAM_PINNED, &first, &nnodes));
+    assert_int_equal(nnodes, 5);
+    CHECK(MbsModelGetNumElements(model, &nel));
+    assert_int_equal(nel, 5 + 4 + 2); /* the nodes' director constraints, the beam elements, the two supports */
+    for (PetscInt k = 0; k < nnodes; k++) {
+      m += model->bodies[first + k].mass;
+      J3 += model->bodies[first + k].inertia[2];
+    }
+    if (!(PetscAbsReal(m - 2.0 * 2) < 1e-14 && PetscAbsReal(J3 - 0.03 * 2) < 1e-14))
+      fail_msg("straight beam: mass %g, polar inertia %g; expected 4, 0.06", (double)m, (double)J3);
+    CHECK(MbsModelSetInitialTolerance(model, 1e-12));
+    CHECK(MbsModelSetUp(model));
+    CHECK(MbsModelGetSizes(model, NULL, &nq, NULL, &ncon));
+    assert_int_equal(nq, 5 * 12);
+    assert_int_equal(ncon, 5 * 6 + 6 + 3);
+    CHECK(MbsModelDestroy(&model));
+  }
+  {
+    const PetscReal pts[9] = {0, 0, 0, 0, 1, 0, -1, 1, 0}, d1[3] = {0, 0, 5}, X1[3] = {1, 0, 0}, X0[3] = {0, 0, 0};
+    PetscInt        b;
+    CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+    CHECK(MbsModelAddBeam(model, "L", 3, pts, 4, &sec, d1, MBS_BEAM_FREE, MBS_BEAM_FREE, &first, &nnodes));
+    assert_int_equal(nnodes, 6); /* 2 + 2 elements: 3 + 3 nodes, the corner twice */
+    CHECK(MbsModelGetNumElements(model, &nel));
+    assert_int_equal(nel, 6 + 4 + 1);
+    CHECK(MbsModelSetInitialTolerance(model, 1e-12));
+    CHECK(MbsModelSetUp(model));
+    CHECK(MbsModelFindBody(model, "L.3", &b));
+    assert_int_equal(b, first + 3);
+    for (PetscInt k = 0; k < nnodes; k++) { /* d1 stays along z; the corner nodes coincide */
+      PetscReal x0[3], x1[3];
+      CHECK(MbsModelGetPointPosition(model, first + k, X0, x0));
+      CHECK(MbsModelGetPointPosition(model, first + k, X1, x1));
+      if (!(PetscAbsReal(x1[2] - x0[2] - 1) < 1e-14)) fail_msg("L beam: node %d's d1 is not along z", (int)k);
+      if (k == 2 || k == 3)
+        if (!(PetscAbsReal(x0[0]) + PetscAbsReal(x0[1] - 1) < 1e-14)) fail_msg("L beam: corner node %d", (int)k);
+    }
+    CHECK(MbsModelDestroy(&model));
+  }
+  {
+    const PetscReal pts[9] = {0, 0, 0, 1, 0, 0, 3, 0, 0};
+    m                      = 0;
+    CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+    CHECK(MbsModelAddBeam(model, "p", 3, pts, 6, &sec, NULL, MBS_BEAM_FREE, MBS_BEAM_FREE, &first, &nnodes));
+    assert_int_equal(nnodes, 7); /* 2 + 4 elements by length, one shared node */
+    CHECK(MbsModelGetNumElements(model, &nel));
+    assert_int_equal(nel, 7 + 6);
+    for (PetscInt k = 0; k < nnodes; k++) m += model->bodies[first + k].mass;
+    if (!(PetscAbsReal(m - 2.0 * 3) < 1e-13)) fail_msg("straight polyline: mass %g, expected 6", (double)m);
+    CHECK(MbsModelDestroy(&model));
+  }
+  { /* errors */
+    const PetscReal pts[9] = {0, 0, 0, 1, 0, 0, 1, 0, 0}, along[3] = {1, 0, 0};
+    MbsBeamSection  bad = sec;
+    const struct {
+      PetscInt              npts, nel;
+      const MbsBeamSection *s;
+      const PetscReal      *d1;
+      const char           *msg;
+    } cases[] = {
+      {3, 4, &sec, NULL, "coincide"},
+      {2, 4, &bad, NULL, "rhoI2 must be positive"},
+      {2, 4, &sec, along, "lies along the beam"},
+      {3, 1, &sec, NULL, "each segment needs at least one"},
+    };
+    bad.rhoI2 = 0;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+      PetscErrorCode ierr;
+      CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+      ClearError();
+      ierr = MbsModelAddBeam(model, "e", cases[c].npts, pts, cases[c].nel, cases[c].s, cases[c].d1, MBS_BEAM_FREE,
+                             MBS_BEAM_FREE, NULL, NULL);
+      if (!ierr || !strstr(error_message, cases[c].msg))
+        fail_msg("beam error %d: got '%s', expected '%s'", (int)c, error_message, cases[c].msg);
+      CHECK(MbsModelDestroy(&model));
+    }
+  }
+}
+
+/* A cantilever sagging under gravity: MbsStepperSolve() with -mbs_equilibrium-like MbsStepperSetEquilibrium() starts
+   EM from the equilibrium, where it stays at rest (kinetic energy below 1e-20 of the potential's change) over 20
+   steps; the reactions at the clamp carry the beam's weight */
+static void TestEquilibriumStart(void **state)
+{
+  MbsModel        model;
+  MbsStepper      st;
+  PetscInt        tip;
+  const PetscReal g[3] = {0, 0, -9.81}, X0[3] = {0, 0, 0};
+  PetscReal       x0[3], x1[3];
+  MbsDiagnostics  d0, d;
+
+  (void)state;
+  BuildCantilever(16, 1.0, &model, &tip);
+  CHECK(MbsModelSetGravity(model, g));
+  CHECK(MbsModelSetUp(model));
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.01));
+  CHECK(MbsStepperComputeDiagnostics(st, &d0));
+  CHECK(MbsStepperSolveEquilibrium(st, 2));
+  CHECK(MbsStepperGetPointPosition(st, tip, X0, x0));
+  CHECK(MbsStepperComputeDiagnostics(st, &d));
+  if (!(x0[2] < -0.1 && d.T == 0)) fail_msg("equilibrium: tip at z = %g, T = %g", (double)x0[2], (double)d.T);
+  for (int n = 0; n < 20; n++) {
+    CHECK(MbsStepperStep(st));
+    CHECK(MbsStepperComputeDiagnostics(st, &d));
+    if (!(d.T <= 1e-20 * PetscAbsReal(d.V - d0.V)))
+      fail_msg("after the equilibrium, step %d: T = %g (V - V0 = %g)", n, (double)d.T, (double)(d.V - d0.V));
+  }
+  CHECK(MbsStepperGetPointPosition(st, tip, X0, x1));
+  if (!(PetscAbsReal(x1[2] - x0[2]) < 1e-12)) fail_msg("the tip moved by %g", (double)(x1[2] - x0[2]));
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
+int main(int argc, char **argv)
+{
+  struct CMUnitTest tests[8];
+  size_t            n = 0;
+  int               failed;
+
+  if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
+  if (PetscPushErrorHandler(CaptureError, NULL)) return 1;
+  if (!getenv("CMOCKA_XML_FILE")) {
+    char        report[64];
+    PetscMPIInt rank;
+
+    if (MPI_Comm_rank(PETSC_COMM_WORLD, &rank)) return 1;
+    snprintf(report, sizeof(report), "test_beams.%d.xml", rank);
+    (void)remove(report);
+    if (setenv("CMOCKA_XML_FILE", report, 1)) return 1;
+  }
+  cmocka_set_message_output(CM_OUTPUT_XML);
+  tests[n++] = (struct CMUnitTest){"generator", TestGenerator, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"tip load", TestTipLoad, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"equilibrium start", TestEquilibriumStart, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"end moment", TestEndMoment, NULL, NULL, NULL};
+  failed     = _cmocka_run_group_tests("beams", tests, n, NULL, NULL);
+  if (PetscFinalize()) return 1;
+  return failed;
+}
