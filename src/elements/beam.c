@@ -142,7 +142,18 @@ static void BeamDiscreteGradient(const MbsElemData *e, const double *q0, const d
   }
 }
 
+/* the stress resultants C_a (eps_a - eps0_a): shear forces along d1, d2, axial force, bending moments about d1, d2,
+   torque, at the element's midpoint */
+static void BeamResultants(const MbsElemData *e, const double *q, double r[6])
+{
+  double eps[MBS_BEAM_NSTRAIN];
+
+  BeamStrains(e, q, eps, NULL);
+  for (int a = 0; a < MBS_BEAM_NSTRAIN; a++) r[a] = e->beam_stiffness[a] * (eps[a] - e->beam_strain0[a]);
+}
+
 const MbsElemKernel MbsElemKernelBeam = {
+  .resultants        = BeamResultants,
   .name              = "beam",
   .ncon              = 0,
   .energy            = BeamEnergy,
@@ -196,7 +207,7 @@ const MbsElementType MbsElementTypeBeam = {
   .kernel            = &MbsElemKernelBeam,
   .needs_orientation = MBS_ELEM_ORIENT_BOTH,
   .joins_centres     = 1,
-  .cell_kind         = 4,
+  .cell_kind         = 14,
   .nparams           = 7,
   .params            = {{"EA",
                          MBS_ELEM_PARAM_REAL,

@@ -32,10 +32,14 @@ static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *);
    then one row per cell with its force; each block is written as a dataset of its own (/steps/<step>/<name>),
    so that every XDMF reader finds it by a plain HDF5 path. */
 enum { MBS_TRAJ_POSITION, MBS_TRAJ_VELOCITY, MBS_TRAJ_D1, MBS_TRAJ_D2, MBS_TRAJ_D3, MBS_TRAJ_NPOINTFIELDS };
-#define MBS_TRAJ_FORCE   MBS_TRAJ_NPOINTFIELDS
-#define MBS_TRAJ_NFIELDS (MBS_TRAJ_NPOINTFIELDS + 1)
-static const char *const MbsTrajFields[] = {"position", "velocity", "d1", "d2", "d3", "force"};
-#define MBS_TRAJ_VERSION  2    /* 2: a dataset per field; 1: one dataset "data" per step (not continued) */
+/* the cell fields, after the point fields: the force, and the stress resultants of beams (zero for other cells) */
+#define MBS_TRAJ_FORCE       MBS_TRAJ_NPOINTFIELDS
+#define MBS_TRAJ_NCELLFIELDS 3
+#define MBS_TRAJ_NFIELDS     (MBS_TRAJ_NPOINTFIELDS + MBS_TRAJ_NCELLFIELDS)
+static const char *const MbsTrajFields[] = {"position",        "velocity",        "d1", "d2", "d3", "force",
+                                            "resultant_force", "resultant_moment"};
+/* 3: the resultants; 2: a dataset per field; 1: one dataset "data" per step (neither continued) */
+#define MBS_TRAJ_VERSION  3
 #define MBS_TRAJ_GRID_MAX 8192 /* bytes of the XDMF text of one step */
 
 /* Cell kinds (the "kind" cell field). Two-point elements between two bodies always get a cell (kind 0
@@ -44,7 +48,7 @@ static const char *const MbsTrajFields[] = {"position", "velocity", "d1", "d2", 
 static const char MbsTrajKindNames[] =
   "0 other two-body element, 1 spherical joint (a fixed point if one end is a ground anchor), 2 rod, 3 revolute "
   "joint, 4 linear spring, 5 quartic spring, 6 prismatic joint, 7 cylindrical joint, 8 universal joint, 9 weld joint, "
-  "10 point on line, 11 point on plane, 12 damper, 13 drive";
+  "10 point on line, 11 point on plane, 12 damper, 13 drive, 14 beam";
 
 struct _n_MbsTrajectory {
   MPI_Comm    comm;
@@ -199,6 +203,17 @@ static PetscErrorCode MbsTrajCreateBlockScatter(MPI_Comm comm, PetscInt bs, Vec 
   PetscFunctionReturn(0);
 }
 
+/* The first row of field f in the step's data, and its rows: npoints for a point field, ncells for a cell field */
+static PetscInt MbsTrajFieldFirst(MbsTrajectory tr, int f)
+{
+  return f < MBS_TRAJ_FORCE ? f * tr->npoints : MBS_TRAJ_NPOINTFIELDS * tr->npoints + (f - MBS_TRAJ_FORCE) * tr->ncells;
+}
+
+static PetscInt MbsTrajFieldRows(MbsTrajectory tr, int f)
+{
+  return f < MBS_TRAJ_FORCE ? tr->npoints : tr->ncells;
+}
+
 /* Natural-order vectors, the scatters from the state, and the ground anchors' positions. */
 static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
 {
@@ -208,8 +223,9 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   PetscScalar   *x;
 
   PetscFunctionBegin;
-  PetscCall(MbsTrajCreateNaturalVec(tr->comm, MBS_TRAJ_NPOINTFIELDS * np + tr->ncells, 3, "data", &tr->data));
-  PetscCall(VecCreateMPI(tr->comm, 3 * tr->nowned, PETSC_DETERMINE, &tr->cell_owned));
+  PetscCall(MbsTrajCreateNaturalVec(tr->comm, MBS_TRAJ_NPOINTFIELDS * np + MBS_TRAJ_NCELLFIELDS * tr->ncells, 3, "data",
+                                    &tr->data));
+  PetscCall(VecCreateMPI(tr->comm, 3 * MBS_TRAJ_NCELLFIELDS * tr->nowned, PETSC_DETERMINE, &tr->cell_owned));
   /* in 3-vector rows: block j of body b (x or phi, d1, d2, d3) goes to row b of its field */
   PetscCall(PetscMalloc2(4 * model->nowned, &from, 4 * model->nowned, &to));
   for (PetscInt k = 0; k < model->nowned; k++) {
@@ -226,13 +242,15 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   }
   PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, st->p, model->nowned, from, tr->data, to, &tr->p_to_points));
   PetscCall(PetscFree2(from, to));
-  PetscCall(PetscMalloc2(tr->nowned, &from, tr->nowned, &to));
+  PetscCall(PetscMalloc2(MBS_TRAJ_NCELLFIELDS * tr->nowned, &from, MBS_TRAJ_NCELLFIELDS * tr->nowned, &to));
   PetscCall(VecGetOwnershipRange(tr->cell_owned, &lo, NULL));
-  for (PetscInt i = 0; i < tr->nowned; i++) {
-    from[i] = lo / 3 + i;
-    to[i]   = MBS_TRAJ_NPOINTFIELDS * np + tr->owned_cell[i];
-  }
-  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, tr->cell_owned, tr->nowned, from, tr->data, to, &tr->to_cells));
+  for (PetscInt c = 0; c < MBS_TRAJ_NCELLFIELDS; c++) /* cell_owned holds the owned cells' rows field by field */
+    for (PetscInt i = 0; i < tr->nowned; i++) {
+      from[c * tr->nowned + i] = lo / 3 + c * tr->nowned + i;
+      to[c * tr->nowned + i]   = MBS_TRAJ_NPOINTFIELDS * np + c * tr->ncells + tr->owned_cell[i];
+    }
+  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, tr->cell_owned, MBS_TRAJ_NCELLFIELDS * tr->nowned, from, tr->data,
+                                      to, &tr->to_cells));
   PetscCall(PetscFree2(from, to));
   /* anchors never move, and no scatter writes to them */
   PetscCall(VecGetOwnershipRange(tr->data, &lo, &hi));
@@ -243,7 +261,7 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   PetscCall(PetscMalloc2(model->nq_ghosted, &tr->qloc, model->nq_ghosted, &tr->qw));
   /* this rank's rows of each field (maybe none) */
   for (int f = 0; f < MBS_TRAJ_NFIELDS; f++) {
-    const PetscInt first = f * np, end = f < MBS_TRAJ_FORCE ? first + np : first + tr->ncells;
+    const PetscInt first = MbsTrajFieldFirst(tr, f), end = first + MbsTrajFieldRows(tr, f);
     tr->field_row[f]  = PetscMin(PetscMax(lo / 3, first), end);
     tr->field_rows[f] = PetscMax(PetscMin(hi / 3, end) - tr->field_row[f], 0);
   }
@@ -385,7 +403,8 @@ static void MbsTrajFormatGrid(MbsTrajectory tr, PetscInt step, PetscReal time, M
     MbsTrajAttribute(t, MbsTrajFields[f], PETSC_FALSE, data[f], np, 3, PETSC_FALSE);
   MbsTrajAttribute(t, "body", PETSC_FALSE, "/topology/body", np, 1, PETSC_TRUE);
   if (nc) {
-    MbsTrajAttribute(t, "force", PETSC_TRUE, data[MBS_TRAJ_FORCE], nc, 3, PETSC_FALSE);
+    for (int f = MBS_TRAJ_FORCE; f < MBS_TRAJ_NFIELDS; f++)
+      MbsTrajAttribute(t, MbsTrajFields[f], PETSC_TRUE, data[f], nc, 3, PETSC_FALSE);
     MbsTrajAttribute(t, "kind", PETSC_TRUE, "/topology/kind", nc, 1, PETSC_TRUE);
     MbsTrajAttribute(t, "element", PETSC_TRUE, "/topology/element", nc, 1, PETSC_TRUE);
   }
@@ -584,8 +603,8 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
     PetscCall(PetscViewerHDF5HasAttribute(tr->viewer, group, "previous_step", &has));
     if (!has) break;
     PetscCall(PetscViewerHDF5ReadAttribute(tr->viewer, group, "previous_step", PETSC_INT, NULL, &previous));
-    PetscCall(
-      PetscSNPrintf(path, sizeof(path), "%s/%s", group, MbsTrajFields[tr->ncells ? MBS_TRAJ_FORCE : MBS_TRAJ_D3]));
+    PetscCall(PetscSNPrintf(path, sizeof(path), "%s/%s", group,
+                            MbsTrajFields[tr->ncells ? MBS_TRAJ_NFIELDS - 1 : MBS_TRAJ_D3]));
     PetscCall(PetscViewerHDF5HasDataset(tr->viewer, path, &has));
     if (has && s <= tr->create_step) {
       if (*n == max) {
@@ -922,6 +941,17 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
       for (int j = 0; j < nq; j++) fe[j] = -fe[j]; /* fe is the gradient, the force's opposite */
     }
     for (int j = 0; j < 3; j++) f[3 * i + j] = -fe[off + j];
+    {
+      PetscReal r[6] = {0, 0, 0, 0, 0, 0};
+      if (el->kernel->resultants) {
+        MbsElementGather(model, el, tr->qloc, qe);
+        el->kernel->resultants(&el->data, qe, r);
+      }
+      for (int j = 0; j < 3; j++) {
+        f[3 * (tr->nowned + i) + j]     = r[j];
+        f[3 * (2 * tr->nowned + i) + j] = r[3 + j];
+      }
+    }
   }
   PetscCall(VecRestoreArray(tr->cell_owned, &f));
   if (x) PetscCall(VecRestoreArrayRead(st->X, &x));
@@ -956,12 +986,12 @@ static PetscErrorCode MbsTrajWriteFields(MbsTrajectory tr, const char group[])
 #endif
   PetscCall(VecGetArrayRead(tr->data, &x));
   for (int f = 0; f < MBS_TRAJ_NFIELDS && xfer >= 0 && status >= 0; f++) {
-    const PetscInt first = f * tr->npoints, rows = f < MBS_TRAJ_FORCE ? tr->npoints : tr->ncells;
+    const PetscInt first = MbsTrajFieldFirst(tr, f), rows = MbsTrajFieldRows(tr, f);
     const hsize_t  dims[2] = {(hsize_t)rows, 3}, start[2] = {(hsize_t)(tr->field_row[f] - first), 0},
                   count[2] = {(hsize_t)tr->field_rows[f], 3};
     hid_t fspace, mspace, dset = -1;
 
-    if (f == MBS_TRAJ_FORCE && !rows) continue;
+    if (f >= MBS_TRAJ_FORCE && !rows) continue;
     fspace = H5Screate_simple(2, dims, NULL);
     mspace = H5Screate_simple(2, count, NULL);
     if (fspace < 0 || mspace < 0)

@@ -115,6 +115,9 @@ typedef struct {
      derivative 0, their mean over [t0, t1] ((c(t0) + c(t1))/2; the values at t0 when t0 == t1); derivative 1, their
      time derivatives at t1, with which constraint() gives dg/dt and its gradient d(dg/dt)/dq. */
   void (*time_coefficients)(const MbsElemData *e, double t0, double t1, int derivative, double coef[]);
+  /* optional, for the trajectory (docs/output.md): six stress resultants of the element at q, in its own frame; a
+     beam's (docs/beams.md) shear forces, axial force, bending moments and torque C_a (eps_a - eps0_a) */
+  void (*resultants)(const MbsElemData *e, const double *q, double r[6]);
   int applied; /* an applied load (gravity, the loads): its potential or force is scaled by the model's load factor
                   (MbsModelSetLoadFactor()), by which a static solve applies its loads in steps */
 } MbsElemKernel;
