@@ -100,7 +100,7 @@ class Mesh:
             w("$EndElements\n")
 
 
-def net(nx, ny, h, triangles):
+def net(nx, ny, h, triangles, lines=False):
     if nx < 2 or ny < 2:
         sys.exit("make_mesh.py: a net needs nx, ny >= 2")
     m = Mesh()
@@ -136,6 +136,11 @@ def net(nx, ny, h, triangles):
     block = [node(i, j) for j in range(1, ny - 1) for i in range(1, nx - 1)]
     m.blocks.append((2, 1, block))
     m.surfaces.append((1, 6, [1, 2, 3, 4]))
+    if lines:  # a grid of lines: the inner grid segments as line elements of the surface
+        segs = [[tag[(i, j)], tag[(i + 1, j)]] for j in range(1, ny - 1) for i in range(nx - 1)]
+        segs += [[tag[(i, j)], tag[(i, j + 1)]] for i in range(1, nx - 1) for j in range(ny - 1)]
+        m.elements.append((2, 1, 1, segs))
+        return m
     cells = []
     for j in range(ny - 1):
         for i in range(nx - 1):
@@ -176,10 +181,11 @@ def main():
     ap.add_argument("--n", type=int, default=100, help="rope: nodes")
     ap.add_argument("--spacing", type=float, default=0.05, help="distance between neighbouring nodes")
     ap.add_argument("--triangles", action="store_true", help="net: two triangles per cell instead of a quadrangle")
+    ap.add_argument("--lines", action="store_true", help="net: line elements along the grid lines (a grid of beams)")
     ap.add_argument("--format", choices=["4.1", "2.2"], default="4.1")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
-    m = net(a.nx, a.ny, a.spacing, a.triangles) if a.kind == "net" else rope(a.n, a.spacing)
+    m = net(a.nx, a.ny, a.spacing, a.triangles, a.lines) if a.kind == "net" else rope(a.n, a.spacing)
     with open(a.output, "w") as out:
         m.write(out, a.format)
 

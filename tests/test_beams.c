@@ -426,6 +426,55 @@ static void TestFlyingSpaghetti(void **state)
   }
 }
 
+/* A network's junction is one node joining its elements in any directions (each element carries its frame in the
+   node's director basis): an L-shaped network of 2 x 8 elements (one corner node) and the L-shaped polyline beam
+   (two corner nodes welded) reach the same static equilibrium under a tip load out of their plane, with an
+   unsymmetric section (the section's axes follow d1 round the corner in both) */
+static void TestNetworkJunction(void **state)
+{
+  const MbsBeamSection  sec   = {1e6, 2e6, 3e6, 3.0, 1.0, 2.0, 1.0, 1e-3, 2e-3};
+  const PetscReal       d1[3] = {0, 0, 1}, F[3] = {0.5, 0.2, -1.0}, X[3] = {0, 0, 0};
+  const MbsTimeFunction ramp = {MBS_TIME_RAMP, {0, 1, 0, 1}, NULL};
+  PetscReal             xtip[2][3], d3[3];
+
+  (void)state;
+  for (int variant = 0; variant < 2; variant++) {
+    MbsModel model;
+    PetscInt first, tip, nnodes;
+    if (variant == 0) {
+      const PetscReal pts[9] = {0, 0, 0, 0, 1, 0, -1, 1, 0};
+      CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+      CHECK(MbsModelAddBeam(model, "L", 3, pts, 16, &sec, d1, MBS_BEAM_CLAMPED, MBS_BEAM_FREE, &first, &nnodes));
+      tip = first + nnodes - 1;
+    } else {
+      PetscReal x[3 * 17];
+      PetscInt  edge[2 * 16], clamped[1] = {0};
+      for (int k = 0; k <= 16; k++) {
+        x[3 * k]     = k <= 8 ? 0 : -(k - 8) / 8.0;
+        x[3 * k + 1] = k <= 8 ? k / 8.0 : 1;
+        x[3 * k + 2] = 0;
+      }
+      for (int e = 0; e < 16; e++) edge[2 * e] = e, edge[2 * e + 1] = e + 1;
+      CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+      CHECK(MbsModelAddBeamNetwork(model, "L", 17, x, NULL, 16, edge, &sec, d1, 1, clamped, 0, NULL, &first));
+      tip = first + 16;
+    }
+    CHECK(MbsModelAddPointLoad(model, tip, X, F, &ramp, NULL));
+    CHECK(MbsModelSetUp(model));
+    SolveStatic(model, 10, tip, xtip[variant], d3, NULL, NULL);
+    CHECK(MbsModelDestroy(&model));
+  }
+  if (getenv("GGLMBS_TEST_VERBOSE"))
+    printf("L network: tip (%.10f, %.10f, %.10f), L beam (%.10f, %.10f, %.10f)\n", (double)xtip[1][0],
+           (double)xtip[1][1], (double)xtip[1][2], (double)xtip[0][0], (double)xtip[0][1], (double)xtip[0][2]);
+  if (!(PetscAbsReal(xtip[0][2]) > 0.05))
+    fail_msg("L beam: the tip moved too little out of the plane (%g)", (double)xtip[0][2]);
+  for (int i = 0; i < 3; i++)
+    if (!(PetscAbsReal(xtip[0][i] - xtip[1][i]) < 1e-9))
+      fail_msg("L network against L beam: tip component %d %.12g against %.12g", i, (double)xtip[1][i],
+               (double)xtip[0][i]);
+}
+
 int main(int argc, char **argv)
 {
   struct CMUnitTest tests[8];
@@ -448,6 +497,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"tip load", TestTipLoad, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"equilibrium start", TestEquilibriumStart, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"flying spaghetti", TestFlyingSpaghetti, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"network junction", TestNetworkJunction, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"end moment", TestEndMoment, NULL, NULL, NULL};
   failed     = _cmocka_run_group_tests("beams", tests, n, NULL, NULL);
   if (PetscFinalize()) return 1;

@@ -1726,13 +1726,72 @@ static void TestBeam(void **state)
     V = MbsElemKernelBeam.energy(&e, qref);
     ExpectClose(&ctx, "no energy in the reference configuration", 0, 0, V, 0.0, 1e-30);
     memcpy(eps_ref, e.beam_strain0, sizeof(eps_ref));
-    ExpectClose(&ctx, "stretch of the reference", 0, 0, eps_ref[2], cos(0.0) * 1.0, 1e-12); /* d3 . phi' = 1 */
+    /* the element's frame, carried by both nodes, is the chord's frame in the reference: whatever the nodes' own
+       frames, the reference is straight, unsheared and unstretched in it */
+    for (int k = 0; k < 6; k++)
+      ExpectClose(&ctx, "reference strains in the element's frame", k, 0, eps_ref[k], k == 2 ? 1.0 : 0.0, 1e-12);
     /* random states near the reference (directors not orthonormal: the energy is defined on all of R^24) */
     for (int i = 0; i < 24; i++) {
       q0[i] = qref[i] + 0.2 * (Random() - 0.5);
       q1[i] = qref[i] + 0.2 * (Random() - 0.5);
     }
     CheckPotential(&ctx, &MbsElemKernelBeam, &e, q0, q1, 1);
+  }
+  for (int seed = 0; seed < 4; seed++) {
+    /* the nodes' own frames do not matter: an element whose nodes' directors are the chord's frame E and one whose
+       nodes carry E turned by random rotations Q_A, Q_B (a junction of a beam network), its section axis given in
+       node A's frame (axis_a), have the same energy in the same motion (each node moved, and its directors mapped by
+       a random linear map near a rotation) */
+    const BodyPair   pair = {RIGID, RIGID};
+    MbsElemData      e1, e2;
+    MbsElemPlacement pa1, pb1, pa2, pb2;
+    Context          ctx;
+    double           E[3][3], QA[3][3], QB[3][3], LA[3][3], LB[3][3], p[3], q1[24], q2[24], V1, V2;
+    char             error[256];
+
+    RandomSeed(2100 + seed);
+    ContextSet(&ctx, "beam node frames", pair, seed);
+    RandomRotation(E);
+    RandomRotation(QA);
+    RandomRotation(QB);
+    RandomRotation(LA);
+    RandomRotation(LB);
+    RandomVector(1.0, p);
+    memset(&e1, 0, sizeof(e1));
+    e1.nblocks_a = e1.nblocks_b = RIGID;
+    for (int k = 0; k < 6; k++) e1.beam_stiffness[k] = 1.0 + k;
+    e1.length = MBS_ELEM_UNSET;
+    e2        = e1;
+    for (int i = 0; i < 3; i++) {
+      pa1.x[i] = pa2.x[i] = p[i];
+      pb1.x[i] = pb2.x[i] = p[i] + 0.8 * E[i][2];
+      for (int k = 0; k < 3; k++) {
+        pa1.D[k][i] = pb1.D[k][i] = E[i][k];
+        pa2.D[k][i] = pb2.D[k][i] = 0;
+        for (int l = 0; l < 3; l++) pa2.D[k][i] += E[i][l] * QA[l][k], pb2.D[k][i] += E[i][l] * QB[l][k];
+      }
+    }
+    assert_int_equal(MbsElementTypeBeam.complete(&e1, &pa1, &pb1, error, sizeof(error)), 0);
+    for (int k = 0; k < 3; k++) /* the section's first axis E_1, in node A's frame (as MbsModelAddBeamNetwork() sets) */
+      e2.axis_a[k] = pa2.D[k][0] * E[0][0] + pa2.D[k][1] * E[1][0] + pa2.D[k][2] * E[2][0];
+    assert_int_equal(MbsElementTypeBeam.complete(&e2, &pa2, &pb2, error, sizeof(error)), 0);
+    for (int i = 0; i < 3; i++) { /* the motion: node A moved by 0.1 and turned by LA (a small turn), B by LB */
+      q1[i] = q2[i] = p[i] + 0.1 * (Random() - 0.5);
+      q1[12 + i] = q2[12 + i] = pb1.x[i] + 0.1 * (Random() - 0.5);
+      for (int k = 0; k < 3; k++) {
+        double a1 = 0, a2 = 0, b1 = 0, b2 = 0;
+        for (int l = 0; l < 3; l++) {
+          const double s  = 0.3; /* L = I + s (LA - I): a moderate turn, directors not exactly orthonormal */
+          const double la = (l == i) + s * (LA[i][l] - (l == i)), lb = (l == i) + s * (LB[i][l] - (l == i));
+          a1 += la * pa1.D[k][l], a2 += la * pa2.D[k][l], b1 += lb * pb1.D[k][l], b2 += lb * pb2.D[k][l];
+        }
+        q1[3 + 3 * k + i] = a1, q2[3 + 3 * k + i] = a2, q1[15 + 3 * k + i] = b1, q2[15 + 3 * k + i] = b2;
+      }
+    }
+    V1 = MbsElemKernelBeam.energy(&e1, q1);
+    V2 = MbsElemKernelBeam.energy(&e2, q2);
+    ExpectClose(&ctx, "energy independent of the nodes' frames", 0, 0, V2, V1, 1e-12 * (1 + V1));
+    if (!(V1 > 1e-3)) fail_msg("beam node frames, seed %d: the motion strains too little (V %g)", seed, V1);
   }
   {
     /* pure bending and pure torsion of a straight element along e3 (unit stiffnesses, unstrained straight): the nodes
@@ -1748,6 +1807,7 @@ static void TestBeam(void **state)
     e.nblocks_a = e.nblocks_b = RIGID;
     e.length                  = L;
     for (int k = 0; k < 6; k++) e.beam_stiffness[k] = 1.0;
+    for (int k = 0; k < 3; k++) e.frame_a[k][k] = e.frame_b[k][k] = 1.0; /* the element's frame: the nodes' */
     e.beam_strain0[2] = 1.0;
     for (int mode = 0; mode < 2; mode++) {
       double q[24], Vexp;

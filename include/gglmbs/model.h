@@ -171,6 +171,11 @@ typedef enum {
 } MbsBeamSupport;
 PETSC_EXTERN const char *const MbsBeamSupports[];
 
+PETSC_EXTERN PetscErrorCode MbsModelAddBeamNetwork(MbsModel, const char name[], PetscInt nnodes, const PetscReal x[],
+                                                   const PetscInt node_id[], PetscInt nedges, const PetscInt edge[],
+                                                   const MbsBeamSection *, const PetscReal d1[3], PetscInt nclamped,
+                                                   const PetscInt clamped[], PetscInt npinned, const PetscInt pinned[],
+                                                   PetscInt *first_body);
 PETSC_EXTERN PetscErrorCode MbsModelAddBeam(MbsModel, const char name[], PetscInt npoints, const PetscReal points[],
                                             PetscInt nelements, const MbsBeamSection *, const PetscReal d1[3],
                                             MbsBeamSupport start, MbsBeamSupport end, PetscInt *first_body,

@@ -32,30 +32,40 @@
 
 #define MBS_BEAM_NSTRAIN 6
 
-static void BeamRowDirectorPair(double L, int j, int k, MbsElemQuadRow *row)
+/* (e_j^A . e_k^B - e_k^A . e_j^B) / (2L) with the element frame at each node e_j = sum_m frame[j][m] d_m (frames
+   numbered from 0; a's directors are blocks 1..3, b's 5..7): nine director products */
+static void BeamRowDirectorPair(const MbsElemData *e, int j, int k, MbsElemQuadRow *row)
 {
-  memset(row, 0, sizeof(*row)); /* (dj_A . dk_B - dk_A . dj_B) / (2L); a's directors are blocks 1..3, b's 5..7 */
-  row->nbil  = 2;
-  row->bi[0] = j, row->bj[0] = 4 + k, row->bcoef[0] = 0.5 / L;
-  row->bi[1] = k, row->bj[1] = 4 + j, row->bcoef[1] = -0.5 / L;
+  const double c = 0.5 / e->length;
+
+  memset(row, 0, sizeof(*row));
+  for (int m = 0; m < 3; m++)
+    for (int n = 0; n < 3; n++) {
+      row->bi[row->nbil] = 1 + m, row->bj[row->nbil] = 5 + n;
+      row->bcoef[row->nbil++] = c * (e->frame_a[j][m] * e->frame_b[k][n] - e->frame_a[k][m] * e->frame_b[j][n]);
+    }
 }
 
+/* The six strains as quadratic rows, with the element's frame e_i carried by each node (frame_a, frame_b):
+   Gamma_i = (e_i^A + e_i^B) . (phi_B - phi_A) / (2L), K_1 = (e_2^A . e_3^B - e_3^A . e_2^B) / (2L), and cyclically */
 static void BeamRows(const MbsElemData *e, MbsElemQuadRow rows[MBS_BEAM_NSTRAIN])
 {
-  const double L = e->length, c = 0.5 / L;
+  const double c = 0.5 / e->length;
 
-  for (int i = 1; i <= 3; i++) { /* Gamma_i = (d_iA + d_iB) . (phi_B - phi_A) / (2L) */
-    MbsElemQuadRow *row = &rows[i - 1];
+  for (int i = 0; i < 3; i++) {
+    MbsElemQuadRow *row = &rows[i];
     memset(row, 0, sizeof(*row));
-    row->nbil  = 4;
-    row->bi[0] = i, row->bj[0] = 4, row->bcoef[0] = c;
-    row->bi[1] = i, row->bj[1] = 0, row->bcoef[1] = -c;
-    row->bi[2] = 4 + i, row->bj[2] = 4, row->bcoef[2] = c;
-    row->bi[3] = 4 + i, row->bj[3] = 0, row->bcoef[3] = -c;
+    for (int m = 0; m < 3; m++) {
+      const double ca = c * e->frame_a[i][m], cb = c * e->frame_b[i][m];
+      row->bi[row->nbil] = 1 + m, row->bj[row->nbil] = 4, row->bcoef[row->nbil++] = ca;
+      row->bi[row->nbil] = 1 + m, row->bj[row->nbil] = 0, row->bcoef[row->nbil++] = -ca;
+      row->bi[row->nbil] = 5 + m, row->bj[row->nbil] = 4, row->bcoef[row->nbil++] = cb;
+      row->bi[row->nbil] = 5 + m, row->bj[row->nbil] = 0, row->bcoef[row->nbil++] = -cb;
+    }
   }
-  BeamRowDirectorPair(L, 2, 3, &rows[3]);
-  BeamRowDirectorPair(L, 3, 1, &rows[4]);
-  BeamRowDirectorPair(L, 1, 2, &rows[5]);
+  BeamRowDirectorPair(e, 1, 2, &rows[3]);
+  BeamRowDirectorPair(e, 2, 0, &rows[4]);
+  BeamRowDirectorPair(e, 0, 1, &rows[5]);
 }
 
 static void BeamStrains(const MbsElemData *e, const double *q, double eps[MBS_BEAM_NSTRAIN], double *G)
@@ -182,6 +192,55 @@ static int BeamComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElem
   if (!(d->length > 0 && isfinite(d->length))) {
     snprintf(error, len, "Beam: the element length must be positive (coincident nodes?), got %g", d->length);
     return 1;
+  }
+  { /* the element's frame: e3 along the chord; e1 the part across it of the section axis axis_a (in A's frame; set by
+       a generator whose nodes' frames are not the sections', MbsModelAddBeamNetwork()) or else of node A's d1 (of d2
+       when d1 is more than 45 degrees off the section's plane); e2 = e3 x e1. Each node carries it in its own director
+       basis, so that the nodes' frames may be any (a junction of a network of beams) */
+    double E[3][3], t[3], n = 0, best = -1;
+    for (int i = 0; i < 3; i++) t[i] = b->x[i] - a->x[i], n += t[i] * t[i];
+    n = sqrt(n);
+    if (!(n > 0)) {
+      snprintf(error, len, "Beam: the nodes coincide (a beam element of zero length)");
+      return 1;
+    }
+    for (int i = 0; i < 3; i++) E[2][i] = t[i] / n;
+    if (d->axis_a[0] != 0 || d->axis_a[1] != 0 || d->axis_a[2] != 0) {
+      double v[3], along = 0, perp = 0, norm = 0;
+      for (int i = 0; i < 3; i++)
+        v[i] = d->axis_a[0] * a->D[0][i] + d->axis_a[1] * a->D[1][i] + d->axis_a[2] * a->D[2][i];
+      for (int i = 0; i < 3; i++) along += v[i] * E[2][i], norm += v[i] * v[i];
+      for (int i = 0; i < 3; i++) v[i] -= along * E[2][i], perp += v[i] * v[i];
+      if (!(perp > 1e-12 * norm)) {
+        snprintf(error, len, "Beam: the section's first axis lies along the element; it must have a part across it");
+        return 1;
+      }
+      perp = sqrt(perp);
+      for (int i = 0; i < 3; i++) E[0][i] = v[i] / perp;
+      best = 2;
+    }
+    for (int k = 0; k < 2 && best < 0; k++) { /* of d1 and d2, the first well across the chord */
+      double v[3], along = 0, perp = 0;
+      for (int i = 0; i < 3; i++) along += a->D[k][i] * E[2][i];
+      for (int i = 0; i < 3; i++) v[i] = a->D[k][i] - along * E[2][i], perp += v[i] * v[i];
+      if (perp > 0.5 && best < 0) { /* d1 when it is at most 45 degrees off the section's plane */
+        perp = sqrt(perp);
+        for (int i = 0; i < 3; i++) E[0][i] = v[i] / perp;
+        best = k;
+      }
+    }
+    if (best < 0) { /* the chord at 45 degrees between d1 and d2: d2's part across it */
+      double v[3], along = 0, perp = 0;
+      for (int i = 0; i < 3; i++) along += a->D[1][i] * E[2][i];
+      for (int i = 0; i < 3; i++) v[i] = a->D[1][i] - along * E[2][i], perp += v[i] * v[i];
+      perp = sqrt(perp);
+      for (int i = 0; i < 3; i++) E[0][i] = v[i] / perp;
+    }
+    E[1][0] = E[2][1] * E[0][2] - E[2][2] * E[0][1];
+    E[1][1] = E[2][2] * E[0][0] - E[2][0] * E[0][2];
+    E[1][2] = E[2][0] * E[0][1] - E[2][1] * E[0][0];
+    MbsElemFrameInBody(a, E, d->frame_a);
+    MbsElemFrameInBody(b, E, d->frame_b);
   }
   for (int k = 0; k < MBS_BEAM_NSTRAIN; k++)
     if (!(d->beam_stiffness[k] > 0 && isfinite(d->beam_stiffness[k]))) {

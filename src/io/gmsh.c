@@ -577,6 +577,7 @@ static PetscErrorCode AddElement(MbsGmshParser *p, MbsGmshMesh *mesh, const MbsG
       }
     nodes[k] = index;
   }
+  if (type->nnodes > 2 && !mesh->nsurface++) mesh->surface_line = p->line;
   if (type->nnodes > 1) {
     for (int k = 0; k < type->nnodes; k++) {
       if (type->nnodes == 2 && k == 1) break; /* a line is one edge */

@@ -30,6 +30,7 @@ typedef struct {
   PetscInt     *edge_line; /* line of the first element with the edge */
   PetscInt      ngroups, group_cap;
   MbsGmshGroup *groups;
+  PetscInt      nsurface, surface_line; /* triangles and quadrangles, and the line of the first */
 } MbsGmshMesh;
 
 /* Rank 0 reads the file and broadcasts it; every rank parses the same bytes. Errors name the file and

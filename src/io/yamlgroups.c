@@ -13,8 +13,10 @@ static const char *const rigid_chain_keys[] = {"name",  "count",     "mass",  "i
                                                "start", "direction", "joint", "axis",    NULL};
 static const char *const net_keys[]       = {"name", "count", "mass", "spacing", "origin", "directions", "fixed", NULL};
 static const char *const net_fixed_keys[] = {"i", "j", NULL};
-static const char *const mesh_keys[]      = {"name",  "file",        "line_density", "node_mass", "fixed",
-                                             "scale", "orientation", "translation",  NULL};
+static const char *const mesh_keys[] = {"name",        "file",        "line_density", "node_mass", "fixed", "scale",
+                                        "orientation", "translation", "beam",         "pinned",    NULL};
+static PetscErrorCode    AddMeshBeams(MbsYAMLReader *, yaml_node_t *, const char[], MbsYAMLGroup *, yaml_node_t *,
+                                      const char[], MbsGmshMesh *, const char[], yaml_node_t *);
 
 static const char *GroupKindName(MbsYAMLGroupKind kind)
 {
@@ -753,6 +755,15 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
+  PetscCall(MbsYAMLLookup(r, item, ipath, "beam", NULL, kpath, &node));
+  if (node) { /* a network of beams (docs/beams.md) */
+    PetscCall(AddMeshBeams(r, item, ipath, g, name, npath, mesh, context, node));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MbsYAMLLookup(r, item, ipath, "pinned", NULL, kpath, &node));
+  if (node)
+    PetscCall(MbsYAMLFailNode(r, node, kpath,
+                              "no 'pinned' for a mesh of rods (its 'fixed' nodes are pinned; beams take 'pinned')"));
   /* every node carries a rod: a node on no line, triangle or quadrangle would be a free particle */
   for (PetscInt k = 0; k < mesh->nnodes; k++) {
     if (mesh->node_edges[k]) continue;
@@ -1134,6 +1145,114 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       snprintf(label, sizeof(label), "%s (its element %" PetscInt_FMT ")", prefix, e - first_elem);
       PetscCall(MbsModelSetElementLabel(r->model, e, label));
     }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A mesh of lines as a network of beams: mesh item keys 'beam' (the section, as in 'beams', and d1), 'fixed' (groups
+   clamped) and 'pinned' (groups pinned); MbsModelAddBeamNetwork() */
+static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLGroup *g,
+                                   yaml_node_t *name, const char npath[], MbsGmshMesh *mesh, const char context[],
+                                   yaml_node_t *beam)
+{
+  static const char *const section_keys[] = {
+    "EA", "GA1", "GA2",     "EI1",  "EI2", "GJ", "rhoA", "rhoI1",        "rhoI2", "E",
+    "G",  "nu",  "density", "area", "I1",  "I2", "J",    "shear_factor", "d1",    NULL};
+  yaml_node_t *node, *d1node;
+  char bpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], got[MBS_YAML_GOT_LEN + 64], prefix[PETSC_MAX_PATH_LEN + 64],
+    label[2 * PETSC_MAX_PATH_LEN + 128];
+  PetscReal      scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0}, d1[3] = {0, 0, 0}, *x;
+  PetscInt       nclamped = 0, *clamped = NULL, npinned = 0, *pinned = NULL, first_elem, end_elem;
+  MbsBeamSection sec;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  MbsYAMLPathKey(bpath, ipath, "beam");
+  PetscCall(MbsYAMLExpectMapping(r, beam, bpath, "a mapping of the beams' section {EA: .., ..} or {E: .., ..}"));
+  PetscCall(MbsYAMLCheckKeys(r, beam, bpath, section_keys, ""));
+  PetscCall(ParseBeamSection(r, beam, bpath, &sec));
+  PetscCall(MbsYAMLLookup(r, beam, bpath, "d1", NULL, kpath, &d1node));
+  if (d1node)
+    PetscCall(MbsYAMLParseNonzeroVec3(r, d1node, kpath, "the sections' first principal axis, world frame", d1));
+  for (int k = 0; k < 2; k++) {
+    const char *key = k ? "node_mass" : "line_density";
+    PetscCall(MbsYAMLLookup(r, item, ipath, key, NULL, kpath, &node));
+    if (node)
+      PetscCall(MbsYAMLFailNode(r, node, kpath, "no mass keys for beams (their mass comes from the section, 'beam')"));
+  }
+  if (mesh->nsurface)
+    PetscCall(FailMesh(r, context, mesh, mesh->surface_line,
+                       "only line elements (type 1) for beams ('beam' makes each line a beam element)",
+                       "a triangle or quadrangle"));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    if (mesh->node_edges[k]) continue;
+    snprintf(got, sizeof(got), "node %" PetscInt_FMT " on none", mesh->node_tag[k]);
+    PetscCall(FailMesh(r, context, mesh, mesh->node_line[k], "every node on a line element (a beam's node)", got));
+  }
+  PetscCall(MbsYAMLLookup(r, item, ipath, "scale", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "orientation", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseOrientation(r, node, kpath, R));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "translation", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "translation in m", translation));
+  g->count = mesh->nnodes;
+  g->rigid = PETSC_TRUE;
+  PetscCall(PetscMalloc2(mesh->nnodes, &g->tags, mesh->nnodes, &g->tag_node));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    g->tags[k]     = mesh->node_tag[k];
+    g->tag_node[k] = k;
+  }
+  PetscCall(PetscSortIntWithArray(mesh->nnodes, g->tags, g->tag_node));
+  PetscCall(RegisterGroup(r, g, name, npath));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "fixed", NULL, kpath, &node));
+  if (node) PetscCall(ParseMeshFixed(r, node, kpath, mesh, &nclamped, &clamped));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "pinned", NULL, kpath, &node));
+  if (node) {
+    PetscBool *is_clamped;
+    ierr = ParseMeshFixed(r, node, kpath, mesh, &npinned, &pinned);
+    if (ierr) PetscCall(PetscFree(clamped));
+    PetscCall(ierr);
+    PetscCall(PetscCalloc1(mesh->nnodes, &is_clamped));
+    for (PetscInt k = 0; k < nclamped; k++) is_clamped[clamped[k]] = PETSC_TRUE;
+    for (PetscInt k = 0; k < npinned; k++)
+      if (is_clamped[pinned[k]]) {
+        snprintf(got, sizeof(got), "node %" PetscInt_FMT " in both", mesh->node_tag[pinned[k]]);
+        PetscCall(PetscFree(is_clamped));
+        PetscCall(PetscFree(clamped));
+        PetscCall(PetscFree(pinned));
+        PetscCall(MbsYAMLFail(r, node->start_mark, kpath,
+                              "groups whose nodes are not also in 'fixed' (a node is clamped or pinned)", got));
+      }
+    PetscCall(PetscFree(is_clamped));
+  }
+  PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
+  for (PetscInt k = 0; k < mesh->nnodes; k++)
+    for (PetscInt l = 0; l < 3; l++)
+      x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
+                                               R[3 * l + 2] * mesh->x[3 * k + 2]);
+  PetscCall(MbsModelGetNumElements(r->model, &first_elem));
+  ierr = MbsModelAddBeamNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge, &sec,
+                                d1node ? d1 : NULL, nclamped, clamped, npinned, pinned, &g->first_body);
+  PetscCall(PetscFree(x));
+  PetscCall(PetscFree(clamped));
+  PetscCall(PetscFree(pinned));
+  PetscCall(ierr);
+  PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+  GroupLabelPrefix(r, g, item, prefix, sizeof(prefix));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    snprintf(label, sizeof(label), "%s node %" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[k],
+             mesh->file, mesh->node_line[k]);
+    PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
+  }
+  for (PetscInt e = first_elem; e < end_elem; e++) {
+    const PetscInt k = e - first_elem;
+    if (k < mesh->nedges)
+      snprintf(label, sizeof(label), "%s beam %" PetscInt_FMT "-%" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix,
+               mesh->node_tag[mesh->edge[2 * k]], mesh->node_tag[mesh->edge[2 * k + 1]], mesh->file,
+               mesh->edge_line[k]);
+    else
+      snprintf(label, sizeof(label), "%s support %" PetscInt_FMT, prefix, k - mesh->nedges);
+    PetscCall(MbsModelSetElementLabel(r->model, e, label));
   }
   PetscFunctionReturn(0);
 }

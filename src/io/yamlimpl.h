@@ -45,6 +45,7 @@ typedef struct {
   PetscInt         count, ny;       /* members (chain links; net nodes along i and j; mesh nodes) */
   PetscInt         first_body;      /* member k is body first_body + k (net node (i, j): k = i ny + j) */
   PetscInt        *tags, *tag_node; /* mesh: node tags in increasing order and the node index of each */
+  PetscBool        rigid;           /* its members are rigid bodies (a mesh of beams) */
 } MbsYAMLGroup;
 
 typedef struct {

@@ -713,7 +713,8 @@ PetscErrorCode MbsYAMLResolveBody(MbsYAMLReader *r, yaml_node_t *node, const cha
   MbsYAMLFindGroupMember(r, name, &group, &body, &near);
   if (group) {
     ref->body = body;
-    ref->type = group->kind == MBS_YAML_RIGID_CHAIN || group->kind == MBS_YAML_BEAM ? MBS_BODY_RIGID : MBS_BODY_PARTICLE;
+    ref->type = group->kind == MBS_YAML_RIGID_CHAIN || group->kind == MBS_YAML_BEAM || group->rigid ? MBS_BODY_RIGID
+                                                                                                    : MBS_BODY_PARTICLE;
     PetscFunctionReturn(0);
   }
   {

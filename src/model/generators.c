@@ -791,3 +791,174 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
   if (nnodes) *nnodes = node;
   PetscFunctionReturn(0);
 }
+
+/* The part of v across the unit vector t, normalized into e; 0 when v is (nearly) along t */
+static int MbsBeamAcross(const PetscReal v[3], const PetscReal t[3], PetscReal e[3])
+{
+  const PetscReal along = MbsVec3Dot(v, t), nv = MbsVec3Norm(v);
+  PetscReal       perp;
+
+  for (int i = 0; i < 3; i++) e[i] = v[i] - along * t[i];
+  perp = MbsVec3Norm(e);
+  if (!(perp > 1e-8 * nv)) return 0;
+  for (int i = 0; i < 3; i++) e[i] /= perp;
+  return 1;
+}
+
+/* The section's first axis across the unit direction t: the part of d1 across it, or (no d1, or d1 along t) that of
+   the coordinate axis least aligned with t */
+static void MbsBeamSectionAxis(const PetscReal d1[3], const PetscReal t[3], PetscReal e[3])
+{
+  PetscReal c[3] = {0, 0, 0};
+  int       k    = 0;
+
+  if (d1 && MbsBeamAcross(d1, t, e)) return;
+  for (int i = 1; i < 3; i++)
+    if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
+  c[k] = 1;
+  (void)MbsBeamAcross(c, t, e);
+}
+
+/*@C
+  MbsModelAddBeamNetwork - Adds a network of beams (docs/beams.md): a rigid node at each given point, a beam element
+  along each given edge, nodes clamped or pinned: the model of a Gmsh mesh of lines.
+
+  Logically Collective (every rank adds the same bodies)
+
+  Input Parameters:
++ model - the model
+. name - network name; node k is the body "<name>.<node_id[k]>" ("<name>.<k>" without node_id)
+. nnodes - number of nodes, positive, each on at least one edge
+. x - node positions, 3 per node (at rest)
+. node_id - the number in each node's name, e.g. its mesh tag (unique; may be NULL)
+. nedges - number of edges
+. edge - two node indices each, at distinct positions, each pair at most once
+. section - stiffness and inertia per unit length (`MbsBeamSection`), the same for every element
+. d1 - the sections' first principal axis, world frame (NULL: the coordinate axis least aligned with each element;
+       also where d1 lies along an element)
+. nclamped, clamped - nodes welded to the ground
+- npinned, pinned - nodes whose centres are held in place, free to turn (not clamped ones)
+
+  Output Parameter:
+. first_body - index of node 0 (may be NULL); node k is body first_body + k
+
+  Notes:
+  Every element's frame has e3 along it and e1 the part of d1 across it; each node may join elements in any
+  directions (a junction), since an element carries its frame in both nodes' director bases. Node k has d3 along its
+  first edge and d1 across it, and carries half of each of its elements: mass rhoA l_k and principal moments
+  rhoI1 l_k + m l_k^2/12, rhoI2 l_k + m l_k^2/12 and (rhoI1 + rhoI2) l_k, l_k half the length of its elements (at a
+  junction the rotary inertia of the crossing elements is lumped about the first one's axes, a difference of the
+  order of the rotary inertia of a node's share). Elements come after the bodies, one per edge in order, then one
+  weld per clamped node and one fixed point per pinned node, in the given orders.
+
+  Level: intermediate
+
+.seealso: `MbsModelAddBeam()`, `MbsModelAddRodNetwork()`
+@*/
+PetscErrorCode MbsModelAddBeamNetwork(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[],
+                                      const PetscInt node_id[], PetscInt nedges, const PetscInt edge[],
+                                      const MbsBeamSection *section, const PetscReal d1[3], PetscInt nclamped,
+                                      const PetscInt clamped[], PetscInt npinned, const PetscInt pinned[],
+                                      PetscInt *first_body)
+{
+  MPI_Comm              comm;
+  const MbsElementType *beam;
+  PetscReal            *share, *dir;
+  PetscInt             *held, first = -1;
+  char                  bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetComm(model, &comm));
+  PetscCall(CheckGroupName(model, "Beam network", name));
+  PetscCheck(nnodes > 0 && x && (nedges == 0 || edge), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Beam network '%s': nodes and edges are required", name);
+  PetscCheck(section, comm, PETSC_ERR_ARG_NULL, "Beam network '%s': a section is required", name);
+  PetscCall(MbsBeamCheckSection(model, name, section));
+  PetscCheck(!d1 || (MbsVec3IsFinite(d1) && MbsVec3Norm(d1) > 0), comm, PETSC_ERR_ARG_OUTOFRANGE,
+             "Beam network '%s': d1 must be a non-zero finite vector", name);
+  PetscCall(MbsElementTypeFind("springs", "beam", &beam));
+  PetscCheck(beam, comm, PETSC_ERR_PLIB, "The beam element type is not registered");
+  PetscCall(PetscCalloc3(nnodes, &share, 3 * nnodes, &dir, nnodes, &held));
+  for (PetscInt k = 0; k < 3 * nnodes; k++) dir[k] = 0;
+  for (PetscInt e = 0; e < nedges; e++) {
+    const PetscInt a = edge[2 * e], b = edge[2 * e + 1];
+    PetscReal      t[3], l;
+    PetscCheck(a >= 0 && a < nnodes && b >= 0 && b < nnodes && a != b, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam network '%s': edge %" PetscInt_FMT " has nodes %" PetscInt_FMT " and %" PetscInt_FMT
+               " (expected two distinct ones in 0..%" PetscInt_FMT ")",
+               name, e, a, b, nnodes - 1);
+    for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
+    l = MbsVec3Norm(t);
+    PetscCheck(l > 0 && PetscIsNormalReal(l), comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam network '%s': edge %" PetscInt_FMT " joins two nodes at the same position", name, e);
+    share[a] += 0.5 * l, share[b] += 0.5 * l;
+    for (int s = 0; s < 2; s++) {
+      const PetscInt n = s ? b : a;
+      if (dir[3 * n] == 0 && dir[3 * n + 1] == 0 && dir[3 * n + 2] == 0)
+        for (int i = 0; i < 3; i++) dir[3 * n + i] = t[i] / l;
+    }
+  }
+  for (PetscInt k = 0; k < nclamped + npinned; k++) {
+    const PetscInt n = k < nclamped ? clamped[k] : pinned[k - nclamped];
+    PetscCheck(n >= 0 && n < nnodes, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam network '%s': held node %" PetscInt_FMT " is not in 0..%" PetscInt_FMT, name, n, nnodes - 1);
+    PetscCheck(!held[n], comm, PETSC_ERR_ARG_WRONG, "Beam network '%s': node %" PetscInt_FMT " is held twice", name,
+               node_id ? node_id[n] : n);
+    held[n] = 1;
+  }
+  {
+    MbsModelSize added;
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeBeam(&added, (PetscReal)nnodes, (PetscReal)nedges, 0, (PetscReal)(6 * nclamped + 3 * npinned));
+    PetscCall(MbsModelCheckGeneratorSize(model, "Beam network", name, &added));
+  }
+  for (PetscInt k = 0; k < nnodes; k++) {
+    const PetscReal *t = dir + 3 * k, sh = share[k], m = section->rhoA * sh;
+    const PetscReal  J[3] = {section->rhoI1 * sh + m * sh * sh / 12.0, section->rhoI2 * sh + m * sh * sh / 12.0,
+                             (section->rhoI1 + section->rhoI2) * sh};
+    PetscReal        e1[3], e2[3], R[9];
+    PetscInt         body;
+    PetscCheck(sh > 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam network '%s': node %" PetscInt_FMT " is on no edge (it would carry no beam and no mass)", name,
+               node_id ? node_id[k] : k);
+    MbsBeamSectionAxis(d1, t, e1);
+    MbsVec3Cross(t, e1, e2);
+    for (int i = 0; i < 3; i++) R[3 * i] = e1[i], R[3 * i + 1] = e2[i], R[3 * i + 2] = t[i];
+    PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node_id ? node_id[k] : k));
+    PetscCall(MbsModelAddRigidBody(model, bname, m, J, &x[3 * k], R, NULL, NULL, &body));
+    if (k == 0) first = body;
+  }
+  for (PetscInt e = 0; e < nedges; e++) {
+    const PetscInt   a = edge[2 * e], b = edge[2 * e + 1];
+    const PetscReal *ta = dir + 3 * a;
+    PetscReal        t[3], l, e1[3], da1[3], da2[3];
+    MbsElemData      d;
+    for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
+    l = MbsVec3Norm(t);
+    for (int i = 0; i < 3; i++) t[i] /= l;
+    MbsBeamSectionAxis(d1, t, e1);
+    /* node a's directors, as added above: the section axis e1 in them */
+    MbsBeamSectionAxis(d1, ta, da1);
+    MbsVec3Cross(ta, da1, da2);
+    PetscCall(PetscMemzero(&d, sizeof(d)));
+    d.axis_a[0]         = MbsVec3Dot(e1, da1);
+    d.axis_a[1]         = MbsVec3Dot(e1, da2);
+    d.axis_a[2]         = MbsVec3Dot(e1, ta);
+    d.beam_stiffness[0] = section->GA1;
+    d.beam_stiffness[1] = section->GA2;
+    d.beam_stiffness[2] = section->EA;
+    d.beam_stiffness[3] = section->EI1;
+    d.beam_stiffness[4] = section->EI2;
+    d.beam_stiffness[5] = section->GJ;
+    d.length            = MBS_ELEM_UNSET;
+    PetscCall(MbsModelAddElement(model, beam, first + a, first + b, &d, NULL));
+  }
+  for (PetscInt k = 0; k < nclamped; k++)
+    PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, first + clamped[k], NULL, NULL, MBS_GROUND, &x[3 * clamped[k]],
+                               NULL, NULL));
+  for (PetscInt k = 0; k < npinned; k++)
+    PetscCall(MbsModelAddFixedPoint(model, first + pinned[k], NULL, &x[3 * pinned[k]], NULL));
+  PetscCall(PetscFree3(share, dir, held));
+  if (first_body) *first_body = first;
+  PetscFunctionReturn(0);
+}
