@@ -104,12 +104,15 @@ static const BadInput bad_inputs[] = {
   {"scheme_theta_not_number", 2, 29, "scheme.theta", "expected a real in (0", "'half'"},
   {"scheme_duplicate_parameter", 2, 34, "scheme.theta", "each key at most once", "first at line 2, column 22"},
   {"unknown_body", 5, 34, "joints[0].bodies[1]",
-   "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), or 'ground'",
+   "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), "
+   "or 'ground'",
    "'bobb', which is not defined"},
   {"unknown_chain_body", 5, 40, "joints[0].bodies[1]",
-   "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), or 'ground'",
+   "expected the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), "
+   "or 'ground'",
    "'rope.5', which is not defined (chains[0] 'rope' has the members 0..4)"},
-  {"fixed_point_ground", 5, 31, "joints[0].body", "(chains, rigid_chains, nets, meshes, beams), not 'ground'", "'ground'"},
+  {"fixed_point_ground", 5, 31, "joints[0].body", "(chains, rigid_chains, nets, meshes, beams), not 'ground'",
+   "'ground'"},
   {"unknown_joint_type", 5, 12, "joints[0].type",
    "expected a joint type (fixed_point, spherical, rod, revolute, prismatic, cylindrical, universal, weld, "
    "point_on_line or point_on_plane)",
