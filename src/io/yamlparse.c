@@ -686,9 +686,10 @@ PetscErrorCode MbsYAMLResolveBody(MbsYAMLReader *r, yaml_node_t *node, const cha
                                   MbsYAMLBodyRef *ref)
 {
   const char *expected =
-    allow_ground
-      ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), or 'ground'"
-      : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), not 'ground'";
+    allow_ground ? "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), "
+                   "or 'ground'"
+                 : "the name of a body in 'bodies' or of a generated one (chains, rigid_chains, nets, meshes, beams), "
+                   "not 'ground'";
   const char   *name = NULL;
   MbsYAMLBody  *listed;
   MbsYAMLGroup *group, *near;

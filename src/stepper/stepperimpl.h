@@ -205,7 +205,7 @@ struct _p_MbsStepper {
   PetscReal energy_tol; /* energy-conserving schemes: largest change of E - W in one (sub-)step, times the scale */
   PetscBool energy_set; /* energy_ref and energy_scale hold for the current run */
   PetscBool hold_time;  /* every step at its start time (the loads' and drives' time): MbsStepperSolveEquilibrium() */
-  PetscInt  equilibrium_steps; /* MbsStepperSolve() starts from the static equilibrium in this many load steps */
+  PetscInt  equilibrium_steps;        /* MbsStepperSolve() starts from the static equilibrium in this many load steps */
   PetscReal energy_ref, energy_scale; /* initial energy plus the work of external forces since; its scale */
   PetscReal ext_work; /* this rank's part of the external forces' work F . (q_{n+1} - q_n) of the step */
   /* force elements (dampers): does this rank have any; the (sub-)step's mid-time; this rank's part of the work
