@@ -40,8 +40,8 @@ static const BadInput bad_inputs[] = {
   {"empty_document", 1, 1, "(document)", "expected a mapping", "an empty document"},
   {"top_not_mapping", 1, 1, "(document)", "expected a mapping", "a sequence of 2 items"},
   {"unknown_top_key", 2, 1, "bodys",
-   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, joints, springs, loads, drives, "
-   "output",
+   "one of the keys time, scheme, gravity, bodies, chains, rigid_chains, nets, meshes, beams, joints, springs, loads, "
+   "drives, output, equilibrium",
    "unknown key 'bodys'"},
   {"unknown_key", 6, 5, "bodies[0].colour", "one of the keys name, type, mass, position, velocity (particle)",
    "unknown key 'colour'"},
