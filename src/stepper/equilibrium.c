@@ -47,7 +47,8 @@ PetscErrorCode MbsStepperSolveEquilibrium(MbsStepper st, PetscInt nsteps)
   PetscCall(MbsStepperSetOptionsPrefix(eq, eqprefix));
   PetscCall(MbsStepperSetType(eq, MBSSCHEMESTATIC));
   PetscCall(MbsStepperSetTimeStep(eq, st->h));
-  PetscCall(MbsStepperSetOutput(eq, st->output_dir, 1));
+  PetscCall(
+    PetscStrncpy(eq->output_dir, st->output_dir, sizeof(eq->output_dir))); /* its failure checkpoint; no output */
   if (st->force) PetscCall(MbsStepperSetExternalForce(eq, st->force, st->force_ctx));
   PetscCall(MbsStepperSetFromOptions(eq));
   eq->hold_time = PETSC_TRUE;
