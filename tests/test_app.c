@@ -373,6 +373,7 @@ static const BadRun bad_runs[] = {
   {"tests/inputs/bad/beams_mesh_mass.yaml", 5, 19, "key 'meshes[0].line_density'", "no mass keys for beams", NULL},
   {"tests/inputs/bad/beams_mesh_pinned.yaml", 6, 13, "key 'meshes[0].pinned'", "no 'pinned' for a mesh of rods", NULL},
   {"tests/inputs/bad/beams_mesh_both.yaml", 7, 13, "key 'meshes[0].pinned'", "got node 1 in both", NULL},
+  {"tests/inputs/bad/beams_mesh_load.yaml", 6, 11, "key 'meshes[0].load'", "no 'load' for a mesh of rods", NULL},
   {"tests/inputs/bad/galerkin_points.yaml", 2, 38, "key 'scheme.points'", "expected an integer in [2, 8]", NULL},
   {"tests/inputs/bad/galerkin_variant.yaml", 2, 16, "key 'scheme.type'", "galerkin-lgg", NULL},
   {"tests/inputs/bad/negative_mass.yaml", 3, 39, "key 'bodies[0].mass'", "got '-1'", NULL},

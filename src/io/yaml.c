@@ -564,7 +564,7 @@ static PetscErrorCode ParseTimeTable(MbsYAMLReader *r, yaml_node_t *node, const 
 }
 
 /* A function of time (docs/loads.md): a number (constant) or {type: constant|ramp|smooth_step|harmonic|table, ...} */
-static PetscErrorCode ParseTimeFunction(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsTimeFunction *f)
+PetscErrorCode MbsYAMLParseTimeFunction(MbsYAMLReader *r, yaml_node_t *node, const char path[], MbsTimeFunction *f)
 {
   static const char *const kinds[]    = {"constant", "ramp", "smooth_step", "harmonic", "table"};
   static const char *const keys[5][6] = {{"type", "value", NULL},
@@ -681,7 +681,7 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
     PetscCall(
       MbsYAMLLookup(r, item, ipath, prm->key, prm->fallback == MBS_ELEM_REQUIRED ? expected : NULL, kpath, &node));
     if (node)
-      PetscCall(ParseTimeFunction(r, node, kpath, f));
+      PetscCall(MbsYAMLParseTimeFunction(r, node, kpath, f));
     else {
       PetscCall(PetscMemzero(f, sizeof(*f)));
       f->kind = MBS_TIME_CONSTANT;

@@ -14,7 +14,7 @@ static const char *const rigid_chain_keys[] = {"name",  "count",     "mass",  "i
 static const char *const net_keys[]       = {"name", "count", "mass", "spacing", "origin", "directions", "fixed", NULL};
 static const char *const net_fixed_keys[] = {"i", "j", NULL};
 static const char *const mesh_keys[] = {"name",        "file",        "line_density", "node_mass", "fixed", "scale",
-                                        "orientation", "translation", "beam",         "pinned",    NULL};
+                                        "orientation", "translation", "beam",         "pinned",    "load",  NULL};
 static PetscErrorCode    AddMeshBeams(MbsYAMLReader *, yaml_node_t *, const char[], MbsYAMLGroup *, yaml_node_t *,
                                       const char[], MbsGmshMesh *, const char[], yaml_node_t *);
 
@@ -764,6 +764,8 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   if (node)
     PetscCall(MbsYAMLFailNode(r, node, kpath,
                               "no 'pinned' for a mesh of rods (its 'fixed' nodes are pinned; beams take 'pinned')"));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "load", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLFailNode(r, node, kpath, "no 'load' for a mesh of rods (a load per length is for beams)"));
   /* every node carries a rod: a node on no line, triangle or quadrangle would be a free particle */
   for (PetscInt k = 0; k < mesh->nnodes; k++) {
     if (mesh->node_edges[k]) continue;
@@ -925,8 +927,40 @@ PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list, const char 
 }
 
 static const char *const beam_keys[] = {
-  "name", "points", "elements", "EA",      "GA1",  "GA2", "EI1", "EI2", "GJ",           "rhoA", "rhoI1",    "rhoI2",
-  "E",    "G",      "nu",       "density", "area", "I1",  "I2",  "J",   "shear_factor", "d1",   "supports", NULL};
+  "name", "points", "elements", "EA",   "GA1", "GA2", "EI1", "EI2",          "GJ", "rhoA",     "rhoI1", "rhoI2", "E",
+  "G",    "nu",     "density",  "area", "I1",  "I2",  "J",   "shear_factor", "d1", "supports", "load",  NULL};
+static const char *const beam_load_keys[] = {"force", "time", NULL};
+
+/* A load per unit length on a beam's nodes, `load: {force: [qx, qy, qz], time: ...}` (N/m, world frame): a point load
+   q l_k on node k (MbsModelAddPointLoad()), l_k the length the node stands for (share[k]); labelled after prefix */
+static PetscErrorCode AddBeamLoad(MbsYAMLReader *r, yaml_node_t *load, const char lpath[], PetscInt first,
+                                  PetscInt nnodes, const PetscReal share[], const char prefix[])
+{
+  yaml_node_t    *node, *tnode;
+  char            kpath[MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
+  PetscReal       q[3];
+  MbsTimeFunction time;
+  const PetscReal X[3] = {0, 0, 0};
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(&time, sizeof(time)));
+  PetscCall(MbsYAMLExpectMapping(r, load, lpath, "a mapping {force: [qx, qy, qz] (N/m), time: ...}"));
+  PetscCall(MbsYAMLCheckKeys(r, load, lpath, beam_load_keys, ""));
+  PetscCall(
+    MbsYAMLLookup(r, load, lpath, "force", "a 3-vector (the load per unit length in N/m, world frame)", kpath, &node));
+  PetscCall(MbsYAMLParseVec3(r, node, kpath, "the load per unit length in N/m, world frame", q));
+  PetscCall(MbsYAMLLookup(r, load, lpath, "time", NULL, kpath, &tnode));
+  if (tnode) PetscCall(MbsYAMLParseTimeFunction(r, tnode, kpath, &time));
+  for (PetscInt k = 0; k < nnodes; k++) {
+    const PetscReal F[3] = {q[0] * share[k], q[1] * share[k], q[2] * share[k]};
+    PetscInt        elem;
+    if (share[k] == 0) continue;
+    PetscCall(MbsModelAddPointLoad(r->model, first + k, X, F, tnode ? &time : NULL, &elem));
+    snprintf(label, sizeof(label), "%s distributed load on node %" PetscInt_FMT, prefix, k);
+    PetscCall(MbsModelSetElementLabel(r->model, elem, label));
+  }
+  PetscFunctionReturn(0);
+}
 
 /* A positive number under key, required (expected given) or optional (*node NULL when absent) */
 static PetscErrorCode BeamReal(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], const char key[],
@@ -1145,6 +1179,25 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       snprintf(label, sizeof(label), "%s (its element %" PetscInt_FMT ")", prefix, e - first_elem);
       PetscCall(MbsModelSetElementLabel(r->model, e, label));
     }
+    PetscCall(MbsYAMLLookup(r, item, ipath, "load", NULL, kpath, &node));
+    if (node) { /* node k stands for half the distance to each neighbour along the beam (0 between corner nodes) */
+      PetscReal      *share, (*x)[3];
+      const PetscReal X0[3] = {0, 0, 0};
+      PetscErrorCode  ierr;
+      PetscCall(PetscMalloc2(g->count, &share, g->count, &x));
+      for (PetscInt k = 0; k < g->count; k++)
+        PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x[k]));
+      for (PetscInt k = 0; k < g->count; k++) {
+        share[k] = 0;
+        for (PetscInt n = k - 1; n <= k + 1; n += 2)
+          if (n >= 0 && n < g->count)
+            share[k] += 0.5 * PetscSqrtReal(PetscSqr(x[n][0] - x[k][0]) + PetscSqr(x[n][1] - x[k][1]) +
+                                            PetscSqr(x[n][2] - x[k][2]));
+      }
+      ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, prefix);
+      PetscCall(PetscFree2(share, x));
+      PetscCall(ierr);
+    }
   }
   PetscFunctionReturn(0);
 }
@@ -1243,6 +1296,21 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     snprintf(label, sizeof(label), "%s node %" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix, mesh->node_tag[k],
              mesh->file, mesh->node_line[k]);
     PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
+  }
+  PetscCall(MbsYAMLLookup(r, item, ipath, "load", NULL, kpath, &node));
+  if (node) { /* node k stands for half of each of its elements */
+    PetscReal *share;
+    PetscCall(PetscCalloc1(mesh->nnodes, &share));
+    for (PetscInt k = 0; k < mesh->nedges; k++) {
+      const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+      const PetscReal l = scale * PetscSqrtReal(PetscSqr(mesh->x[3 * b] - mesh->x[3 * a]) +
+                                                PetscSqr(mesh->x[3 * b + 1] - mesh->x[3 * a + 1]) +
+                                                PetscSqr(mesh->x[3 * b + 2] - mesh->x[3 * a + 2]));
+      share[a] += 0.5 * l, share[b] += 0.5 * l;
+    }
+    ierr = AddBeamLoad(r, node, kpath, g->first_body, mesh->nnodes, share, prefix);
+    PetscCall(PetscFree(share));
+    PetscCall(ierr);
   }
   for (PetscInt e = first_elem; e < end_elem; e++) {
     const PetscInt k = e - first_elem;

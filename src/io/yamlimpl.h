@@ -129,6 +129,8 @@ PETSC_INTERN PetscErrorCode MbsYAMLAddMeshes(MbsYAMLReader *r, yaml_node_t *list
 PETSC_INTERN PetscErrorCode MbsYAMLAddNets(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 PETSC_INTERN PetscErrorCode MbsYAMLAddRigidChains(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
 PETSC_INTERN PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char path[]);
+PETSC_INTERN PetscErrorCode MbsYAMLParseTimeFunction(MbsYAMLReader *r, yaml_node_t *node, const char path[],
+                                                     MbsTimeFunction *f);
 
 PETSC_INTERN PetscErrorCode MbsYAMLParseName(MbsYAMLReader *r, yaml_node_t *node, const char path[],
                                              const char expected[], const char **value);
