@@ -506,6 +506,42 @@ static void TestDistributedLoad(void **state)
   CHECK(MbsModelDestroy(&model));
 }
 
+/* An equilibrium that one load step cannot reach (the end moment 2 pi EI/L rolls the cantilever into a circle): the
+   error names the load step, the model's load factor and the state are left as they were; twenty load steps reach
+   it (the tip of 16 elements 0.13 L from the clamp, as the static scheme's) */
+static void TestEquilibriumSteps(void **state)
+{
+  MbsModel        model;
+  MbsStepper      st;
+  PetscInt        tip;
+  const PetscReal T[3] = {0, -2 * PETSC_PI, 0}, X[3] = {0, 0, 0};
+  PetscReal       x[3], lf;
+  PetscErrorCode  ierr;
+
+  (void)state;
+  BuildCantilever(16, 1.0, &model, &tip);
+  CHECK(MbsModelAddTorqueLoad(model, tip, T, NULL, NULL));
+  CHECK(MbsModelSetUp(model));
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetTimeStep(st, 0.01));
+  ClearError();
+  ierr = MbsStepperSolveEquilibrium(st, 1);
+  if (!ierr || !strstr(error_message, "load step 1 of 1"))
+    fail_msg("one load step: expected an error naming it, got %d '%s'", (int)ierr, error_message);
+  CHECK(MbsModelGetLoadFactor(model, &lf));
+  CHECK(MbsStepperGetPointPosition(st, tip, X, x));
+  if (!(lf == 1 && x[0] == 1 && x[2] == 0))
+    fail_msg("after the failed equilibrium: load factor %g, tip (%g, %g, %g)", (double)lf, (double)x[0], (double)x[1],
+             (double)x[2]);
+  CHECK(MbsStepperSolveEquilibrium(st, 20));
+  CHECK(MbsStepperGetPointPosition(st, tip, X, x));
+  if (!(PetscSqrtReal(x[0] * x[0] + x[2] * x[2]) < 0.14 && x[2] > 0))
+    fail_msg("twenty load steps: tip at (%g, %g, %g), expected near the clamp", (double)x[0], (double)x[1],
+             (double)x[2]);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+}
+
 int main(int argc, char **argv)
 {
   struct CMUnitTest tests[16];
@@ -530,6 +566,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"flying spaghetti", TestFlyingSpaghetti, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"network junction", TestNetworkJunction, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"distributed load", TestDistributedLoad, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"equilibrium steps", TestEquilibriumSteps, NULL, NULL, NULL};
   tests[n++] = (struct CMUnitTest){"end moment", TestEndMoment, NULL, NULL, NULL};
   failed     = _cmocka_run_group_tests("beams", tests, n, NULL, NULL);
   if (PetscFinalize()) return 1;

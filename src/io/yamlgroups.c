@@ -741,6 +741,50 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
   PetscFunctionReturn(0);
 }
 
+/* Every edge of the mesh joins two nodes at distinct positions (each becomes a rod or a beam element) */
+static PetscErrorCode CheckMeshEdges(MbsYAMLReader *r, const MbsGmshMesh *mesh, const char context[])
+{
+  char got[MBS_YAML_GOT_LEN + 64];
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+
+    if (mesh->x[3 * a] != mesh->x[3 * b] || mesh->x[3 * a + 1] != mesh->x[3 * b + 1] ||
+        mesh->x[3 * a + 2] != mesh->x[3 * b + 2])
+      continue;
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position", mesh->node_tag[a],
+             mesh->node_tag[b]);
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
+                       "an element whose nodes are at distinct positions (each edge becomes a rod of positive length)",
+                       got));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* Scale and translation may carry a node, or the length of an edge, beyond the doubles: x holds the placed nodes */
+static PetscErrorCode CheckMeshPlacement(MbsYAMLReader *r, const MbsGmshMesh *mesh, const char context[],
+                                         const PetscReal x[])
+{
+  char got[MBS_YAML_GOT_LEN + 64];
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < mesh->nedges; k++) {
+    const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
+    const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) +
+                                      PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
+
+    if (d >= DBL_MIN && d <= 1e300) continue; /* a rod's length is a normal double */
+    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation",
+             mesh->node_tag[a], mesh->node_tag[b],
+             d < DBL_MIN ? "at the same position (to 2.2e-308)" : "beyond 1e300 apart or at infinity");
+    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
+                       "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'",
+                       got));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* One item of 'meshes' with its mesh read; the caller frees the mesh. */
 static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MbsYAMLGroup *g,
                               yaml_node_t *name, const char npath[], MbsGmshMesh *mesh, const char context[])
@@ -776,18 +820,7 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
       "only the elements of physical groups unless Mesh.SaveAll = 1)",
       got));
   }
-  for (PetscInt k = 0; k < mesh->nedges; k++) {
-    const PetscInt a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
-
-    if (mesh->x[3 * a] != mesh->x[3 * b] || mesh->x[3 * a + 1] != mesh->x[3 * b + 1] ||
-        mesh->x[3 * a + 2] != mesh->x[3 * b + 2])
-      continue;
-    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " at the same position", mesh->node_tag[a],
-             mesh->node_tag[b]);
-    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
-                       "an element whose nodes are at distinct positions (each edge becomes a rod of positive length)",
-                       got));
-  }
+  PetscCall(CheckMeshEdges(r, mesh, context));
   PetscCall(MbsYAMLLookup(r, item, ipath, "line_density", NULL, kpath, &node));
   has_density = (PetscBool) !!node;
   if (node)
@@ -835,22 +868,12 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
     for (PetscInt l = 0; l < 3; l++)
       x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
                                                R[3 * l + 2] * mesh->x[3 * k + 2]);
-  /* scale and translation may carry a node, or the length of an edge, beyond the doubles */
-  for (PetscInt k = 0; k < mesh->nedges; k++) {
-    const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
-    const PetscReal d = PetscSqrtReal(PetscSqr(x[3 * b] - x[3 * a]) + PetscSqr(x[3 * b + 1] - x[3 * a + 1]) +
-                                      PetscSqr(x[3 * b + 2] - x[3 * a + 2]));
-
-    if (d >= DBL_MIN && d <= 1e300) continue; /* a rod's length is a normal double */
-    snprintf(got, sizeof(got), "nodes %" PetscInt_FMT " and %" PetscInt_FMT " %s after scale and translation",
-             mesh->node_tag[a], mesh->node_tag[b],
-             d < DBL_MIN ? "at the same position (to 2.2e-308)" : "beyond 1e300 apart or at infinity");
+  ierr = CheckMeshPlacement(r, mesh, context, x);
+  if (ierr) {
     PetscCall(PetscFree(x));
     PetscCall(PetscFree(fixed));
-    PetscCall(FailMesh(r, context, mesh, mesh->edge_line[k],
-                       "an element whose nodes lie at finite, distinct positions after 'scale' and 'translation'",
-                       got));
   }
+  PetscCall(ierr);
   PetscCall(MbsModelGetNumElements(r->model, &first_elem));
   {
     ierr = MbsModelAddRodNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge,
@@ -1062,8 +1085,9 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       kpath[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64],
       label[PETSC_MAX_PATH_LEN + 128];
     PetscInt                 npoints, nelem, first_elem, end_elem, ncorners = 0, nnodes;
-    PetscReal               *pts, d1[3] = {0, 0, 0}, total = 0;
+    PetscReal               *pts, d1[3] = {0, 0, 0}, total = 0, p[3][3], first[3], t0[3];
     MbsBeamSection           sec;
+    PetscErrorCode           ierr;
     MbsBeamSupport           support[2] = {MBS_BEAM_FREE, MBS_BEAM_FREE};
     static const char *const expected_points =
       "a sequence of at least two points [[x, y, z], ...] (the beam's centre line, a polyline, in m)";
@@ -1077,23 +1101,27 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
     if (pnode->type != YAML_SEQUENCE_NODE || MbsYAMLSequenceLength(pnode) < 2)
       PetscCall(MbsYAMLFailNode(r, pnode, ppath, expected_points));
     npoints = MbsYAMLSequenceLength(pnode);
-    PetscCall(PetscMalloc1(3 * npoints, &pts));
+    /* the points are checked first, three at a time (nothing is allocated until every key has been read) */
     for (PetscInt k = 0; k < npoints; k++) {
-      char xpath[MBS_YAML_PATH_LEN];
+      char             xpath[MBS_YAML_PATH_LEN];
+      PetscReal *const x = p[k % 3], *const xm1 = p[(k + 2) % 3], *const xm2 = p[(k + 1) % 3];
 
       MbsYAMLPathIndex(xpath, ppath, k);
-      PetscCall(
-        MbsYAMLParseVec3(r, MbsYAMLSequenceItem(r, pnode, k), xpath, "a point of the centre line in m", pts + 3 * k));
+      PetscCall(MbsYAMLParseVec3(r, MbsYAMLSequenceItem(r, pnode, k), xpath, "a point of the centre line in m", x));
+      if (k == 0)
+        for (int j = 0; j < 3; j++) first[j] = x[j];
+      if (k == 1)
+        for (int j = 0; j < 3; j++) t0[j] = x[j] - first[j];
       if (k) {
         PetscReal d[3], l, prev[3], c = 1;
 
-        for (int j = 0; j < 3; j++) d[j] = pts[3 * k + j] - pts[3 * (k - 1) + j];
+        for (int j = 0; j < 3; j++) d[j] = x[j] - xm1[j];
         l = PetscSqrtReal(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         if (!(l > 0 && PetscIsNormalReal(l)))
           PetscCall(MbsYAMLFailNode(r, MbsYAMLSequenceItem(r, pnode, k), xpath,
                                     "a point other than the one before it (a beam segment of non-zero length)"));
         if (k >= 2) {
-          for (int j = 0; j < 3; j++) prev[j] = pts[3 * (k - 1) + j] - pts[3 * (k - 2) + j];
+          for (int j = 0; j < 3; j++) prev[j] = xm1[j] - xm2[j];
           c = (prev[0] * d[0] + prev[1] * d[1] + prev[2] * d[2]) /
               (l * PetscSqrtReal(prev[0] * prev[0] + prev[1] * prev[1] + prev[2] * prev[2]));
         }
@@ -1119,7 +1147,7 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       PetscReal t[3], c[3];
 
       PetscCall(MbsYAMLParseNonzeroVec3(r, d1node, dpath, "the section's first principal axis, world frame", d1));
-      for (int j = 0; j < 3; j++) t[j] = pts[3 + j] - pts[j];
+      for (int j = 0; j < 3; j++) t[j] = t0[j];
       c[0] = d1[1] * t[2] - d1[2] * t[1];
       c[1] = d1[2] * t[0] - d1[0] * t[2];
       c[2] = d1[0] * t[1] - d1[1] * t[0];
@@ -1151,7 +1179,7 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
           PetscCall(MbsYAMLFailNode(r, sn, spath, "a support: free, pinned or clamped"));
       }
     }
-    PetscCall(CheckExtent(r, pnode, ppath, pts, total, "beam", "|first point| + length"));
+    PetscCall(CheckExtent(r, pnode, ppath, first, total, "beam", "|first point| + length"));
     {
       MbsModelSize added;
       char         what[64];
@@ -1164,10 +1192,20 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
     g->count = nelem + 1 + ncorners;
     PetscCall(RegisterGroup(r, g, name, npath));
     PetscCall(MbsModelGetNumElements(r->model, &first_elem));
-    PetscCall(MbsModelAddBeam(r->model, g->name, npoints, pts, nelem, &sec, d1node ? d1 : NULL, support[0], support[1],
-                              &g->first_body, &nnodes));
-    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
+    PetscCall(PetscMalloc1(3 * npoints, &pts));
+    for (PetscInt k = 0; k < npoints; k++) { /* read and checked above */
+      char xpath[MBS_YAML_PATH_LEN];
+      MbsYAMLPathIndex(xpath, ppath, k);
+      ierr =
+        MbsYAMLParseVec3(r, MbsYAMLSequenceItem(r, pnode, k), xpath, "a point of the centre line in m", pts + 3 * k);
+      if (ierr) PetscCall(PetscFree(pts));
+      PetscCall(ierr);
+    }
+    ierr = MbsModelAddBeam(r->model, g->name, npoints, pts, nelem, &sec, d1node ? d1 : NULL, support[0], support[1],
+                           &g->first_body, &nnodes);
     PetscCall(PetscFree(pts));
+    PetscCall(ierr);
+    PetscCall(MbsModelGetNumElements(r->model, &end_elem));
     PetscCheck(nnodes == g->count, r->comm, PETSC_ERR_PLIB,
                "MbsModelAddBeam() made %" PetscInt_FMT " nodes, the reader counted %" PetscInt_FMT, nnodes, g->count);
     GroupLabelPrefix(r, g, item, prefix, sizeof(prefix));
@@ -1175,15 +1213,43 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       snprintf(label, sizeof(label), "%s node %" PetscInt_FMT, prefix, k);
       PetscCall(MbsModelSetBodyLabel(r->model, g->first_body + k, label));
     }
-    for (PetscInt e = first_elem; e < end_elem; e++) {
-      snprintf(label, sizeof(label), "%s (its element %" PetscInt_FMT ")", prefix, e - first_elem);
-      PetscCall(MbsModelSetElementLabel(r->model, e, label));
+    { /* the elements in the order MbsModelAddBeam() documents; a node's own constraints keep the body's label */
+      static const char *const held[]   = {"free", "pinned", "clamped"};
+      const PetscReal          X0[3]    = {0, 0, 0};
+      PetscReal                xprev[3] = {0, 0, 0}, x[3];
+      PetscInt                 e        = first_elem;
+      for (PetscInt k = 0; k < g->count; k++) {
+        PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x));
+        e++; /* the node's director constraints */
+        if (k == 0 && support[0] != MBS_BEAM_FREE) {
+          snprintf(label, sizeof(label), "%s start (%s)", prefix, held[support[0]]);
+          if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+          e++;
+        } else if (k > 0) {
+          if (x[0] == xprev[0] && x[1] == xprev[1] && x[2] == xprev[2])
+            snprintf(label, sizeof(label), "%s corner weld of nodes %" PetscInt_FMT " and %" PetscInt_FMT, prefix,
+                     k - 1, k);
+          else
+            snprintf(label, sizeof(label), "%s element of nodes %" PetscInt_FMT " and %" PetscInt_FMT, prefix, k - 1,
+                     k);
+          if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+          e++;
+        }
+        for (int j = 0; j < 3; j++) xprev[j] = x[j];
+      }
+      if (support[1] != MBS_BEAM_FREE) {
+        snprintf(label, sizeof(label), "%s end (%s)", prefix, held[support[1]]);
+        if (e < end_elem) PetscCall(MbsModelSetElementLabel(r->model, e, label));
+        e++;
+      }
+      PetscCheck(e == end_elem, r->comm, PETSC_ERR_PLIB,
+                 "MbsModelAddBeam() added %" PetscInt_FMT " elements, the labels expect %" PetscInt_FMT,
+                 end_elem - first_elem, e - first_elem);
     }
     PetscCall(MbsYAMLLookup(r, item, ipath, "load", NULL, kpath, &node));
     if (node) { /* node k stands for half the distance to each neighbour along the beam (0 between corner nodes) */
       PetscReal      *share, (*x)[3];
       const PetscReal X0[3] = {0, 0, 0};
-      PetscErrorCode  ierr;
       PetscCall(PetscMalloc2(g->count, &share, g->count, &x));
       for (PetscInt k = 0; k < g->count; k++)
         PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x[k]));
@@ -1242,6 +1308,7 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     snprintf(got, sizeof(got), "node %" PetscInt_FMT " on none", mesh->node_tag[k]);
     PetscCall(FailMesh(r, context, mesh, mesh->node_line[k], "every node on a line element (a beam's node)", got));
   }
+  PetscCall(CheckMeshEdges(r, mesh, context));
   PetscCall(MbsYAMLLookup(r, item, ipath, "scale", NULL, kpath, &node));
   if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
   PetscCall(MbsYAMLLookup(r, item, ipath, "orientation", NULL, kpath, &node));
@@ -1283,6 +1350,26 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     for (PetscInt l = 0; l < 3; l++)
       x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
                                                R[3 * l + 2] * mesh->x[3 * k + 2]);
+  {
+    MbsModelSize added;
+    yaml_node_t *file;
+    char         fpath[MBS_YAML_PATH_LEN], what[PETSC_MAX_PATH_LEN + 96];
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeBeam(&added, (PetscReal)mesh->nnodes, (PetscReal)mesh->nedges, 0,
+                     (PetscReal)(6 * nclamped + 3 * npinned));
+    PetscCall(MbsYAMLLookup(r, item, ipath, "file", "a Gmsh mesh file", fpath, &file));
+    snprintf(what, sizeof(what), "the %" PetscInt_FMT " nodes and %" PetscInt_FMT " beams of %s", mesh->nnodes,
+             mesh->nedges, mesh->file);
+    ierr = CheckFits(r, file, fpath, &added, what);
+    if (!ierr) ierr = CheckMeshPlacement(r, mesh, context, x);
+    if (ierr) {
+      PetscCall(PetscFree(x));
+      PetscCall(PetscFree(clamped));
+      PetscCall(PetscFree(pinned));
+    }
+    PetscCall(ierr);
+  }
   PetscCall(MbsModelGetNumElements(r->model, &first_elem));
   ierr = MbsModelAddBeamNetwork(r->model, g->name, mesh->nnodes, x, mesh->node_tag, mesh->nedges, mesh->edge, &sec,
                                 d1node ? d1 : NULL, nclamped, clamped, npinned, pinned, &g->first_body);
@@ -1312,8 +1399,8 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     PetscCall(PetscFree(share));
     PetscCall(ierr);
   }
-  for (PetscInt e = first_elem; e < end_elem; e++) {
-    const PetscInt k = e - first_elem;
+  for (PetscInt e = first_elem + mesh->nnodes; e < end_elem; e++) { /* after the nodes' own constraints */
+    const PetscInt k = e - first_elem - mesh->nnodes;
     if (k < mesh->nedges)
       snprintf(label, sizeof(label), "%s beam %" PetscInt_FMT "-%" PetscInt_FMT " (%s:%" PetscInt_FMT ")", prefix,
                mesh->node_tag[mesh->edge[2 * k]], mesh->node_tag[mesh->edge[2 * k + 1]], mesh->file,

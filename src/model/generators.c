@@ -544,6 +544,20 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
 /* Two segments whose directions' cosine is at least 1 - MBS_BEAM_STRAIGHT go on straight and share their node */
 #define MBS_BEAM_STRAIGHT 1e-12
 
+/* Whether the polyline turns at point s (0 < s < npoints - 1): a corner, two nodes welded. The same arithmetic as the
+   YAML reader's count of corners (src/io/yamlgroups.c), so that both count the same nodes. */
+static PetscBool MbsBeamCorner(const PetscReal points[], PetscInt s)
+{
+  PetscReal d[3], prev[3], l, c;
+
+  for (int j = 0; j < 3; j++) d[j] = points[3 * (s + 1) + j] - points[3 * s + j];
+  for (int j = 0; j < 3; j++) prev[j] = points[3 * s + j] - points[3 * (s - 1) + j];
+  l = PetscSqrtReal(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  c = (prev[0] * d[0] + prev[1] * d[1] + prev[2] * d[2]) /
+      (l * PetscSqrtReal(prev[0] * prev[0] + prev[1] * prev[1] + prev[2] * prev[2]));
+  return (PetscBool)(c < 1.0 - MBS_BEAM_STRAIGHT);
+}
+
 const char *const MbsBeamSupports[] = {"free", "pinned", "clamped", "MbsBeamSupport", "MBS_BEAM_", NULL};
 
 /* v turned by the smallest rotation that takes the unit vector a to the unit vector b (about a x b) */
@@ -608,6 +622,10 @@ static PetscErrorCode MbsBeamCheckSection(MbsModel model, const char name[], con
   the director mass regular and vanishes as the elements shrink). Where the polyline turns, the two segments' end nodes
   are two bodies at the same point, joined by a weld: a rigid corner. The initial state is stress free and at rest.
 
+  Elements come in this order: for each node its body's director constraints; after node 0 the start support (if
+  any), after node k > 0 the beam element from node k-1, or at a corner the weld of node k-1 to node k; last the end
+  support (if any).
+
   Level: intermediate
 
 .seealso: `MbsBeamSection`, `MbsModelAddRigidChain()`, `MbsModelAddRigidBody()`
@@ -637,7 +655,7 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
   for (PetscInt i = 0; i < npoints; i++)
     PetscCheck(MbsVec3IsFinite(points + 3 * i), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Beam '%s': point %" PetscInt_FMT " is not finite", name, i);
-  PetscCall(PetscMalloc1(nseg, &ns));
+  /* every check before anything is allocated or added */
   for (PetscInt s = 0; s < nseg; s++) {
     PetscReal d[3], l;
     for (int i = 0; i < 3; i++) d[i] = points[3 * (s + 1) + i] - points[3 * s + i];
@@ -645,8 +663,37 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
     PetscCheck(l > 0 && PetscIsNormalReal(l), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Beam '%s': points %" PetscInt_FMT " and %" PetscInt_FMT " coincide (a segment of zero length)", name, s,
                s + 1);
+    if (s > 0) {
+      PetscReal dp[3];
+      for (int i = 0; i < 3; i++) dp[i] = points[3 * s + i] - points[3 * (s - 1) + i];
+      PetscCheck(MbsVec3Dot(dp, d) / (l * MbsVec3Norm(dp)) > -1.0 + 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "Beam '%s': the polyline turns back on itself at point %" PetscInt_FMT, name, s);
+    } else if (d1) {
+      PetscReal c[3];
+      PetscCheck(MbsVec3IsFinite(d1), comm, PETSC_ERR_ARG_OUTOFRANGE, "Beam '%s': d1 must be finite", name);
+      MbsVec3Cross(d1, d, c);
+      PetscCheck(MbsVec3Norm(c) > 1e-8 * MbsVec3Norm(d1) * l, comm, PETSC_ERR_ARG_OUTOFRANGE,
+                 "Beam '%s': d1 (%g, %g, %g) lies along the beam; it must have a component across it", name,
+                 (double)d1[0], (double)d1[1], (double)d1[2]);
+    }
     total += l;
   }
+  {
+    MbsModelSize added;
+
+    PetscCall(PetscMemzero(&added, sizeof(added)));
+    MbsModelSizeBeam(&added, (PetscReal)(nelements + nseg), (PetscReal)nelements, (PetscReal)(nseg - 1),
+                     (PetscReal)((start == MBS_BEAM_CLAMPED  ? 6
+                                  : start == MBS_BEAM_PINNED ? 3
+                                                             : 0) +
+                                 (end == MBS_BEAM_CLAMPED  ? 6
+                                  : end == MBS_BEAM_PINNED ? 3
+                                                           : 0)));
+    PetscCall(MbsModelCheckGeneratorSize(model, "Beam", name, &added));
+  }
+  PetscCall(MbsElementTypeFind("springs", "beam", &beam));
+  PetscCheck(beam, comm, PETSC_ERR_PLIB, "The beam element type is not registered");
+  PetscCall(PetscMalloc1(nseg, &ns));
   /* every segment one element, the rest in proportion to the lengths (largest remainders) */
   {
     PetscReal rem_best;
@@ -669,22 +716,7 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
       assigned++;
     }
   }
-  PetscCall(MbsElementTypeFind("springs", "beam", &beam));
-  PetscCheck(beam, comm, PETSC_ERR_PLIB, "The beam element type is not registered");
-  {
-    MbsModelSize added;
-    PetscReal    ncorners = (PetscReal)(nseg - 1);
 
-    PetscCall(PetscMemzero(&added, sizeof(added)));
-    MbsModelSizeBeam(&added, (PetscReal)(nelements + nseg), (PetscReal)nelements, ncorners,
-                     (PetscReal)((start == MBS_BEAM_CLAMPED  ? 6
-                                  : start == MBS_BEAM_PINNED ? 3
-                                                             : 0) +
-                                 (end == MBS_BEAM_CLAMPED  ? 6
-                                  : end == MBS_BEAM_PINNED ? 3
-                                                           : 0)));
-    PetscCall(MbsModelCheckGeneratorSize(model, "Beam", name, &added));
-  }
   for (PetscInt s = 0; s < nseg; s++) {
     const PetscReal *P = points + 3 * s;
     PetscReal        t[3], l, d2[3], R[9];
@@ -696,7 +728,6 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
     if (s == 0) { /* the section's first axis: given, or the coordinate axis least aligned with the beam */
       PetscReal along, perp;
       if (d1) {
-        PetscCheck(MbsVec3IsFinite(d1), comm, PETSC_ERR_ARG_OUTOFRANGE, "Beam '%s': d1 must be finite", name);
         for (int i = 0; i < 3; i++) e1[i] = d1[i];
       } else {
         int k = 0;
@@ -706,16 +737,11 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
       }
       along = MbsVec3Dot(e1, t);
       for (int i = 0; i < 3; i++) e1[i] -= along * t[i];
-      perp = MbsVec3Norm(e1);
-      PetscCheck(perp > 1e-8 * (d1 ? MbsVec3Norm(d1) : 1.0), comm, PETSC_ERR_ARG_OUTOFRANGE,
-                 "Beam '%s': d1 (%g, %g, %g) lies along the beam; it must have a component across it", name,
-                 d1 ? (double)d1[0] : 0.0, d1 ? (double)d1[1] : 0.0, d1 ? (double)d1[2] : 0.0);
+      perp = MbsVec3Norm(e1); /* across: checked above */
       for (int i = 0; i < 3; i++) e1[i] /= perp;
     } else {
-      PetscReal tr[3], c = MbsVec3Dot(dprev, t), along, perp;
-      PetscCheck(c > -1.0 + 1e-8, comm, PETSC_ERR_ARG_OUTOFRANGE,
-                 "Beam '%s': the polyline turns back on itself at point %" PetscInt_FMT, name, s);
-      corner = (PetscBool)(c < 1.0 - MBS_BEAM_STRAIGHT);
+      PetscReal tr[3], along, perp;
+      corner = MbsBeamCorner(points, s);
       MbsBeamTransport(dprev, t, e1, tr);
       along = MbsVec3Dot(tr, t); /* round-off only */
       for (int i = 0; i < 3; i++) tr[i] -= along * t[i];
@@ -735,11 +761,10 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
       PetscReal       x[3], m, J[3], sh = share;
       PetscInt        body;
 
-      if (j == ns[s] && s + 1 < nseg) { /* a node shared with the next segment if the polyline goes on straight */
-        PetscReal tn[3], ln;
+      if (j == ns[s] && s + 1 < nseg && !MbsBeamCorner(points, s + 1)) { /* a node shared with the next segment */
+        PetscReal tn[3];
         for (int i = 0; i < 3; i++) tn[i] = points[3 * (s + 2) + i] - points[3 * (s + 1) + i];
-        ln = MbsVec3Norm(tn);
-        if (!(MbsVec3Dot(tn, t) / ln < 1.0 - MBS_BEAM_STRAIGHT)) sh += 0.5 * ln / (PetscReal)ns[s + 1];
+        sh += 0.5 * MbsVec3Norm(tn) / (PetscReal)ns[s + 1];
       }
       m    = section->rhoA * sh;
       J[0] = section->rhoI1 * sh + m * sh * sh / 12.0;
@@ -843,13 +868,15 @@ static void MbsBeamSectionAxis(const PetscReal d1[3], const PetscReal t[3], Pets
 . first_body - index of node 0 (may be NULL); node k is body first_body + k
 
   Notes:
+  Elements come in this order: each node's own director constraints (with its body), then one beam element per edge in
+  the order of `edge`, then one weld per clamped node and one fixed point per pinned node, in the given orders.
+
   Every element's frame has e3 along it and e1 the part of d1 across it; each node may join elements in any
   directions (a junction), since an element carries its frame in both nodes' director bases. Node k has d3 along its
   first edge and d1 across it, and carries half of each of its elements: mass rhoA l_k and principal moments
   rhoI1 l_k + m l_k^2/12, rhoI2 l_k + m l_k^2/12 and (rhoI1 + rhoI2) l_k, l_k half the length of its elements (at a
   junction the rotary inertia of the crossing elements is lumped about the first one's axes, a difference of the
-  order of the rotary inertia of a node's share). Elements come after the bodies, one per edge in order, then one
-  weld per clamped node and one fixed point per pinned node, in the given orders.
+  order of the rotary inertia of a node's share).
 
   Level: intermediate
 
@@ -878,19 +905,28 @@ PetscErrorCode MbsModelAddBeamNetwork(MbsModel model, const char name[], PetscIn
              "Beam network '%s': d1 must be a non-zero finite vector", name);
   PetscCall(MbsElementTypeFind("springs", "beam", &beam));
   PetscCheck(beam, comm, PETSC_ERR_PLIB, "The beam element type is not registered");
-  PetscCall(PetscCalloc3(nnodes, &share, 3 * nnodes, &dir, nnodes, &held));
-  for (PetscInt k = 0; k < 3 * nnodes; k++) dir[k] = 0;
-  for (PetscInt e = 0; e < nedges; e++) {
+  for (PetscInt e = 0; e < nedges; e++) { /* the edges' checks before anything is allocated */
     const PetscInt a = edge[2 * e], b = edge[2 * e + 1];
-    PetscReal      t[3], l;
+    PetscReal      t[3];
     PetscCheck(a >= 0 && a < nnodes && b >= 0 && b < nnodes && a != b, comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Beam network '%s': edge %" PetscInt_FMT " has nodes %" PetscInt_FMT " and %" PetscInt_FMT
                " (expected two distinct ones in 0..%" PetscInt_FMT ")",
                name, e, a, b, nnodes - 1);
     for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
-    l = MbsVec3Norm(t);
-    PetscCheck(l > 0 && PetscIsNormalReal(l), comm, PETSC_ERR_ARG_OUTOFRANGE,
+    PetscCheck(MbsVec3Norm(t) > 0 && PetscIsNormalReal(MbsVec3Norm(t)), comm, PETSC_ERR_ARG_OUTOFRANGE,
                "Beam network '%s': edge %" PetscInt_FMT " joins two nodes at the same position", name, e);
+  }
+  for (PetscInt k = 0; k < nclamped + npinned; k++) {
+    const PetscInt n = k < nclamped ? clamped[k] : pinned[k - nclamped];
+    PetscCheck(n >= 0 && n < nnodes, comm, PETSC_ERR_ARG_OUTOFRANGE,
+               "Beam network '%s': held node %" PetscInt_FMT " is not in 0..%" PetscInt_FMT, name, n, nnodes - 1);
+  }
+  PetscCall(PetscCalloc3(nnodes, &share, 3 * nnodes, &dir, nnodes, &held));
+  for (PetscInt e = 0; e < nedges; e++) {
+    const PetscInt a = edge[2 * e], b = edge[2 * e + 1];
+    PetscReal      t[3], l;
+    for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
+    l = MbsVec3Norm(t);
     share[a] += 0.5 * l, share[b] += 0.5 * l;
     for (int s = 0; s < 2; s++) {
       const PetscInt n = s ? b : a;
@@ -900,17 +936,28 @@ PetscErrorCode MbsModelAddBeamNetwork(MbsModel model, const char name[], PetscIn
   }
   for (PetscInt k = 0; k < nclamped + npinned; k++) {
     const PetscInt n = k < nclamped ? clamped[k] : pinned[k - nclamped];
-    PetscCheck(n >= 0 && n < nnodes, comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "Beam network '%s': held node %" PetscInt_FMT " is not in 0..%" PetscInt_FMT, name, n, nnodes - 1);
-    PetscCheck(!held[n], comm, PETSC_ERR_ARG_WRONG, "Beam network '%s': node %" PetscInt_FMT " is held twice", name,
-               node_id ? node_id[n] : n);
+    if (held[n]) {
+      PetscCall(PetscFree3(share, dir, held));
+      SETERRQ(comm, PETSC_ERR_ARG_WRONG, "Beam network '%s': node %" PetscInt_FMT " is held twice", name,
+              node_id ? node_id[n] : n);
+    }
     held[n] = 1;
   }
+  for (PetscInt k = 0; k < nnodes; k++)
+    if (!(share[k] > 0)) {
+      PetscCall(PetscFree3(share, dir, held));
+      SETERRQ(comm, PETSC_ERR_ARG_OUTOFRANGE,
+              "Beam network '%s': node %" PetscInt_FMT " is on no edge (it would carry no beam and no mass)", name,
+              node_id ? node_id[k] : k);
+    }
   {
-    MbsModelSize added;
+    MbsModelSize   added;
+    PetscErrorCode ierr;
     PetscCall(PetscMemzero(&added, sizeof(added)));
     MbsModelSizeBeam(&added, (PetscReal)nnodes, (PetscReal)nedges, 0, (PetscReal)(6 * nclamped + 3 * npinned));
-    PetscCall(MbsModelCheckGeneratorSize(model, "Beam network", name, &added));
+    ierr = MbsModelCheckGeneratorSize(model, "Beam network", name, &added);
+    if (ierr) PetscCall(PetscFree3(share, dir, held));
+    PetscCall(ierr);
   }
   for (PetscInt k = 0; k < nnodes; k++) {
     const PetscReal *t = dir + 3 * k, sh = share[k], m = section->rhoA * sh;
@@ -918,9 +965,6 @@ PetscErrorCode MbsModelAddBeamNetwork(MbsModel model, const char name[], PetscIn
                              (section->rhoI1 + section->rhoI2) * sh};
     PetscReal        e1[3], e2[3], R[9];
     PetscInt         body;
-    PetscCheck(sh > 0, comm, PETSC_ERR_ARG_OUTOFRANGE,
-               "Beam network '%s': node %" PetscInt_FMT " is on no edge (it would carry no beam and no mass)", name,
-               node_id ? node_id[k] : k);
     MbsBeamSectionAxis(d1, t, e1);
     MbsVec3Cross(t, e1, e2);
     for (int i = 0; i < 3; i++) R[3 * i] = e1[i], R[3 * i + 1] = e2[i], R[3 * i + 2] = t[i];

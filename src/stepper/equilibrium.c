@@ -20,9 +20,11 @@
 
   Notes:
   The solve is a stepper of type `static` (MBSSCHEMESTATIC) on the same model, held at the current time, that takes
-  its load steps from the current configuration. Each load step must converge (a load step that does not is an
-  error naming it; give more steps). The velocities become zero. The energy reference of the divergence checks is
-  taken again from the new state.
+  its load steps from the current configuration; it takes the stepper's host external force and its setting for
+  redundant constraints, not a host's state force (an error). Each load step must converge: a load step that does
+  not is an error naming it (give more steps), after which the model's load factor is the one it had and the state
+  is unchanged. The velocities become zero. The energy reference of the divergence checks is taken again from the
+  new state.
 
   Level: intermediate
 
@@ -30,16 +32,20 @@
 @*/
 PetscErrorCode MbsStepperSolveEquilibrium(MbsStepper st, PetscInt nsteps)
 {
-  MbsStepper  eq;
-  const char *prefix;
-  char        eqprefix[256];
-  PetscReal   lf0;
-  PetscInt    its = 0;
+  MbsStepper     eq;
+  const char    *prefix;
+  char           eqprefix[256];
+  PetscReal      lf0;
+  PetscInt       its = 0, k = 0;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(st, MBS_STEPPER_CLASSID, 1);
   PetscCheck(nsteps >= 1, PetscObjectComm((PetscObject)st), PETSC_ERR_ARG_OUTOFRANGE,
              "The equilibrium needs at least one load step, got %" PetscInt_FMT, nsteps);
+  PetscCheck(!st->sforce, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+             "The static equilibrium does not take a host's state force (MbsStepperSetStateForce()); solve it before "
+             "setting the force, or without it");
   PetscCall(MbsStepperSetUp(st));
   PetscCall(MbsStepperCreate(st->model, &eq));
   PetscCall(MbsStepperGetOptionsPrefix(st, &prefix));
@@ -49,8 +55,12 @@ PetscErrorCode MbsStepperSolveEquilibrium(MbsStepper st, PetscInt nsteps)
   PetscCall(MbsStepperSetTimeStep(eq, st->h));
   PetscCall(
     PetscStrncpy(eq->output_dir, st->output_dir, sizeof(eq->output_dir))); /* its failure checkpoint; no output */
+  PetscCall(MbsStepperSetAllowRedundantConstraints(eq, st->allow_redundant));
   if (st->force) PetscCall(MbsStepperSetExternalForce(eq, st->force, st->force_ctx));
   PetscCall(MbsStepperSetFromOptions(eq));
+  /* a load step is solved at the fixed time: halving it would solve the same problem twice (and move the time) */
+  PetscCall(MbsStepperSetAdapt(eq, PETSC_FALSE, 1));
+  PetscCall(MbsStepperSetErrorIfStepFails(eq, PETSC_FALSE));
   eq->hold_time = PETSC_TRUE;
   eq->step      = st->step;
   eq->t         = st->t;
@@ -58,19 +68,35 @@ PetscErrorCode MbsStepperSolveEquilibrium(MbsStepper st, PetscInt nsteps)
   PetscCall(VecCopy(st->q, eq->q));
   PetscCall(VecSet(eq->p, 0.0));
   PetscCall(MbsModelGetLoadFactor(st->model, &lf0));
-  for (PetscInt k = 1; k <= nsteps; k++) {
+  /* from here on, the model's load factor is restored and the inner stepper destroyed whatever happens */
+  for (k = 1, ierr = 0; k <= nsteps && !ierr; k++) {
     PetscInt last;
-    PetscCall(MbsModelSetLoadFactor(st->model, lf0 * (PetscReal)k / (PetscReal)nsteps));
+    ierr     = MbsModelSetLoadFactor(st->model, lf0 * (PetscReal)k / (PetscReal)nsteps);
     eq->step = st->step; /* the same time for every load step */
     eq->t    = st->t;
-    PetscCall(MbsStepperStep(eq));
-    PetscCall(MbsStepperGetNewtonIterations(eq, &last, NULL));
-    its += last;
+    if (!ierr) ierr = MbsStepperStep(eq);
+    if (!ierr && eq->reason < 0) break;
+    if (!ierr) ierr = MbsStepperGetNewtonIterations(eq, &last, NULL);
+    if (!ierr) its += last;
   }
   PetscCall(MbsModelSetLoadFactor(st->model, lf0));
-  PetscCall(VecCopy(eq->q, st->q));
-  PetscCall(VecSet(st->p, 0.0));
+  if (!ierr && k <= nsteps) { /* load step k failed */
+    Vec       F;
+    PetscReal fnorm = 0;
+    ierr            = SNESGetFunction(eq->snes, &F, NULL, NULL);
+    if (!ierr) ierr = VecNorm(F, NORM_2, &fnorm);
+    PetscCall(MbsStepperDestroy(&eq));
+    PetscCall(ierr);
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_NOT_CONVERGED,
+            "The static equilibrium at t = %g did not converge at load step %" PetscInt_FMT " of %" PetscInt_FMT
+            " (the loads at %g of their value): residual norm %.3e. Give more load steps (-mbs_equilibrium, "
+            "equilibrium.load_steps), or see -mbs_equilibrium_snes_monitor",
+            (double)st->t, k, nsteps, (double)((PetscReal)k / (PetscReal)nsteps), (double)fnorm);
+  }
+  if (!ierr) ierr = VecCopy(eq->q, st->q);
+  if (!ierr) ierr = VecSet(st->p, 0.0);
   PetscCall(MbsStepperDestroy(&eq));
+  PetscCall(ierr);
   st->energy_set = PETSC_FALSE; /* the energy reference is taken again from the new state */
   st->jac_valid  = PETSC_FALSE;
   st->nhist      = 0;

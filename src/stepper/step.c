@@ -646,7 +646,9 @@ static PetscErrorCode MbsStepperAdvance(MbsStepper st, PetscReal t0, PetscInt le
   st->tstep[1] = st->hold_time ? t0 : t0 + st->hstep;
   if (st->force) {
     PetscCall(VecSet(st->Fext, 0.0));
-    PetscCall(st->force(st, t0 + 0.5 * st->hstep, st->hstep, st->q, st->p, st->Fext, st->force_ctx));
+    /* at the step's mid-time, where the schemes take the force elements; a static step at its end time */
+    PetscCall(
+      st->force(st, st->ops->quasistatic ? st->tstep[1] : st->tmid, st->hstep, st->q, st->p, st->Fext, st->force_ctx));
     PetscCall(VecAssemblyBegin(st->Fext));
     PetscCall(VecAssemblyEnd(st->Fext));
   }

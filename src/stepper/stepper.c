@@ -364,6 +364,7 @@ PetscErrorCode MbsStepperSetType(MbsStepper st, const char type[])
   PetscCall(MbsStepperReset_Private(st));
   if (st->ops->destroy) PetscCall(st->ops->destroy(st));
   PetscCall(PetscMemzero(st->ops, sizeof(*st->ops)));
+  PetscCall(SNESSetDivergenceTolerance(st->snes, PETSC_DEFAULT)); /* the static scheme turns it off */
   st->data = NULL;
   PetscCall(PetscStrncpy(st->type, type, sizeof(st->type)));
   PetscCall(MbsStepperFreeParameters(st));
