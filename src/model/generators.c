@@ -591,6 +591,115 @@ static PetscErrorCode MbsBeamCheckSection(MbsModel model, const char name[], con
   PetscFunctionReturn(0);
 }
 
+/* MbsModelAddBeam()'s bodies and elements, segment s having ns[s] elements (the caller frees ns whatever happens) */
+static PetscErrorCode MbsBeamAddNodes(MbsModel model, const char name[], PetscInt npoints, const PetscReal points[],
+                                      const PetscInt ns[], const MbsBeamSection *section, const PetscReal d1[3],
+                                      MbsBeamSupport start, MbsBeamSupport end, const MbsElementType *beam,
+                                      PetscInt *first_body, PetscInt *nnodes)
+{
+  const PetscInt nseg = npoints - 1;
+  PetscInt       node = 0, prev = -1, first = -1;
+  PetscReal      dprev[3] = {0, 0, 0}, e1[3] = {0, 0, 0};
+  char           bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  for (PetscInt s = 0; s < nseg; s++) {
+    const PetscReal *P = points + 3 * s;
+    PetscReal        t[3], l, d2[3], R[9];
+    PetscBool        corner = PETSC_FALSE;
+
+    for (int i = 0; i < 3; i++) t[i] = points[3 * (s + 1) + i] - P[i];
+    l = MbsVec3Norm(t);
+    for (int i = 0; i < 3; i++) t[i] /= l;
+    if (s == 0) { /* the section's first axis: given, or the coordinate axis least aligned with the beam */
+      PetscReal along, perp;
+      if (d1) {
+        for (int i = 0; i < 3; i++) e1[i] = d1[i];
+      } else {
+        int k = 0;
+        for (int i = 1; i < 3; i++)
+          if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
+        e1[k] = 1.0;
+      }
+      along = MbsVec3Dot(e1, t);
+      for (int i = 0; i < 3; i++) e1[i] -= along * t[i];
+      perp = MbsVec3Norm(e1); /* across: checked above */
+      for (int i = 0; i < 3; i++) e1[i] /= perp;
+    } else {
+      PetscReal tr[3], along, perp;
+      corner = MbsBeamCorner(points, s);
+      MbsBeamTransport(dprev, t, e1, tr);
+      along = MbsVec3Dot(tr, t); /* round-off only */
+      for (int i = 0; i < 3; i++) tr[i] -= along * t[i];
+      perp = MbsVec3Norm(tr);
+      for (int i = 0; i < 3; i++) e1[i] = tr[i] / perp;
+    }
+    MbsVec3Cross(t, e1, d2);
+    for (int i = 0; i < 3; i++) {
+      R[3 * i + 0] = e1[i];
+      R[3 * i + 1] = d2[i];
+      R[3 * i + 2] = t[i];
+    }
+    for (PetscInt j = (s == 0 || corner) ? 0 : 1; j <= ns[s]; j++) {
+      const PetscReal le = l / (PetscReal)ns[s];
+      /* the node's share: half of each of its elements; a node shared by two straight segments has one of each */
+      const PetscReal share = (j == 0 || j == ns[s]) ? 0.5 * le : le;
+      PetscReal       x[3], m, J[3], sh = share;
+      PetscInt        body;
+
+      if (j == ns[s] && s + 1 < nseg && !MbsBeamCorner(points, s + 1)) { /* a node shared with the next segment */
+        PetscReal tn[3];
+        for (int i = 0; i < 3; i++) tn[i] = points[3 * (s + 2) + i] - points[3 * (s + 1) + i];
+        sh += 0.5 * MbsVec3Norm(tn) / (PetscReal)ns[s + 1];
+      }
+      m    = section->rhoA * sh;
+      J[0] = section->rhoI1 * sh + m * sh * sh / 12.0;
+      J[1] = section->rhoI2 * sh + m * sh * sh / 12.0;
+      J[2] = (section->rhoI1 + section->rhoI2) * sh;
+      for (int i = 0; i < 3; i++) x[i] = P[i] + (PetscReal)j / (PetscReal)ns[s] * l * t[i];
+      if (j == ns[s]) /* the segment's end exactly at its point */
+        for (int i = 0; i < 3; i++) x[i] = points[3 * (s + 1) + i];
+      PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node));
+      PetscCall(MbsModelAddRigidBody(model, bname, m, J, x, R, NULL, NULL, &body));
+      if (node == 0) {
+        first = body;
+        if (start == MBS_BEAM_CLAMPED)
+          PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, body, NULL, NULL, MBS_GROUND, x, NULL, NULL));
+        else if (start == MBS_BEAM_PINNED)
+          PetscCall(MbsModelAddFixedPoint(model, body, NULL, x, NULL));
+      }
+      if (j == 0 && s > 0) { /* a rigid corner: weld to the previous segment's end node */
+        PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, body, NULL, NULL, NULL));
+      } else if (prev >= 0) {
+        MbsElemData d;
+        PetscCall(PetscMemzero(&d, sizeof(d)));
+        d.beam_stiffness[0] = section->GA1;
+        d.beam_stiffness[1] = section->GA2;
+        d.beam_stiffness[2] = section->EA;
+        d.beam_stiffness[3] = section->EI1;
+        d.beam_stiffness[4] = section->EI2;
+        d.beam_stiffness[5] = section->GJ;
+        d.length            = MBS_ELEM_UNSET;
+        PetscCall(MbsModelAddElement(model, beam, prev, body, &d, NULL));
+      }
+      prev = body;
+      node++;
+    }
+    for (int i = 0; i < 3; i++) dprev[i] = t[i];
+  }
+  {
+    PetscReal x[3];
+    for (int i = 0; i < 3; i++) x[i] = points[3 * nseg + i];
+    if (end == MBS_BEAM_CLAMPED)
+      PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, MBS_GROUND, x, NULL, NULL));
+    else if (end == MBS_BEAM_PINNED)
+      PetscCall(MbsModelAddFixedPoint(model, prev, NULL, x, NULL));
+  }
+  *first_body = first;
+  *nnodes     = node;
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsModelAddBeam - Adds a geometrically exact beam (docs/beams.md) along a polyline: rigid nodes joined by beam
   elements, its mass lumped onto the nodes, its ends free, pinned or clamped.
@@ -636,9 +745,8 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
 {
   MPI_Comm              comm;
   const MbsElementType *beam;
-  PetscInt             *ns, nseg = npoints - 1, node = 0, prev = -1, first = -1, ncorner = 0, assigned = 0;
-  PetscReal             total = 0, dprev[3] = {0, 0, 0}, e1[3] = {0, 0, 0};
-  char                  bname[MBS_GEN_NAME_LEN];
+  PetscInt             *ns, nseg = npoints - 1, node = 0, first = -1, assigned = 0;
+  PetscReal             total = 0;
 
   PetscFunctionBegin;
   PetscCall(MbsModelGetComm(model, &comm));
@@ -717,101 +825,12 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
     }
   }
 
-  for (PetscInt s = 0; s < nseg; s++) {
-    const PetscReal *P = points + 3 * s;
-    PetscReal        t[3], l, d2[3], R[9];
-    PetscBool        corner = PETSC_FALSE;
-
-    for (int i = 0; i < 3; i++) t[i] = points[3 * (s + 1) + i] - P[i];
-    l = MbsVec3Norm(t);
-    for (int i = 0; i < 3; i++) t[i] /= l;
-    if (s == 0) { /* the section's first axis: given, or the coordinate axis least aligned with the beam */
-      PetscReal along, perp;
-      if (d1) {
-        for (int i = 0; i < 3; i++) e1[i] = d1[i];
-      } else {
-        int k = 0;
-        for (int i = 1; i < 3; i++)
-          if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
-        e1[k] = 1.0;
-      }
-      along = MbsVec3Dot(e1, t);
-      for (int i = 0; i < 3; i++) e1[i] -= along * t[i];
-      perp = MbsVec3Norm(e1); /* across: checked above */
-      for (int i = 0; i < 3; i++) e1[i] /= perp;
-    } else {
-      PetscReal tr[3], along, perp;
-      corner = MbsBeamCorner(points, s);
-      MbsBeamTransport(dprev, t, e1, tr);
-      along = MbsVec3Dot(tr, t); /* round-off only */
-      for (int i = 0; i < 3; i++) tr[i] -= along * t[i];
-      perp = MbsVec3Norm(tr);
-      for (int i = 0; i < 3; i++) e1[i] = tr[i] / perp;
-    }
-    MbsVec3Cross(t, e1, d2);
-    for (int i = 0; i < 3; i++) {
-      R[3 * i + 0] = e1[i];
-      R[3 * i + 1] = d2[i];
-      R[3 * i + 2] = t[i];
-    }
-    for (PetscInt j = (s == 0 || corner) ? 0 : 1; j <= ns[s]; j++) {
-      const PetscReal le = l / (PetscReal)ns[s];
-      /* the node's share: half of each of its elements; a node shared by two straight segments has one of each */
-      const PetscReal share = (j == 0 || j == ns[s]) ? 0.5 * le : le;
-      PetscReal       x[3], m, J[3], sh = share;
-      PetscInt        body;
-
-      if (j == ns[s] && s + 1 < nseg && !MbsBeamCorner(points, s + 1)) { /* a node shared with the next segment */
-        PetscReal tn[3];
-        for (int i = 0; i < 3; i++) tn[i] = points[3 * (s + 2) + i] - points[3 * (s + 1) + i];
-        sh += 0.5 * MbsVec3Norm(tn) / (PetscReal)ns[s + 1];
-      }
-      m    = section->rhoA * sh;
-      J[0] = section->rhoI1 * sh + m * sh * sh / 12.0;
-      J[1] = section->rhoI2 * sh + m * sh * sh / 12.0;
-      J[2] = (section->rhoI1 + section->rhoI2) * sh;
-      for (int i = 0; i < 3; i++) x[i] = P[i] + (PetscReal)j / (PetscReal)ns[s] * l * t[i];
-      if (j == ns[s]) /* the segment's end exactly at its point */
-        for (int i = 0; i < 3; i++) x[i] = points[3 * (s + 1) + i];
-      PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node));
-      PetscCall(MbsModelAddRigidBody(model, bname, m, J, x, R, NULL, NULL, &body));
-      if (node == 0) {
-        first = body;
-        if (start == MBS_BEAM_CLAMPED)
-          PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, body, NULL, NULL, MBS_GROUND, x, NULL, NULL));
-        else if (start == MBS_BEAM_PINNED)
-          PetscCall(MbsModelAddFixedPoint(model, body, NULL, x, NULL));
-      }
-      if (j == 0 && s > 0) { /* a rigid corner: weld to the previous segment's end node */
-        PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, body, NULL, NULL, NULL));
-        ncorner++;
-      } else if (prev >= 0) {
-        MbsElemData d;
-        PetscCall(PetscMemzero(&d, sizeof(d)));
-        d.beam_stiffness[0] = section->GA1;
-        d.beam_stiffness[1] = section->GA2;
-        d.beam_stiffness[2] = section->EA;
-        d.beam_stiffness[3] = section->EI1;
-        d.beam_stiffness[4] = section->EI2;
-        d.beam_stiffness[5] = section->GJ;
-        d.length            = MBS_ELEM_UNSET;
-        PetscCall(MbsModelAddElement(model, beam, prev, body, &d, NULL));
-      }
-      prev = body;
-      node++;
-    }
-    for (int i = 0; i < 3; i++) dprev[i] = t[i];
-  }
   {
-    PetscReal x[3];
-    for (int i = 0; i < 3; i++) x[i] = points[3 * nseg + i];
-    if (end == MBS_BEAM_CLAMPED)
-      PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, MBS_GROUND, x, NULL, NULL));
-    else if (end == MBS_BEAM_PINNED)
-      PetscCall(MbsModelAddFixedPoint(model, prev, NULL, x, NULL));
+    PetscErrorCode ierr =
+      MbsBeamAddNodes(model, name, npoints, points, ns, section, d1, start, end, beam, &first, &node);
+    PetscCall(PetscFree(ns));
+    PetscCall(ierr);
   }
-  (void)ncorner;
-  PetscCall(PetscFree(ns));
   if (first_body) *first_body = first;
   if (nnodes) *nnodes = node;
   PetscFunctionReturn(0);
@@ -842,6 +861,66 @@ static void MbsBeamSectionAxis(const PetscReal d1[3], const PetscReal t[3], Pets
     if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
   c[k] = 1;
   (void)MbsBeamAcross(c, t, e);
+}
+
+/* MbsModelAddBeamNetwork()'s bodies and elements, from each node's share of length and first direction (the caller
+   frees them whatever happens) */
+static PetscErrorCode MbsBeamNetworkAdd(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[],
+                                        const PetscInt node_id[], PetscInt nedges, const PetscInt edge[],
+                                        const MbsBeamSection *section, const PetscReal d1[3], PetscInt nclamped,
+                                        const PetscInt clamped[], PetscInt npinned, const PetscInt pinned[],
+                                        const MbsElementType *beam, const PetscReal share[], const PetscReal dir[],
+                                        PetscInt *first_body)
+{
+  PetscInt first = -1;
+  char     bname[MBS_GEN_NAME_LEN];
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < nnodes; k++) {
+    const PetscReal *t = dir + 3 * k, sh = share[k], m = section->rhoA * sh;
+    const PetscReal  J[3] = {section->rhoI1 * sh + m * sh * sh / 12.0, section->rhoI2 * sh + m * sh * sh / 12.0,
+                             (section->rhoI1 + section->rhoI2) * sh};
+    PetscReal        e1[3], e2[3], R[9];
+    PetscInt         body;
+    MbsBeamSectionAxis(d1, t, e1);
+    MbsVec3Cross(t, e1, e2);
+    for (int i = 0; i < 3; i++) R[3 * i] = e1[i], R[3 * i + 1] = e2[i], R[3 * i + 2] = t[i];
+    PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node_id ? node_id[k] : k));
+    PetscCall(MbsModelAddRigidBody(model, bname, m, J, &x[3 * k], R, NULL, NULL, &body));
+    if (k == 0) first = body;
+  }
+  for (PetscInt e = 0; e < nedges; e++) {
+    const PetscInt   a = edge[2 * e], b = edge[2 * e + 1];
+    const PetscReal *ta = dir + 3 * a;
+    PetscReal        t[3], l, e1[3], da1[3], da2[3];
+    MbsElemData      d;
+    for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
+    l = MbsVec3Norm(t);
+    for (int i = 0; i < 3; i++) t[i] /= l;
+    MbsBeamSectionAxis(d1, t, e1);
+    /* node a's directors, as added above: the section axis e1 in them */
+    MbsBeamSectionAxis(d1, ta, da1);
+    MbsVec3Cross(ta, da1, da2);
+    PetscCall(PetscMemzero(&d, sizeof(d)));
+    d.axis_a[0]         = MbsVec3Dot(e1, da1);
+    d.axis_a[1]         = MbsVec3Dot(e1, da2);
+    d.axis_a[2]         = MbsVec3Dot(e1, ta);
+    d.beam_stiffness[0] = section->GA1;
+    d.beam_stiffness[1] = section->GA2;
+    d.beam_stiffness[2] = section->EA;
+    d.beam_stiffness[3] = section->EI1;
+    d.beam_stiffness[4] = section->EI2;
+    d.beam_stiffness[5] = section->GJ;
+    d.length            = MBS_ELEM_UNSET;
+    PetscCall(MbsModelAddElement(model, beam, first + a, first + b, &d, NULL));
+  }
+  for (PetscInt k = 0; k < nclamped; k++)
+    PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, first + clamped[k], NULL, NULL, MBS_GROUND, &x[3 * clamped[k]],
+                               NULL, NULL));
+  for (PetscInt k = 0; k < npinned; k++)
+    PetscCall(MbsModelAddFixedPoint(model, first + pinned[k], NULL, &x[3 * pinned[k]], NULL));
+  *first_body = first;
+  PetscFunctionReturn(0);
 }
 
 /*@C
@@ -892,7 +971,6 @@ PetscErrorCode MbsModelAddBeamNetwork(MbsModel model, const char name[], PetscIn
   const MbsElementType *beam;
   PetscReal            *share, *dir;
   PetscInt             *held, first = -1;
-  char                  bname[MBS_GEN_NAME_LEN];
 
   PetscFunctionBegin;
   PetscCall(MbsModelGetComm(model, &comm));
@@ -959,50 +1037,12 @@ PetscErrorCode MbsModelAddBeamNetwork(MbsModel model, const char name[], PetscIn
     if (ierr) PetscCall(PetscFree3(share, dir, held));
     PetscCall(ierr);
   }
-  for (PetscInt k = 0; k < nnodes; k++) {
-    const PetscReal *t = dir + 3 * k, sh = share[k], m = section->rhoA * sh;
-    const PetscReal  J[3] = {section->rhoI1 * sh + m * sh * sh / 12.0, section->rhoI2 * sh + m * sh * sh / 12.0,
-                             (section->rhoI1 + section->rhoI2) * sh};
-    PetscReal        e1[3], e2[3], R[9];
-    PetscInt         body;
-    MbsBeamSectionAxis(d1, t, e1);
-    MbsVec3Cross(t, e1, e2);
-    for (int i = 0; i < 3; i++) R[3 * i] = e1[i], R[3 * i + 1] = e2[i], R[3 * i + 2] = t[i];
-    PetscCall(PetscSNPrintf(bname, sizeof(bname), "%s.%" PetscInt_FMT, name, node_id ? node_id[k] : k));
-    PetscCall(MbsModelAddRigidBody(model, bname, m, J, &x[3 * k], R, NULL, NULL, &body));
-    if (k == 0) first = body;
+  {
+    PetscErrorCode ierr = MbsBeamNetworkAdd(model, name, nnodes, x, node_id, nedges, edge, section, d1, nclamped,
+                                            clamped, npinned, pinned, beam, share, dir, &first);
+    PetscCall(PetscFree3(share, dir, held));
+    PetscCall(ierr);
   }
-  for (PetscInt e = 0; e < nedges; e++) {
-    const PetscInt   a = edge[2 * e], b = edge[2 * e + 1];
-    const PetscReal *ta = dir + 3 * a;
-    PetscReal        t[3], l, e1[3], da1[3], da2[3];
-    MbsElemData      d;
-    for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
-    l = MbsVec3Norm(t);
-    for (int i = 0; i < 3; i++) t[i] /= l;
-    MbsBeamSectionAxis(d1, t, e1);
-    /* node a's directors, as added above: the section axis e1 in them */
-    MbsBeamSectionAxis(d1, ta, da1);
-    MbsVec3Cross(ta, da1, da2);
-    PetscCall(PetscMemzero(&d, sizeof(d)));
-    d.axis_a[0]         = MbsVec3Dot(e1, da1);
-    d.axis_a[1]         = MbsVec3Dot(e1, da2);
-    d.axis_a[2]         = MbsVec3Dot(e1, ta);
-    d.beam_stiffness[0] = section->GA1;
-    d.beam_stiffness[1] = section->GA2;
-    d.beam_stiffness[2] = section->EA;
-    d.beam_stiffness[3] = section->EI1;
-    d.beam_stiffness[4] = section->EI2;
-    d.beam_stiffness[5] = section->GJ;
-    d.length            = MBS_ELEM_UNSET;
-    PetscCall(MbsModelAddElement(model, beam, first + a, first + b, &d, NULL));
-  }
-  for (PetscInt k = 0; k < nclamped; k++)
-    PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, first + clamped[k], NULL, NULL, MBS_GROUND, &x[3 * clamped[k]],
-                               NULL, NULL));
-  for (PetscInt k = 0; k < npinned; k++)
-    PetscCall(MbsModelAddFixedPoint(model, first + pinned[k], NULL, &x[3 * pinned[k]], NULL));
-  PetscCall(PetscFree3(share, dir, held));
   if (first_body) *first_body = first;
   PetscFunctionReturn(0);
 }

@@ -2,6 +2,29 @@
    applied loads raised in load steps. */
 #include "stepper/stepperimpl.h"
 
+/* The inner static stepper of MbsStepperSolveEquilibrium(), set up from st */
+static PetscErrorCode MbsEquilibriumSetUp(MbsStepper st, MbsStepper eq, const char prefix[])
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetOptionsPrefix(eq, prefix));
+  PetscCall(MbsStepperSetType(eq, MBSSCHEMESTATIC));
+  PetscCall(MbsStepperSetTimeStep(eq, st->h));
+  PetscCall(PetscStrncpy(eq->output_dir, st->output_dir, sizeof(eq->output_dir))); /* its failure checkpoint */
+  PetscCall(MbsStepperSetAllowRedundantConstraints(eq, st->allow_redundant));
+  if (st->force) PetscCall(MbsStepperSetExternalForce(eq, st->force, st->force_ctx));
+  PetscCall(MbsStepperSetFromOptions(eq));
+  /* a load step is solved at the fixed time: halving it would solve the same problem twice (and move the time) */
+  PetscCall(MbsStepperSetAdapt(eq, PETSC_FALSE, 1));
+  PetscCall(MbsStepperSetErrorIfStepFails(eq, PETSC_FALSE));
+  eq->hold_time = PETSC_TRUE;
+  eq->step      = st->step;
+  eq->t         = st->t;
+  PetscCall(MbsStepperSetUp(eq));
+  PetscCall(VecCopy(st->q, eq->q));
+  PetscCall(VecSet(eq->p, 0.0));
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsStepperSolveEquilibrium - Replaces the stepper's state by the static equilibrium at its current time: the
   configuration in which gravity, the loads, the force elements at rest and the constraint forces balance, at rest.
@@ -47,26 +70,12 @@ PetscErrorCode MbsStepperSolveEquilibrium(MbsStepper st, PetscInt nsteps)
              "The static equilibrium does not take a host's state force (MbsStepperSetStateForce()); solve it before "
              "setting the force, or without it");
   PetscCall(MbsStepperSetUp(st));
-  PetscCall(MbsStepperCreate(st->model, &eq));
   PetscCall(MbsStepperGetOptionsPrefix(st, &prefix));
   PetscCall(PetscSNPrintf(eqprefix, sizeof(eqprefix), "%smbs_equilibrium_", prefix ? prefix : ""));
-  PetscCall(MbsStepperSetOptionsPrefix(eq, eqprefix));
-  PetscCall(MbsStepperSetType(eq, MBSSCHEMESTATIC));
-  PetscCall(MbsStepperSetTimeStep(eq, st->h));
-  PetscCall(
-    PetscStrncpy(eq->output_dir, st->output_dir, sizeof(eq->output_dir))); /* its failure checkpoint; no output */
-  PetscCall(MbsStepperSetAllowRedundantConstraints(eq, st->allow_redundant));
-  if (st->force) PetscCall(MbsStepperSetExternalForce(eq, st->force, st->force_ctx));
-  PetscCall(MbsStepperSetFromOptions(eq));
-  /* a load step is solved at the fixed time: halving it would solve the same problem twice (and move the time) */
-  PetscCall(MbsStepperSetAdapt(eq, PETSC_FALSE, 1));
-  PetscCall(MbsStepperSetErrorIfStepFails(eq, PETSC_FALSE));
-  eq->hold_time = PETSC_TRUE;
-  eq->step      = st->step;
-  eq->t         = st->t;
-  PetscCall(MbsStepperSetUp(eq));
-  PetscCall(VecCopy(st->q, eq->q));
-  PetscCall(VecSet(eq->p, 0.0));
+  PetscCall(MbsStepperCreate(st->model, &eq));
+  ierr = MbsEquilibriumSetUp(st, eq, eqprefix);
+  if (ierr) PetscCall(MbsStepperDestroy(&eq));
+  PetscCall(ierr);
   PetscCall(MbsModelGetLoadFactor(st->model, &lf0));
   /* from here on, the model's load factor is restored and the inner stepper destroyed whatever happens */
   for (k = 1, ierr = 0; k <= nsteps && !ierr; k++) {
