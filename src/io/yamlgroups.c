@@ -741,6 +741,56 @@ static PetscErrorCode ParseMeshFixed(MbsYAMLReader *r, yaml_node_t *node, const 
   PetscFunctionReturn(0);
 }
 
+/* Where a mesh goes: node x from the file is placed at translation + R (scale x) */
+typedef struct {
+  PetscReal scale, R[9], translation[3];
+} MeshPlacement;
+
+/* The mesh item's keys scale, orientation and translation (each optional) */
+static PetscErrorCode ParseMeshPlacement(MbsYAMLReader *r, yaml_node_t *item, const char ipath[], MeshPlacement *p)
+{
+  yaml_node_t *node;
+  char         kpath[MBS_YAML_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(p, sizeof(*p)));
+  p->scale = 1;
+  p->R[0] = p->R[4] = p->R[8] = 1;
+  PetscCall(MbsYAMLLookup(r, item, ipath, "scale", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &p->scale));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "orientation", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseOrientation(r, node, kpath, p->R));
+  PetscCall(MbsYAMLLookup(r, item, ipath, "translation", NULL, kpath, &node));
+  if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "translation in m", p->translation));
+  PetscFunctionReturn(0);
+}
+
+/* The placed positions of the mesh's nodes, 3 each */
+static void PlaceMeshNodes(const MbsGmshMesh *mesh, const MeshPlacement *p, PetscReal x[])
+{
+  for (PetscInt k = 0; k < mesh->nnodes; k++)
+    for (PetscInt l = 0; l < 3; l++)
+      x[3 * k + l] =
+        p->translation[l] + p->scale * (p->R[3 * l] * mesh->x[3 * k] + p->R[3 * l + 1] * mesh->x[3 * k + 1] +
+                                        p->R[3 * l + 2] * mesh->x[3 * k + 2]);
+}
+
+/* The mesh's members, named by node tag, registered as group g */
+static PetscErrorCode RegisterMesh(MbsYAMLReader *r, MbsYAMLGroup *g, yaml_node_t *name, const char npath[],
+                                   const MbsGmshMesh *mesh)
+{
+  PetscFunctionBegin;
+  g->count = mesh->nnodes;
+  PetscCall(PetscMalloc2(mesh->nnodes, &g->tags, mesh->nnodes, &g->tag_node));
+  for (PetscInt k = 0; k < mesh->nnodes; k++) {
+    g->tags[k]     = mesh->node_tag[k];
+    g->tag_node[k] = k;
+  }
+  PetscCall(PetscSortIntWithArray(mesh->nnodes, g->tags, g->tag_node));
+  PetscCall(RegisterGroup(r, g, name, npath));
+  PetscFunctionReturn(0);
+}
+
 /* Every edge of the mesh joins two nodes at distinct positions (each becomes a rod or a beam element) */
 static PetscErrorCode CheckMeshEdges(MbsYAMLReader *r, const MbsGmshMesh *mesh, const char context[])
 {
@@ -792,8 +842,8 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   yaml_node_t *node;
   char         kpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64], label[2 * PETSC_MAX_PATH_LEN + 128],
     got[MBS_YAML_GOT_LEN + 64];
-  PetscReal line_density = 0, node_mass = 0, scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0},
-            *x          = NULL;
+  PetscReal      line_density = 0, node_mass = 0, *x = NULL;
+  MeshPlacement  place;
   PetscInt       nfixed = 0, *fixed = NULL, first_elem, end_elem, e;
   PetscBool     *is_fixed = NULL, has_density, has_node_mass;
   PetscErrorCode ierr;
@@ -832,20 +882,8 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
   if (!has_density && !has_node_mass)
     PetscCall(MbsYAMLFail(r, item->start_mark, ipath, "a mapping with 'line_density' (kg/m), 'node_mass' (kg) or both",
                           "neither"));
-  PetscCall(MbsYAMLLookup(r, item, ipath, "scale", NULL, kpath, &node));
-  if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
-  PetscCall(MbsYAMLLookup(r, item, ipath, "orientation", NULL, kpath, &node));
-  if (node) PetscCall(MbsYAMLParseOrientation(r, node, kpath, R));
-  PetscCall(MbsYAMLLookup(r, item, ipath, "translation", NULL, kpath, &node));
-  if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "translation in m", translation));
-  g->count = mesh->nnodes;
-  PetscCall(PetscMalloc2(mesh->nnodes, &g->tags, mesh->nnodes, &g->tag_node));
-  for (PetscInt k = 0; k < mesh->nnodes; k++) {
-    g->tags[k]     = mesh->node_tag[k];
-    g->tag_node[k] = k;
-  }
-  PetscCall(PetscSortIntWithArray(mesh->nnodes, g->tags, g->tag_node));
-  PetscCall(RegisterGroup(r, g, name, npath));
+  PetscCall(ParseMeshPlacement(r, item, ipath, &place));
+  PetscCall(RegisterMesh(r, g, name, npath, mesh));
   PetscCall(MbsYAMLLookup(r, item, ipath, "fixed", NULL, kpath, &node));
   if (node) PetscCall(ParseMeshFixed(r, node, kpath, mesh, &nfixed, &fixed));
 
@@ -864,10 +902,7 @@ static PetscErrorCode AddMesh(MbsYAMLReader *r, yaml_node_t *item, const char ip
     PetscCall(ierr);
   }
   PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
-  for (PetscInt k = 0; k < mesh->nnodes; k++)
-    for (PetscInt l = 0; l < 3; l++)
-      x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
-                                               R[3 * l + 2] * mesh->x[3 * k + 2]);
+  PlaceMeshNodes(mesh, &place, x);
   ierr = CheckMeshPlacement(r, mesh, context, x);
   if (ierr) {
     PetscCall(PetscFree(x));
@@ -1280,7 +1315,8 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
   yaml_node_t *node, *d1node;
   char bpath[MBS_YAML_PATH_LEN], kpath[MBS_YAML_PATH_LEN], got[MBS_YAML_GOT_LEN + 64], prefix[PETSC_MAX_PATH_LEN + 64],
     label[2 * PETSC_MAX_PATH_LEN + 128];
-  PetscReal      scale = 1, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, translation[3] = {0, 0, 0}, d1[3] = {0, 0, 0}, *x;
+  PetscReal      d1[3] = {0, 0, 0}, *x;
+  MeshPlacement  place;
   PetscInt       nclamped = 0, *clamped = NULL, npinned = 0, *pinned = NULL, first_elem, end_elem;
   MbsBeamSection sec;
   PetscErrorCode ierr;
@@ -1309,21 +1345,9 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     PetscCall(FailMesh(r, context, mesh, mesh->node_line[k], "every node on a line element (a beam's node)", got));
   }
   PetscCall(CheckMeshEdges(r, mesh, context));
-  PetscCall(MbsYAMLLookup(r, item, ipath, "scale", NULL, kpath, &node));
-  if (node) PetscCall(MbsYAMLParseReal(r, node, kpath, MBS_YAML_POSITIVE, "factor from mesh units to m", &scale));
-  PetscCall(MbsYAMLLookup(r, item, ipath, "orientation", NULL, kpath, &node));
-  if (node) PetscCall(MbsYAMLParseOrientation(r, node, kpath, R));
-  PetscCall(MbsYAMLLookup(r, item, ipath, "translation", NULL, kpath, &node));
-  if (node) PetscCall(MbsYAMLParseVec3(r, node, kpath, "translation in m", translation));
-  g->count = mesh->nnodes;
+  PetscCall(ParseMeshPlacement(r, item, ipath, &place));
   g->rigid = PETSC_TRUE;
-  PetscCall(PetscMalloc2(mesh->nnodes, &g->tags, mesh->nnodes, &g->tag_node));
-  for (PetscInt k = 0; k < mesh->nnodes; k++) {
-    g->tags[k]     = mesh->node_tag[k];
-    g->tag_node[k] = k;
-  }
-  PetscCall(PetscSortIntWithArray(mesh->nnodes, g->tags, g->tag_node));
-  PetscCall(RegisterGroup(r, g, name, npath));
+  PetscCall(RegisterMesh(r, g, name, npath, mesh));
   PetscCall(MbsYAMLLookup(r, item, ipath, "fixed", NULL, kpath, &node));
   if (node) PetscCall(ParseMeshFixed(r, node, kpath, mesh, &nclamped, &clamped));
   PetscCall(MbsYAMLLookup(r, item, ipath, "pinned", NULL, kpath, &node));
@@ -1346,10 +1370,7 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     PetscCall(PetscFree(is_clamped));
   }
   PetscCall(PetscMalloc1(3 * mesh->nnodes, &x));
-  for (PetscInt k = 0; k < mesh->nnodes; k++)
-    for (PetscInt l = 0; l < 3; l++)
-      x[3 * k + l] = translation[l] + scale * (R[3 * l] * mesh->x[3 * k] + R[3 * l + 1] * mesh->x[3 * k + 1] +
-                                               R[3 * l + 2] * mesh->x[3 * k + 2]);
+  PlaceMeshNodes(mesh, &place, x);
   {
     MbsModelSize added;
     yaml_node_t *file;
@@ -1390,9 +1411,9 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
     PetscCall(PetscCalloc1(mesh->nnodes, &share));
     for (PetscInt k = 0; k < mesh->nedges; k++) {
       const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
-      const PetscReal l = scale * PetscSqrtReal(PetscSqr(mesh->x[3 * b] - mesh->x[3 * a]) +
-                                                PetscSqr(mesh->x[3 * b + 1] - mesh->x[3 * a + 1]) +
-                                                PetscSqr(mesh->x[3 * b + 2] - mesh->x[3 * a + 2]));
+      const PetscReal l = place.scale * PetscSqrtReal(PetscSqr(mesh->x[3 * b] - mesh->x[3 * a]) +
+                                                      PetscSqr(mesh->x[3 * b + 1] - mesh->x[3 * a + 1]) +
+                                                      PetscSqr(mesh->x[3 * b + 2] - mesh->x[3 * a + 2]));
       share[a] += 0.5 * l, share[b] += 0.5 * l;
     }
     ierr = AddBeamLoad(r, node, kpath, g->first_body, mesh->nnodes, share, prefix);

@@ -591,6 +591,49 @@ static PetscErrorCode MbsBeamCheckSection(MbsModel model, const char name[], con
   PetscFunctionReturn(0);
 }
 
+/* The part of v across the unit vector t, normalized into e; 0 when v is (nearly) along t */
+static int MbsBeamAcross(const PetscReal v[3], const PetscReal t[3], PetscReal e[3])
+{
+  const PetscReal along = MbsVec3Dot(v, t), nv = MbsVec3Norm(v);
+  PetscReal       perp;
+
+  for (int i = 0; i < 3; i++) e[i] = v[i] - along * t[i];
+  perp = MbsVec3Norm(e);
+  if (!(perp > 1e-8 * nv)) return 0;
+  for (int i = 0; i < 3; i++) e[i] /= perp;
+  return 1;
+}
+
+/* The section's first axis across the unit direction t: the part of d1 across it, or (no d1, or d1 along t) that of
+   the coordinate axis least aligned with t */
+static void MbsBeamSectionAxis(const PetscReal d1[3], const PetscReal t[3], PetscReal e[3])
+{
+  PetscReal c[3] = {0, 0, 0};
+  int       k    = 0;
+
+  if (d1 && MbsBeamAcross(d1, t, e)) return;
+  for (int i = 1; i < 3; i++)
+    if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
+  c[k] = 1;
+  (void)MbsBeamAcross(c, t, e);
+}
+
+/* A beam element's data: the section's stiffnesses, the length from the nodes, the section axis in node A's frame
+   (NULL: node A's d1) */
+static void MbsBeamElementData(const MbsBeamSection *section, const PetscReal axis_a[3], MbsElemData *d)
+{
+  PetscMemzero(d, sizeof(*d));
+  if (axis_a)
+    for (int i = 0; i < 3; i++) d->axis_a[i] = axis_a[i];
+  d->beam_stiffness[0] = section->GA1;
+  d->beam_stiffness[1] = section->GA2;
+  d->beam_stiffness[2] = section->EA;
+  d->beam_stiffness[3] = section->EI1;
+  d->beam_stiffness[4] = section->EI2;
+  d->beam_stiffness[5] = section->GJ;
+  d->length            = MBS_ELEM_UNSET;
+}
+
 /* MbsModelAddBeam()'s bodies and elements, segment s having ns[s] elements (the caller frees ns whatever happens) */
 static PetscErrorCode MbsBeamAddNodes(MbsModel model, const char name[], PetscInt npoints, const PetscReal points[],
                                       const PetscInt ns[], const MbsBeamSection *section, const PetscReal d1[3],
@@ -611,28 +654,13 @@ static PetscErrorCode MbsBeamAddNodes(MbsModel model, const char name[], PetscIn
     for (int i = 0; i < 3; i++) t[i] = points[3 * (s + 1) + i] - P[i];
     l = MbsVec3Norm(t);
     for (int i = 0; i < 3; i++) t[i] /= l;
-    if (s == 0) { /* the section's first axis: given, or the coordinate axis least aligned with the beam */
-      PetscReal along, perp;
-      if (d1) {
-        for (int i = 0; i < 3; i++) e1[i] = d1[i];
-      } else {
-        int k = 0;
-        for (int i = 1; i < 3; i++)
-          if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
-        e1[k] = 1.0;
-      }
-      along = MbsVec3Dot(e1, t);
-      for (int i = 0; i < 3; i++) e1[i] -= along * t[i];
-      perp = MbsVec3Norm(e1); /* across: checked above */
-      for (int i = 0; i < 3; i++) e1[i] /= perp;
-    } else {
-      PetscReal tr[3], along, perp;
+    if (s == 0) /* the section's first axis: given (across the beam: checked above), or the least aligned axis */
+      MbsBeamSectionAxis(d1, t, e1);
+    else { /* carried round the turn; the projection removes round-off only */
+      PetscReal tr[3];
       corner = MbsBeamCorner(points, s);
       MbsBeamTransport(dprev, t, e1, tr);
-      along = MbsVec3Dot(tr, t); /* round-off only */
-      for (int i = 0; i < 3; i++) tr[i] -= along * t[i];
-      perp = MbsVec3Norm(tr);
-      for (int i = 0; i < 3; i++) e1[i] = tr[i] / perp;
+      (void)MbsBeamAcross(tr, t, e1);
     }
     MbsVec3Cross(t, e1, d2);
     for (int i = 0; i < 3; i++) {
@@ -672,14 +700,7 @@ static PetscErrorCode MbsBeamAddNodes(MbsModel model, const char name[], PetscIn
         PetscCall(MbsModelAddJoint(model, MBS_JOINT_WELD, prev, NULL, NULL, body, NULL, NULL, NULL));
       } else if (prev >= 0) {
         MbsElemData d;
-        PetscCall(PetscMemzero(&d, sizeof(d)));
-        d.beam_stiffness[0] = section->GA1;
-        d.beam_stiffness[1] = section->GA2;
-        d.beam_stiffness[2] = section->EA;
-        d.beam_stiffness[3] = section->EI1;
-        d.beam_stiffness[4] = section->EI2;
-        d.beam_stiffness[5] = section->GJ;
-        d.length            = MBS_ELEM_UNSET;
+        MbsBeamElementData(section, NULL, &d);
         PetscCall(MbsModelAddElement(model, beam, prev, body, &d, NULL));
       }
       prev = body;
@@ -836,33 +857,6 @@ PetscErrorCode MbsModelAddBeam(MbsModel model, const char name[], PetscInt npoin
   PetscFunctionReturn(0);
 }
 
-/* The part of v across the unit vector t, normalized into e; 0 when v is (nearly) along t */
-static int MbsBeamAcross(const PetscReal v[3], const PetscReal t[3], PetscReal e[3])
-{
-  const PetscReal along = MbsVec3Dot(v, t), nv = MbsVec3Norm(v);
-  PetscReal       perp;
-
-  for (int i = 0; i < 3; i++) e[i] = v[i] - along * t[i];
-  perp = MbsVec3Norm(e);
-  if (!(perp > 1e-8 * nv)) return 0;
-  for (int i = 0; i < 3; i++) e[i] /= perp;
-  return 1;
-}
-
-/* The section's first axis across the unit direction t: the part of d1 across it, or (no d1, or d1 along t) that of
-   the coordinate axis least aligned with t */
-static void MbsBeamSectionAxis(const PetscReal d1[3], const PetscReal t[3], PetscReal e[3])
-{
-  PetscReal c[3] = {0, 0, 0};
-  int       k    = 0;
-
-  if (d1 && MbsBeamAcross(d1, t, e)) return;
-  for (int i = 1; i < 3; i++)
-    if (PetscAbsReal(t[i]) < PetscAbsReal(t[k])) k = i;
-  c[k] = 1;
-  (void)MbsBeamAcross(c, t, e);
-}
-
 /* MbsModelAddBeamNetwork()'s bodies and elements, from each node's share of length and first direction (the caller
    frees them whatever happens) */
 static PetscErrorCode MbsBeamNetworkAdd(MbsModel model, const char name[], PetscInt nnodes, const PetscReal x[],
@@ -892,7 +886,7 @@ static PetscErrorCode MbsBeamNetworkAdd(MbsModel model, const char name[], Petsc
   for (PetscInt e = 0; e < nedges; e++) {
     const PetscInt   a = edge[2 * e], b = edge[2 * e + 1];
     const PetscReal *ta = dir + 3 * a;
-    PetscReal        t[3], l, e1[3], da1[3], da2[3];
+    PetscReal        t[3], l, e1[3], da1[3], da2[3], axis[3];
     MbsElemData      d;
     for (int i = 0; i < 3; i++) t[i] = x[3 * b + i] - x[3 * a + i];
     l = MbsVec3Norm(t);
@@ -901,17 +895,10 @@ static PetscErrorCode MbsBeamNetworkAdd(MbsModel model, const char name[], Petsc
     /* node a's directors, as added above: the section axis e1 in them */
     MbsBeamSectionAxis(d1, ta, da1);
     MbsVec3Cross(ta, da1, da2);
-    PetscCall(PetscMemzero(&d, sizeof(d)));
-    d.axis_a[0]         = MbsVec3Dot(e1, da1);
-    d.axis_a[1]         = MbsVec3Dot(e1, da2);
-    d.axis_a[2]         = MbsVec3Dot(e1, ta);
-    d.beam_stiffness[0] = section->GA1;
-    d.beam_stiffness[1] = section->GA2;
-    d.beam_stiffness[2] = section->EA;
-    d.beam_stiffness[3] = section->EI1;
-    d.beam_stiffness[4] = section->EI2;
-    d.beam_stiffness[5] = section->GJ;
-    d.length            = MBS_ELEM_UNSET;
+    axis[0] = MbsVec3Dot(e1, da1);
+    axis[1] = MbsVec3Dot(e1, da2);
+    axis[2] = MbsVec3Dot(e1, ta);
+    MbsBeamElementData(section, axis, &d);
     PetscCall(MbsModelAddElement(model, beam, first + a, first + b, &d, NULL));
   }
   for (PetscInt k = 0; k < nclamped; k++)
