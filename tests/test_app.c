@@ -462,7 +462,7 @@ static void TestMissingFile(void **state)
 
 /* ---------------------------------------------------------------- 2.-4. the spherical pendulum */
 
-static const char diagnostics_header[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max,W,D";
+static const char diagnostics_header[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max,W,D,av_max";
 
 enum {
   COL_STEP = 0,
@@ -474,7 +474,8 @@ enum {
   COL_GVS  = 14,
   COL_W    = 15,
   COL_D    = 16,
-  NCOLS    = 17
+  COL_AV   = 17,
+  NCOLS    = 18
 };
 
 static void ReadDiagnostics(const char *dir, Csv *csv)
@@ -552,8 +553,8 @@ static void TestPendulum(void **state)
     if (r[COL_STEP] != i) fail_msg("row %d: step %g, expected %d", i + 1, r[COL_STEP], i);
     if (fabs(r[COL_T] - i * h) > 1e-12) fail_msg("step %d: t = %.17g, expected %.17g", i, r[COL_T], i * h);
     if (i == 0 ? r[COL_ITS] != 0 : r[COL_ITS] < 1) fail_msg("step %d: newton_its = %g", i, r[COL_ITS]);
-    if (r[COL_W] != 0 || r[COL_D] != 0) /* no external forces, no dampers */
-      fail_msg("step %d: W = %g, D = %g, expected 0", i, r[COL_W], r[COL_D]);
+    if (r[COL_W] != 0 || r[COL_D] != 0 || r[COL_AV] != 0) /* no external forces, no dampers, no velocity constraints */
+      fail_msg("step %d: W = %g, D = %g, av_max = %g, expected 0", i, r[COL_W], r[COL_D], r[COL_AV]);
     if (fabs(r[COL_E] - d.v[0][COL_E]) > 1e-12 * fabs(d.v[0][COL_E]))
       fail_msg("step %d: E = %.17g, E(0) = %.17g", i, r[COL_E], d.v[0][COL_E]);
     if (r[COL_G] > 1e-10 || r[COL_GV] > 1e-10) fail_msg("step %d: g_max = %g, gv_max = %g", i, r[COL_G], r[COL_GV]);

@@ -30,8 +30,9 @@ static void Fail(const char *fmt, ...)
 /* Every registered element type (src/elements/element.h), on every pair of bodies it accepts among particles,
    rigid bodies and the ground, with rigid bodies' own constraints and gravity: a new element type is in these tests
    once it is registered. Points, parameters and axes are generic values; the initial state need not satisfy the
-   constraints here: the Jacobian is checked at an arbitrary point. */
-static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
+   constraints here: the Jacobian is checked at an arbitrary point. Element types with velocity constraints
+   (docs/nonholonomic.md) only with_vcon, for the schemes that treat them. */
+static void BuildEveryElementModelWith(MPI_Comm comm, PetscBool with_vcon, MbsModel *model)
 {
   const PetscReal              g[3]  = {0.3, -0.2, -9.81};
   const PetscReal              R1[9] = {1, 0, 0, 0, 0.8, -0.6, 0, 0.6, 0.8}, R2[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
@@ -53,6 +54,7 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
     const PetscInt pairs[][2]  = {{p1, p2}, {r1, r2}, {r2, p1}, {MBS_GROUND, p2}, {r1, MBS_GROUND}, {MBS_GROUND, r2}};
     const PetscInt npairs      = type->connection == MBS_ELEM_TWO_BODIES ? 6 : 2;
 
+    if (type->kernel->nvcon && !with_vcon) continue;
     for (PetscInt k = 0; k < npairs; k++) {
       PetscInt    a = pairs[k][0], b = pairs[k][1];
       MbsElemData d;
@@ -93,6 +95,30 @@ static void BuildEveryElementModel(MPI_Comm comm, MbsModel *model)
   }
   CHECK(MbsModelSetInitialTolerance(*model, PETSC_MAX_REAL));
   CHECK(MbsModelSetUp(*model));
+}
+
+/* Whether scheme `type` treats velocity constraints (MbsSchemeOps.velocity_constraints) */
+static PetscBool SchemeTreatsVelocityConstraints(const char *type)
+{
+  MbsModel   model;
+  MbsStepper st;
+  PetscInt   p;
+  PetscBool  treats;
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
+  CHECK(MbsModelAddParticle(model, "p", 1.0, (PetscReal[]){0, 0, 0}, NULL, &p));
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetType(st, type));
+  treats = st->ops->velocity_constraints;
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  return treats;
+}
+
+/* The every-element model for a scheme: with the velocity constraints if it treats them */
+static void BuildEveryElementModel(MPI_Comm comm, const char *scheme, MbsModel *model)
+{
+  BuildEveryElementModelWith(comm, scheme ? SchemeTreatsVelocityConstraints(scheme) : PETSC_FALSE, model);
 }
 
 /* A pseudo-random state: unknowns X near the step-start state, multipliers of order one. */
@@ -318,7 +344,7 @@ static void CheckJacobianWith(const SchemeCase *sc, HostForces *host)
   PetscInt    n;
   PetscReal   jmax = 0, errmax = 0;
 
-  BuildEveryElementModel(PETSC_COMM_WORLD, &model);
+  BuildEveryElementModel(PETSC_COMM_WORLD, sc->type, &model);
   CHECK(MbsStepperCreate(model, &st));
   SetScheme(st, sc);
   CHECK(MbsStepperSetTimeStep(st, 0.1));
@@ -444,7 +470,7 @@ static void AssembleTwice(MPI_Comm comm, const SchemeCase *sc, PetscReal alloc[2
   PetscRandom rnd;
   MatInfo     info;
 
-  BuildEveryElementModel(comm, &model);
+  BuildEveryElementModel(comm, sc->type, &model);
   CHECK(MbsStepperCreate(model, &st));
   SetScheme(st, sc);
   CHECK(MbsStepperSetUp(st));

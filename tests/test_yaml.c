@@ -115,7 +115,7 @@ static const BadInput bad_inputs[] = {
    "'ground'"},
   {"unknown_joint_type", 5, 12, "joints[0].type",
    "expected a joint type (fixed_point, spherical, rod, revolute, prismatic, cylindrical, universal, weld, "
-   "point_on_line or point_on_plane)",
+   "point_on_line, point_on_plane, planar, perpendicular, knife_edge or rolling)",
    "'hinge'"},
   {"revolute_particle", 7, 20, "joints[0].bodies[1]", "expected a rigid body or 'ground'", "particle 'bob'"},
   {"prismatic_particle", 6, 32, "joints[0].bodies[0]", "expected a rigid body or 'ground' (a prismatic joint",

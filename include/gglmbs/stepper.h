@@ -21,6 +21,7 @@ typedef struct _p_MbsStepper *MbsStepper;
 #define MBSSCHEMEGALERKINLGG "galerkin-lgg"
 #define MBSSCHEMEGALERKINLLL "galerkin-lll"
 #define MBSSCHEMESTATIC      "static" /* static equilibrium at each step's end time (docs/statics.md) */
+#define MBSSCHEMEDLA         "dla"    /* discrete Lagrange-d'Alembert (Cortes-Martinez), velocity constraints */
 #define MBSSCHEMERATTLE      "rattle" /* RATTLE (Andersen 1983): symplectic, second order, constraints on both levels */
 
 /* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or
@@ -49,6 +50,7 @@ typedef struct {
   PetscReal Gv_max;  /* max |G(q_theta) v| of the last step: the scheme's own velocity-level residual */
   PetscReal W, D;    /* work supplied to the system (external forces) and energy dissipated (dampers) during the last
                         step: with EM, E_{n+1} - E_n = W - D to round-off (0 at the initial state) */
+  PetscReal av_max;  /* max |A(q) M^-1 p| of the velocity constraints (docs/nonholonomic.md), 0 without them */
 } MbsDiagnostics;
 
 PETSC_EXTERN PetscErrorCode MbsStepperInitializePackage(void);

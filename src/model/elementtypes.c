@@ -11,7 +11,8 @@ extern const MbsElementType MbsElementTypeFixedPoint, MbsElementTypeSpherical, M
   MbsElementTypeCylindrical, MbsElementTypeUniversal, MbsElementTypeWeld, MbsElementTypePointOnLine,
   MbsElementTypePointOnPlane, MbsElementTypeDamper, MbsElementTypePointLoad, MbsElementTypeTorqueLoad,
   MbsElementTypeJointTorque, MbsElementTypeTorsionalDamper, MbsElementTypeTorsionalSpring, MbsElementTypeAngleDrive,
-  MbsElementTypeSlideDrive, MbsElementTypePositionDrive, MbsElementTypeJointForce, MbsElementTypeBeam;
+  MbsElementTypeSlideDrive, MbsElementTypePositionDrive, MbsElementTypeJointForce, MbsElementTypeBeam,
+  MbsElementTypePlanar, MbsElementTypePerpendicular, MbsElementTypeKnifeEdge, MbsElementTypeRolling;
 
 PetscErrorCode MbsElementTypeRegisterAll(void)
 {
@@ -26,6 +27,10 @@ PetscErrorCode MbsElementTypeRegisterAll(void)
   PetscCall(MbsElementTypeRegister(&MbsElementTypeWeld));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointOnLine));
   PetscCall(MbsElementTypeRegister(&MbsElementTypePointOnPlane));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePlanar));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypePerpendicular));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeKnifeEdge));
+  PetscCall(MbsElementTypeRegister(&MbsElementTypeRolling));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringLinear));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeSpringQuartic));
   PetscCall(MbsElementTypeRegister(&MbsElementTypeDamper));

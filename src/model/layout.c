@@ -104,7 +104,7 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
     PetscCall(PetscFree3(gx, ga, gw));
     for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->bodies[b].type);
     for (PetscInt e = 0; e < model->nelems; e++)
-      vwgt[MbsElementOwnerBody(&model->elems[e])] += model->elems[e].kernel->ncon;
+      vwgt[MbsElementOwnerBody(&model->elems[e])] += model->elems[e].kernel->ncon + model->elems[e].kernel->nvcon;
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED]      = 7;
     options[METIS_OPTION_NUMBERING] = 0;
@@ -190,13 +190,14 @@ PetscErrorCode MbsModelGetGraphWidth(MbsModel model, PetscInt *width)
 PetscErrorCode MbsModelLayout_Private(MbsModel model)
 {
   const PetscInt N = model->nbodies, size = model->size;
-  PetscInt      *nq_rank, *nc_rank, *seen, nghost = 0;
+  PetscInt      *nq_rank, *nc_rank, *nv_rank, *seen, nghost = 0;
   PetscBool      metis;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc2(size + 1, &model->rank_qstart, size + 1, &model->rank_cstart));
   PetscCall(PetscMalloc2(N, &model->body_rank, N, &model->body_q));
-  PetscCall(PetscCalloc2(size, &nq_rank, size, &nc_rank));
+  PetscCall(PetscCalloc3(size, &nq_rank, size, &nc_rank, size, &nv_rank));
+  PetscCall(PetscMalloc1(size + 1, &model->rank_vstart));
   PetscCall(PetscStrcmp(model->partitioner, "metis", &metis));
   if (size == 1) {
     for (PetscInt b = 0; b < N; b++) model->body_rank[b] = 0;
@@ -228,31 +229,38 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
     const MbsElement *el = &model->elems[e];
     const PetscInt    r  = model->body_rank[MbsElementOwnerBody(el)];
     nc_rank[r] += el->kernel->ncon;
+    nv_rank[r] += el->kernel->nvcon;
     if (r == model->rank) model->nelem_local++;
   }
-  model->rank_qstart[0] = model->rank_cstart[0] = 0;
+  model->rank_qstart[0] = model->rank_cstart[0] = model->rank_vstart[0] = 0;
   for (PetscInt r = 0; r < size; r++) {
     model->rank_qstart[r + 1] = model->rank_qstart[r] + nq_rank[r];
     model->rank_cstart[r + 1] = model->rank_cstart[r] + nc_rank[r];
+    model->rank_vstart[r + 1] = model->rank_vstart[r] + nv_rank[r];
   }
   for (PetscInt b = 0; b < N; b++) model->body_q[b] += model->rank_qstart[model->body_rank[b]];
-  model->nq         = model->rank_qstart[size];
-  model->ncon       = model->rank_cstart[size];
-  model->nq_local   = nq_rank[model->rank];
-  model->ncon_local = nc_rank[model->rank];
+  model->nq          = model->rank_qstart[size];
+  model->ncon        = model->rank_cstart[size];
+  model->nq_local    = nq_rank[model->rank];
+  model->ncon_local  = nc_rank[model->rank];
+  model->nvcon       = model->rank_vstart[size];
+  model->nvcon_local = nv_rank[model->rank];
 
-  PetscCall(PetscMalloc2(model->nelem_local, &model->elem_local, model->nelem_local, &model->elem_c));
+  PetscCall(PetscMalloc3(model->nelem_local, &model->elem_local, model->nelem_local, &model->elem_c, model->nelem_local,
+                         &model->elem_v));
   PetscCall(PetscMalloc1(N, &model->body_lq));
   PetscCall(PetscCalloc1(N, &seen));
   for (PetscInt b = 0; b < N; b++) model->body_lq[b] = -1;
   {
-    PetscInt k = 0, c = 0;
+    PetscInt k = 0, c = 0, v = 0;
     for (PetscInt e = 0; e < model->nelems; e++) {
       const MbsElement *el = &model->elems[e];
       if (model->body_rank[MbsElementOwnerBody(el)] != model->rank) continue;
       model->elem_local[k] = e;
+      model->elem_v[k]     = v;
       model->elem_c[k++]   = c;
       c += el->kernel->ncon;
+      v += el->kernel->nvcon;
       for (int s = 0; s < 2; s++) {
         const PetscInt b = el->body[s];
         if (b >= 0 && model->body_rank[b] != model->rank && !seen[b]) {
@@ -312,7 +320,7 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
     PetscCall(ISDestroy(&from));
   }
   PetscCall(PetscFree(seen));
-  PetscCall(PetscFree2(nq_rank, nc_rank));
+  PetscCall(PetscFree3(nq_rank, nc_rank, nv_rank));
   PetscFunctionReturn(0);
 }
 

@@ -196,7 +196,8 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   PetscCall(PetscFree2(m->rank_qstart, m->rank_cstart));
   PetscCall(PetscFree2(m->body_rank, m->body_q));
   PetscCall(PetscFree(m->owned_body));
-  PetscCall(PetscFree2(m->elem_local, m->elem_c));
+  PetscCall(PetscFree3(m->elem_local, m->elem_c, m->elem_v));
+  PetscCall(PetscFree(m->rank_vstart));
   PetscCall(PetscFree(m->drive_local));
   PetscCall(PetscFree(m->ghost_body));
   PetscCall(PetscFree(m->body_lq));
@@ -1702,9 +1703,10 @@ static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
 /* The initial state must satisfy g(q0) = 0 and G(q0) v0 = 0; name the worst offending element. */
 static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
 {
-  PetscReal  worst[2];
-  PetscInt   worst_elem[2];
-  PetscReal *q, *v;
+  PetscReal   worst[3];
+  PetscInt    worst_elem[3];
+  PetscReal  *q, *v;
+  const char *what[3] = {"g(q0)", "G(q0) v0", "A(q0) v0"};
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc2(model->nq_ghosted, &q, model->nq_ghosted, &v));
@@ -1716,8 +1718,9 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
     }
   }
   PetscCall(MbsOpConstraintMaxLocal(model, q, v, worst, worst_elem));
+  PetscCall(MbsOpVConstraintMaxLocal(model, q, v, &worst[2], &worst_elem[2]));
   PetscCall(PetscFree2(q, v));
-  for (int level = 0; level < 2; level++) {
+  for (int level = 0; level < 3; level++) {
     struct {
       double val;
       int    elem;
@@ -1727,10 +1730,12 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
       char desc[PETSC_MAX_PATH_LEN + 128];
       MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
       SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
-              "%s: the initial state violates this %s constraint on %s level: max |%s| = %.3e > tolerance %.1e "
+              "%s: the initial state violates this %s %s: max |%s| = %.3e > tolerance %.1e "
               "(-mbs_initial_tolerance)",
-              desc, model->elems[glob.elem].kernel->name, level ? "velocity" : "position", level ? "G(q0) v0" : "g(q0)",
-              glob.val, (double)model->ic_tol);
+              desc, model->elems[glob.elem].kernel->name,
+              level == 2 ? "velocity constraint"
+                         : (level ? "constraint on velocity level" : "constraint on position level"),
+              what[level], glob.val, (double)model->ic_tol);
     }
   }
   PetscFunctionReturn(0);

@@ -69,6 +69,11 @@ struct _p_MbsModel {
   PetscInt  nelem_local;
   PetscInt *elem_local; /* owned elements */
   PetscInt *elem_c;     /* local constraint-row offset of each owned element (by position in elem_local) */
+  /* Velocity constraints (docs/nonholonomic.md): rows A(q) v = 0 numbered like the constraint rows, in their own
+     row space (a scheme's MBS_FIELD_VCONSTRAINT fields) */
+  PetscInt  nvcon, nvcon_local;
+  PetscInt *rank_vstart; /* size+1 */
+  PetscInt *elem_v;      /* local velocity-row offset of each owned element */
   /* Drives (rheonomic constraints): their positions in elem_local, whether any rank has one, and the time span
      their constraints are evaluated at (MbsModelSetConstraintTime()) */
   PetscInt  ndrive_local;

@@ -374,13 +374,26 @@ PetscErrorCode MbsOpConstraintMax(MbsModel model, const PetscScalar *q, const Pe
 
 /* ---------------------------------------------------------------------------------------------- */
 
+/* Entries of a field of the given kind on rank r */
+static PetscInt MbsFieldRankSize(MbsModel model, MbsFieldKind kind, PetscInt r)
+{
+  switch (kind) {
+    case MBS_FIELD_COORDINATE: return model->rank_qstart[r + 1] - model->rank_qstart[r];
+    case MBS_FIELD_CONSTRAINT: return model->rank_cstart[r + 1] - model->rank_cstart[r];
+    default: return model->rank_vstart[r + 1] - model->rank_vstart[r];
+  }
+}
+
+/* Owned entries of a field of the given kind on this rank (coordinates without the ghosts) */
+static PetscInt MbsFieldLocalSize(MbsModel model, MbsFieldKind kind)
+{
+  return MbsFieldRankSize(model, kind, model->rank);
+}
+
 static PetscInt MbsSystemRankFieldOffset(MbsSystem sys, PetscInt r, PetscInt f)
 {
-  const MbsModel model = sys->model;
-  const PetscInt nq    = model->rank_qstart[r + 1] - model->rank_qstart[r],
-                 nc    = model->rank_cstart[r + 1] - model->rank_cstart[r];
-  PetscInt off         = 0;
-  for (PetscInt g = 0; g < f; g++) off += sys->kind[g] == MBS_FIELD_COORDINATE ? nq : nc;
+  PetscInt off = 0;
+  for (PetscInt g = 0; g < f; g++) off += MbsFieldRankSize(sys->model, sys->kind[g], r);
   return off;
 }
 
@@ -410,8 +423,8 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
     PetscCall(PetscStrallocpy(names[f], &sys->name[f]));
     sys->loff[f] = sys->nghosted;
     sys->foff[f] = sys->nlocal;
-    sys->nghosted += kinds[f] == MBS_FIELD_COORDINATE ? model->nq_ghosted : model->ncon_local;
-    sys->nlocal += kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local;
+    sys->nghosted += kinds[f] == MBS_FIELD_COORDINATE ? model->nq_ghosted : MbsFieldLocalSize(model, kinds[f]);
+    sys->nlocal += MbsFieldLocalSize(model, kinds[f]);
   }
   PetscCall(PetscMalloc1(model->size + 1, &sys->rank_xstart));
   sys->rank_xstart[0] = 0;
@@ -436,10 +449,9 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
         from[n++] =
           sys->rank_xstart[sys->lq_rank[lq]] + MbsSystemRankFieldOffset(sys, sys->lq_rank[lq], f) + sys->lq_global[lq];
     } else {
-      for (PetscInt c = 0; c < model->ncon_local; c++) from[n++] = xstart + sys->foff[f] + c;
+      for (PetscInt c = 0; c < MbsFieldLocalSize(model, kinds[f]); c++) from[n++] = xstart + sys->foff[f] + c;
     }
-    PetscCall(ISCreateStride(PetscObjectComm((PetscObject)model),
-                             kinds[f] == MBS_FIELD_COORDINATE ? model->nq_local : model->ncon_local,
+    PetscCall(ISCreateStride(PetscObjectComm((PetscObject)model), MbsFieldLocalSize(model, kinds[f]),
                              xstart + sys->foff[f], 1, &sys->is[f]));
   }
   PetscCall(VecCreateMPI(PetscObjectComm((PetscObject)model), sys->nlocal, sys->nglobal, &sys->X));
@@ -594,7 +606,7 @@ static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr,
 PetscErrorCode MbsJacAddIdentity(MbsSystem sys, PetscInt row, PetscInt col, PetscReal alpha, MbsScale scale)
 {
   const PetscReal one = 1.0;
-  const PetscInt  n   = sys->kind[row] == MBS_FIELD_COORDINATE ? sys->model->nq_local : sys->model->ncon_local;
+  const PetscInt  n   = MbsFieldLocalSize(sys->model, sys->kind[row]);
 
   PetscFunctionBegin;
   PetscCheck(sys->kind[row] == sys->kind[col], PetscObjectComm((PetscObject)sys->model), PETSC_ERR_ARG_INCOMP,
@@ -865,5 +877,182 @@ PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt c
     sys->pos += n;
     PetscCall(MatRestoreRow(A, i, &n, &cols, &vals));
   }
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Velocity constraints (docs/nonholonomic.md) */
+
+#define MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)            \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) {                  \
+    const MbsElement *el = &(model)->elems[(model)->elem_local[k]];      \
+    const int         nv = el->kernel->nvcon, nq = MbsElemNq(&el->data); \
+    const PetscInt    v = (model)->elem_v[k];                            \
+    if (!nv) continue;
+
+/* One element's A(q) (nv x nq) and, with dA, its derivative, at the ghosted local coordinates q */
+static void MbsElementVConstraint(MbsModel model, const MbsElement *el, const PetscScalar *q, PetscReal *A,
+                                  PetscReal *dA)
+{
+  PetscReal qe[MBS_ELEM_MAX_NQ];
+
+  MbsElementGather(model, el, q, qe);
+  el->kernel->velocity_constraint(&el->data, qe, A, dA);
+}
+
+PetscErrorCode MbsOpVConstraintAdd(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
+                                   PetscScalar *c)
+{
+  PetscFunctionBegin;
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ];
+  MbsElementVConstraint(model, el, q, A, NULL);
+  MbsElementGather(model, el, w, we);
+  for (int r = 0; r < nv; r++) {
+    PetscReal s = 0;
+    for (int i = 0; i < nq; i++) s += A[r * nq + i] * we[i];
+    c[v + r] += alpha * s;
+  }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpVConstraintTMultAdd(MbsModel model, const PetscScalar *q, const PetscScalar *mu, PetscReal alpha,
+                                        MbsScale scale, PetscScalar *f)
+{
+  PetscFunctionBegin;
+  PetscCheck(scale == MBS_SCALE_NONE || scale == MBS_SCALE_MINV_ROW, PetscObjectComm((PetscObject)model),
+             PETSC_ERR_ARG_WRONG, "A^T mu can only be scaled by M^-1 on its rows");
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementVConstraint(model, el, q, A, NULL);
+  MbsElementLocalIndices(model, el, idx);
+  for (int i = 0; i < nq; i++) {
+    PetscReal s = 0;
+    for (int r = 0; r < nv; r++) s += A[r * nq + i] * PetscRealPart(mu[v + r]);
+    f[idx[i]] += (scale == MBS_SCALE_MINV_ROW ? alpha * model->minv[idx[i]] : alpha) * s;
+  }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddA(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                          MbsScale scale)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_VCON];
+  MbsElementVConstraint(model, el, q, A, NULL);
+  MbsElementLocalIndices(model, el, idx);
+  for (int r = 0; r < nv; r++) rows[r] = v + r;
+  PetscCall(MbsSystemAddBlock(sys, row, nv, rows, col, nq, idx, A, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddAT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                           MbsScale scale)
+{
+  const MbsModel model = sys->model;
+
+  PetscFunctionBegin;
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ], AT[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], cols[MBS_ELEM_MAX_VCON];
+  MbsElementVConstraint(model, el, q, A, NULL);
+  MbsElementLocalIndices(model, el, idx);
+  for (int r = 0; r < nv; r++) {
+    cols[r] = v + r;
+    for (int i = 0; i < nq; i++) AT[i * nv + r] = A[r * nq + i];
+  }
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nv, cols, AT, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddAw(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, const PetscScalar *w,
+                           PetscReal alpha, MbsScale scale)
+{
+  const MbsModel model = sys->model;
+  PetscReal      dA[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+  PetscFunctionBegin;
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ], B[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ], rows[MBS_ELEM_MAX_VCON];
+  MbsElementVConstraint(model, el, q, A, dA);
+  MbsElementGather(model, el, w, we);
+  MbsElementLocalIndices(model, el, idx);
+  for (int r = 0; r < nv; r++) {
+    rows[r] = v + r;
+    for (int j = 0; j < nq; j++) {
+      PetscReal s = 0;
+      for (int i = 0; i < nq; i++) s += dA[(r * nq + i) * nq + j] * we[i];
+      B[r * nq + j] = s;
+    }
+  }
+  PetscCall(MbsSystemAddBlock(sys, row, nv, rows, col, nq, idx, B, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddATmu(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *q, const PetscScalar *mu,
+                             PetscReal alpha, MbsScale scale)
+{
+  const MbsModel model = sys->model;
+  PetscReal      dA[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+  PetscFunctionBegin;
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ], B[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+  PetscInt  idx[MBS_ELEM_MAX_NQ];
+  MbsElementVConstraint(model, el, q, A, dA);
+  MbsElementLocalIndices(model, el, idx);
+  for (int i = 0; i < nq; i++)
+    for (int j = 0; j < nq; j++) {
+      PetscReal s = 0;
+      for (int r = 0; r < nv; r++) s += PetscRealPart(mu[v + r]) * dA[(r * nq + i) * nq + j];
+      B[i * nq + j] = s;
+    }
+  PetscCall(MbsSystemAddBlock(sys, row, nq, idx, col, nq, idx, B, alpha, scale));
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpVConstraintMaxLocal(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *cmax,
+                                        PetscInt *elem)
+{
+  PetscFunctionBegin;
+  *cmax = 0;
+  *elem = -1;
+  MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)
+  PetscReal A[MBS_ELEM_MAX_VCON * MBS_ELEM_MAX_NQ], we[MBS_ELEM_MAX_NQ];
+  (void)v;
+  MbsElementVConstraint(model, el, q, A, NULL);
+  MbsElementGather(model, el, w, we);
+  for (int r = 0; r < nv; r++) {
+    PetscReal s = 0;
+    for (int i = 0; i < nq; i++) s += A[r * nq + i] * we[i];
+    if (!(PetscAbsReal(s) <= *cmax)) { /* NaN too */
+      *cmax = PetscAbsReal(s);
+      *elem = model->elem_local[k];
+    }
+  }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsOpVConstraintMax(MbsModel model, const PetscScalar *q, const PetscScalar *w, PetscReal *cmax)
+{
+  PetscReal m;
+  PetscInt  elem;
+
+  PetscFunctionBegin;
+  PetscCall(MbsOpVConstraintMaxLocal(model, q, w, &m, &elem));
+  PetscCall(MPIU_Allreduce(&m, cmax, 1, MPIU_REAL, MPIU_MAX, PetscObjectComm((PetscObject)model)));
   PetscFunctionReturn(0);
 }

@@ -25,7 +25,8 @@
 
 typedef enum {
   MBS_FIELD_COORDINATE, /* one entry per coordinate (q, p, v) */
-  MBS_FIELD_CONSTRAINT  /* one entry per constraint row (lambda, gamma) */
+  MBS_FIELD_CONSTRAINT, /* one entry per constraint row (lambda, gamma) */
+  MBS_FIELD_VCONSTRAINT /* one entry per velocity constraint row (mu; docs/nonholonomic.md) */
 } MbsFieldKind;
 
 /* Diagonal scaling of a Jacobian block by M^-1 on its rows or columns. */
@@ -105,6 +106,27 @@ PETSC_EXTERN PetscErrorCode MbsJacAddPotentialHessian(MbsSystem, PetscInt row, P
                                                       PetscReal alpha, MbsScale); /* alpha [M^-1] K(q) */
 PETSC_EXTERN PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q0,
                                                       const PetscScalar *q1, PetscReal alpha); /* alpha d DGV / d q1 */
+
+/* Velocity constraints A(q) v = 0 (docs/nonholonomic.md), rows in the row space of MBS_FIELD_VCONSTRAINT fields:
+     c += alpha A(q) w;  f += alpha [M^-1] A(q)^T mu
+   and the Jacobian blocks alpha A(q) [M^-1] (rows: a velocity constraint field), alpha [M^-1] A(q)^T (columns: one),
+   alpha d(A(q) w)/dq and alpha [M^-1] d(A(q)^T mu)/dq (coordinate columns). */
+PETSC_EXTERN PetscErrorCode MbsOpVConstraintAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
+                                                PetscScalar *c);
+PETSC_EXTERN PetscErrorCode MbsOpVConstraintTMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *mu,
+                                                     PetscReal alpha, MbsScale, PetscScalar *f);
+PETSC_EXTERN PetscErrorCode MbsJacAddA(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                                       MbsScale);
+PETSC_EXTERN PetscErrorCode MbsJacAddAT(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q, PetscReal alpha,
+                                        MbsScale);
+PETSC_EXTERN PetscErrorCode MbsJacAddAw(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
+                                        const PetscScalar *w, PetscReal alpha, MbsScale);
+PETSC_EXTERN PetscErrorCode MbsJacAddATmu(MbsSystem, PetscInt row, PetscInt col, const PetscScalar *q,
+                                          const PetscScalar *mu, PetscReal alpha, MbsScale);
+/* max |A(q) w| over the model (collective); over this rank's elements, with the worst element (-1 if none) */
+PETSC_EXTERN PetscErrorCode MbsOpVConstraintMax(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal *cmax);
+PETSC_EXTERN PetscErrorCode MbsOpVConstraintMaxLocal(MbsModel, const PetscScalar *q, const PetscScalar *w,
+                                                     PetscReal *cmax, PetscInt *elem);
 
 /* Drives (rheonomic constraints, docs/drives.md). The model's constraint operators evaluate the drives with their
    time coefficients' mean over [t0, t1] (t0 == t1: at that time), which this sets; MbsOpConstraintMax[Local]()

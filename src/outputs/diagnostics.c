@@ -1,7 +1,7 @@
 #include <stdio.h>
 #include "outputs/csvfile.h"
 
-static const char MbsDiagnosticsHeader[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max,W,D\n";
+static const char MbsDiagnosticsHeader[] = "step,t,E,T,V,Jx,Jy,Jz,Lx,Ly,Lz,g_max,gv_max,newton_its,Gv_max,W,D,av_max\n";
 
 /* One row of diagnostics.csv */
 static PetscErrorCode MbsDiagnosticsRow(PetscInt step, PetscReal t, const MbsDiagnostics *d, PetscInt newton_its,
@@ -15,10 +15,10 @@ static PetscErrorCode MbsDiagnosticsRow(PetscInt step, PetscReal t, const MbsDia
   len =
     snprintf(row, size,
              "%" PetscInt_FMT ",%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%" PetscInt_FMT
-             ",%s,%.17g,%.17g\n",
+             ",%s,%.17g,%.17g,%.17g\n",
              step, (double)t, (double)d->E, (double)d->T, (double)d->V, (double)d->J[0], (double)d->J[1],
              (double)d->J[2], (double)d->L[0], (double)d->L[1], (double)d->L[2], (double)d->g_max, (double)d->gv_max,
-             newton_its, Gv, (double)d->W, (double)d->D);
+             newton_its, Gv, (double)d->W, (double)d->D, (double)d->av_max);
   PetscCheck(len > 0 && (size_t)len < size, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A diagnostics row is too long");
   PetscFunctionReturn(0);
 }

@@ -14,18 +14,24 @@
   Constraints are at most quadratic, so G(qm) is their exact discrete gradient; DGV is the Gonzalez
   discrete gradient of the potential. The scheme conserves energy and the symmetric momentum maps and
   satisfies both constraint levels at the nodes.
+
+  Velocity constraints A(q) v = 0 (knife edges, rolling; docs/nonholonomic.md) add a field nu, their reaction
+  h A(qm)^T nu to R_p, and the discrete constraint R_nu = A(qm) (q1 - q0)/h: E_{n+1} - E_n then gains exactly
+  -nu . A(qm) (q1 - q0), which it sets to zero (docs/nonholonomic.md derives it; imposing A(qm) M^-1 pm instead leaves
+  the term -h gamma . G(qm) M^-1 A(qm)^T nu).
 */
 #include "stepper/stepperimpl.h"
 
-enum { EM_Q, EM_P, EM_LAM, EM_GAM };
+enum { EM_Q, EM_P, EM_LAM, EM_GAM, EM_NU };
 
 static PetscErrorCode MbsSchemeSetUp_EM(MbsStepper st)
 {
-  const MbsFieldKind kinds[] = {MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_CONSTRAINT, MBS_FIELD_CONSTRAINT};
-  const char *const  names[] = {"q", "p", "lambda", "gamma"};
+  const MbsFieldKind kinds[] = {MBS_FIELD_COORDINATE, MBS_FIELD_COORDINATE, MBS_FIELD_CONSTRAINT, MBS_FIELD_CONSTRAINT,
+                                MBS_FIELD_VCONSTRAINT};
+  const char *const  names[] = {"q", "p", "lambda", "gamma", "nu"};
 
   PetscFunctionBegin;
-  PetscCall(MbsStepperSetFields(st, 4, kinds, names));
+  PetscCall(MbsStepperSetFields(st, st->model->nvcon ? 5 : 4, kinds, names));
   PetscFunctionReturn(0);
 }
 
@@ -63,6 +69,12 @@ static PetscErrorCode MbsSchemeResidual_EM(MbsStepper st, const PetscScalar *x, 
   PetscCall(MbsOpGTMultAdd2(model, qm, gam, -h, MBS_SCALE_MINV_ROW, fq, lam, h, MBS_SCALE_NONE, fp));
   PetscCall(MbsOpDiscreteGradientAdd(model, st->q0, q1, h, fp));
   PetscCall(MbsOpHessianMultAdd(model, gam, vm, h, fp));
+  if (model->nvcon) {
+    PetscCall(MbsOpVConstraintTMultAdd(model, qm, x + sys->loff[EM_NU], h, MBS_SCALE_NONE, fp));
+    PetscScalar *dq = st->work[3];
+    for (PetscInt i = 0; i < model->nq_ghosted; i++) dq[i] = q1[i] - st->q0[i];
+    PetscCall(MbsOpVConstraintAdd(model, qm, dq, 1.0 / h, f + sys->loff[EM_NU]));
+  }
   PetscCall(MbsModelSetConstraintTime(model, st->tstep[1], st->tstep[1]));
   PetscCall(MbsOpConstraintGMultAdd(model, q1, v1, 1.0, flam, 1.0, fgam));
   PetscCall(MbsOpConstraintRateAdd(model, q1, st->tstep[1], 1.0, fgam));
@@ -92,6 +104,15 @@ static PetscErrorCode MbsSchemeJacobian_EM(MbsStepper st, const PetscScalar *x)
   PetscCall(MbsJacAddT(sys, EM_P, EM_P, gam, 0.5 * h, MBS_SCALE_MINV_COL));
   PetscCall(MbsJacAddGT(sys, EM_P, EM_LAM, qm, h, MBS_SCALE_NONE));
   PetscCall(MbsJacAddHw(sys, EM_P, EM_GAM, vm, h, MBS_SCALE_NONE));
+  if (st->model->nvcon) {
+    PetscCall(MbsJacAddATmu(sys, EM_P, EM_Q, qm, x + sys->loff[EM_NU], 0.5 * h, MBS_SCALE_NONE));
+    PetscCall(MbsJacAddAT(sys, EM_P, EM_NU, qm, h, MBS_SCALE_NONE));
+    /* dR_nu */
+    PetscScalar *dq = st->work[3];
+    for (PetscInt i = 0; i < st->model->nq_ghosted; i++) dq[i] = q1[i] - st->q0[i];
+    PetscCall(MbsJacAddA(sys, EM_NU, EM_Q, qm, 1.0 / h, MBS_SCALE_NONE));
+    PetscCall(MbsJacAddAw(sys, EM_NU, EM_Q, qm, dq, 0.5 / h, MBS_SCALE_NONE));
+  }
   /* dR_lam */
   PetscCall(MbsModelSetConstraintTime(st->model, st->tstep[1], st->tstep[1]));
   PetscCall(MbsJacAddG(sys, EM_LAM, EM_Q, q1, 1.0, MBS_SCALE_NONE));
@@ -119,6 +140,7 @@ static PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
   st->ops->jacobian                = MbsSchemeJacobian_EM;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;
   st->ops->conserves_energy        = PETSC_TRUE;
+  st->ops->velocity_constraints    = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 

@@ -11,6 +11,7 @@ PETSC_INTERN PetscErrorCode MbsSchemeRegister_VIB(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_RATTLE(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_Galerkin(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_Static(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_DLA(void);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
@@ -69,6 +70,7 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(MbsSchemeRegister_RATTLE());
   PetscCall(MbsSchemeRegister_Galerkin());
   PetscCall(MbsSchemeRegister_Static());
+  PetscCall(MbsSchemeRegister_DLA());
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));

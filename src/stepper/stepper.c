@@ -677,7 +677,7 @@ PetscErrorCode MbsStepperGetAdaptRetries(MbsStepper st, PetscInt *retries)
 
 /* Called by a scheme's setup: lay out its unknowns. The names say the roles: "q" and "p" (required) hold q_{n+1}
    and p_{n+1}, "v" a velocity unknown, "lambda" the multipliers of the constraint forces, "gamma" GGL's velocity-level
-   multipliers. */
+   multipliers, "nu" those of the velocity constraints' reactions. */
 PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind kinds[], const char *const names[])
 {
   PetscFunctionBegin;
@@ -685,7 +685,7 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
              "Scheme %s declares %" PetscInt_FMT " fields; 1 to %d are supported", st->type, n, MBS_MAX_FIELDS);
   PetscCall(MbsSystemCreate(st->model, n, kinds, names, &st->sys));
   for (PetscInt f = 0; f < MBS_MAX_FIELDS; f++) st->sfield[f] = 0;
-  st->field_lambda = st->field_gamma = -1;
+  st->field_lambda = st->field_gamma = st->field_nu = -1;
   for (PetscInt f = 0; f < n; f++) {
     PetscBool is;
     PetscCall(PetscStrcmp(names[f], "q", &is));
@@ -698,6 +698,8 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
     if (is) st->field_lambda = f;
     PetscCall(PetscStrcmp(names[f], "gamma", &is));
     if (is) st->field_gamma = f;
+    PetscCall(PetscStrcmp(names[f], "nu", &is));
+    if (is) st->field_nu = f;
   }
   PetscCheck(st->field_q >= 0 && st->field_p >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s must have fields named q and p", st->type);
@@ -857,6 +859,11 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   if (st->setup) PetscFunctionReturn(0);
   PetscCheck(st->ops->setup && st->ops->residual && st->ops->jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s does not provide setup, residual and jacobian", st->type);
+  PetscCheck(!model->nvcon || st->ops->velocity_constraints, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+             "The model has %" PetscInt_FMT
+             " velocity constraint rows (knife edges, rolling); scheme %s does not treat "
+             "velocity constraints: use em or dlda (docs/nonholonomic.md)",
+             model->nvcon, st->type);
   if (!st->q) PetscCall(MbsModelCreateInitialState(model, &st->q, &st->p));
   PetscCall(st->ops->setup(st));
   st->has_forces = PETSC_FALSE; /* force elements (dampers, loads) on any rank: step.c adds their impulse and work */
@@ -908,7 +915,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
         PetscInt n = 0;
         PetscCall(PetscMalloc1(st->sys->nfields, &list));
         for (PetscInt f = 0; f < st->sys->nfields; f++)
-          if (st->sys->kind[f] == (k ? MBS_FIELD_CONSTRAINT : MBS_FIELD_COORDINATE)) list[n++] = st->sys->is[f];
+          if ((st->sys->kind[f] != MBS_FIELD_COORDINATE) == (k == 1)) list[n++] = st->sys->is[f];
         PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), n, list, &is));
         PetscCall(PCFieldSplitSetIS(pc, k ? "dual" : "primal", is));
         PetscCall(ISDestroy(&is));
@@ -989,6 +996,8 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   d->E = d->T + d->V;
   PetscCall(MbsModelSetConstraintTime(model, st->t, st->t)); /* drives: g(q, t) and G w + dg/dt */
   PetscCall(MbsOpConstraintMax(model, q, w, &d->g_max, &d->gv_max));
+  d->av_max = 0;
+  if (model->nvcon) PetscCall(MbsOpVConstraintMax(model, q, w, &d->av_max));
   d->has_Gv = (st->ops->velocity_residual && st->step > 0) ? PETSC_TRUE : PETSC_FALSE;
   d->Gv_max = 0;
   if (d->has_Gv) PetscCall(st->ops->velocity_residual(st, &d->Gv_max));

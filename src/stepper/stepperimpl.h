@@ -41,9 +41,12 @@ typedef struct {
   PetscBool own_forces;
   /* a static solve (no inertia, the state at rest): no energy-divergence check */
   PetscBool quasistatic;
+  /* the scheme treats velocity constraints A(q) v = 0 (docs/nonholonomic.md), the multipliers of their reactions in a
+     field named "nu"; the stepper refuses a model that has them under any other scheme */
+  PetscBool velocity_constraints;
 } MbsSchemeOps;
 
-#define MBS_STEPPER_NWORK      4
+#define MBS_STEPPER_NWORK      5
 #define MBS_MAX_FIELDS         16   /* fields of a scheme's unknowns (checkpoint version 7 on; 8 before) */
 #define MBS_REUSE_MIN_UNKNOWNS 1000 /* default Jacobian reuse from this many unknowns on */
 #define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
@@ -97,6 +100,7 @@ struct _p_MbsStepper {
   PetscInt     field_q, field_p, field_v; /* field_v < 0: the scheme has no velocity unknown */
   PetscInt     field_lambda;              /* the multipliers of the constraint forces, -1 if none */
   PetscInt     field_gamma;               /* GGL's velocity-level multipliers, -1 if none */
+  PetscInt     field_nu;                  /* the multipliers of the velocity constraints' reactions, -1 if none */
 
   PetscInt   nparams; /* the scheme's real parameters (MbsSchemeRegisterParameter) */
   char     **param_name;

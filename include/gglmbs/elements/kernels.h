@@ -24,6 +24,7 @@
 #define MBS_ELEM_MAX_BLOCKS 8
 #define MBS_ELEM_MAX_NQ     24
 #define MBS_ELEM_MAX_CON    6
+#define MBS_ELEM_MAX_VCON   3
 
 /* A function of time (docs/loads.md): constant p[0]; ramp and smooth step from p[2] at t = p[0] to p[3] at
    t = p[1] (linear; quintic with zero first and second derivatives at both ends), constant before and after;
@@ -120,6 +121,11 @@ typedef struct {
   void (*resultants)(const MbsElemData *e, const double *q, double r[6]);
   int applied; /* an applied load (gravity, the loads): its potential or force is scaled by the model's load factor
                   (MbsModelSetLoadFactor()), by which a static solve applies its loads in steps */
+  /* velocity constraint elements (nonholonomic; docs/nonholonomic.md): nvcon rows A(q) v = 0, homogeneous and linear
+     in the velocities v, with ncon = 0 and no energy. Fills A (nvcon x nq, A[k*nq + i]) and, when dA is not NULL,
+     its derivative dA[(k*nq + i)*nq + j] = dA_ki/dq_j. Their reactions A(q)^T mu do no work. */
+  int nvcon;
+  void (*velocity_constraint)(const MbsElemData *e, const double *q, double *A, double *dA);
 } MbsElemKernel;
 
 static inline int MbsElemNq(const MbsElemData *e)
@@ -161,5 +167,11 @@ extern const MbsElemKernel MbsElemKernelPointOnPlane; /* d.B_2 */
 extern const MbsElemKernel MbsElemKernelAngleDrive;    /* cos th(t) A_1.B_0 - sin th(t) A_0.B_0 */
 extern const MbsElemKernel MbsElemKernelSlideDrive;    /* -d.A_2 - s0 - u(t) */
 extern const MbsElemKernel MbsElemKernelPositionDrive; /* x_a(Xa) - x0 - s(t) n (3 rows) */
+/* Planar joint (holonomic): A_2.B_0, A_2.B_1, d.B_2; perpendicular axes: A_2.B_2 */
+extern const MbsElemKernel MbsElemKernelPlanar;
+extern const MbsElemKernel MbsElemKernelPerpendicular;
+/* Velocity constraints (docs/nonholonomic.md), rigid body a on the ground: */
+extern const MbsElemKernel MbsElemKernelKnifeEdge; /* n_a . v_P = 0, n_a = sum N_i d_i, v_P = phi' + sum X_j d_j' */
+extern const MbsElemKernel MbsElemKernelRolling;   /* t_m . (phi' - R sum (n.d_j) d_j') = 0, m = 1, 2 */
 
 #endif
