@@ -1946,10 +1946,109 @@ static void TestDriveErrors(void **state)
   assert_non_null(strstr(error, "Slide drive: the axis must be a non-zero finite vector"));
 }
 
+/* ---- Velocity constraints (docs/nonholonomic.md) */
+extern const MbsElementType MbsElementTypeKnifeEdge, MbsElementTypeRolling;
+
+/* A rigid motion of body a: orthonormal directors R e_i at phi, moving with the velocity v and the angular velocity w;
+   q and its rate qdot = (v, w x d_1, w x d_2, w x d_3) */
+static void RandomRigidMotion(double *q, double *qdot, double w[3])
+{
+  double R[3][3], v[3];
+
+  RandomRotation(R);
+  RandomVector(1.0, q);
+  RandomVector(1.0, v);
+  RandomVector(2.0, w);
+  for (int l = 0; l < 3; l++) qdot[l] = v[l];
+  for (int i = 0; i < 3; i++) {
+    double d[3] = {R[0][i], R[1][i], R[2][i]};
+    for (int l = 0; l < 3; l++) q[3 * (1 + i) + l] = d[l];
+    Cross(w, d, &qdot[3 * (1 + i)]);
+  }
+}
+
+/* For random elements (rigid a on the ground) and states: A against its meaning on rigid motions, computed here from
+   the motion's point velocities (the knife edge's contact point moves along the blade; the rolling body's contact
+   point c - r n, with c the centre, moves along the plane), and dA against central differences of A at states whose
+   directors are not orthonormal; the rolling's holonomic row (the centre's height over the plane) as every
+   constraint */
+static void TestVelocityConstraints(void **state)
+{
+  const MbsElementType *types[] = {&MbsElementTypeKnifeEdge, &MbsElementTypeRolling};
+  const BodyPair        pair    = {RIGID, GROUND};
+
+  (void)state;
+  for (int t = 0; t < 2; t++) {
+    const MbsElemKernel *kernel = types[t]->kernel;
+    const int            nv = kernel->nvcon, nq = 12;
+
+    assert_int_equal(nv, t ? 2 : 1);
+    assert_non_null(kernel->velocity_constraint);
+    assert_null(kernel->energy);
+    for (int seed = 0; seed < NSEEDS; seed++) {
+      MbsElemData      e;
+      MbsElemPlacement pa, pb;
+      Context          ctx;
+      char             error[256];
+      double q[12], qdot[12], w[3], A[2 * 12], Av[2], ref[2], dA[2 * 12 * 12], fd[2 * 12 * 12], x[3], xd[3];
+
+      ContextSet(&ctx, kernel->name, pair, seed);
+      RandomSeed(seed);
+      RandomElement(pair, &e);
+      RandomUnitVector(e.axis_b);
+      memset(&pa, 0, sizeof(pa));
+      memset(&pb, 0, sizeof(pb));
+      RandomVector(1.0, pa.x);
+      for (int i = 0; i < 3; i++) pa.D[i][i] = pb.D[i][i] = 1;
+      assert_int_equal(types[t]->complete(&e, &pa, &pb, error, sizeof(error)), 0);
+      /* meaning on rigid motions */
+      RandomRigidMotion(q, qdot, w);
+      kernel->velocity_constraint(&e, q, A, NULL);
+      PointOnBody(RIGID, e.Xa, q, x); /* the contact point (knife) or the centre (rolling) */
+      PointOnBody(RIGID, e.Xa, qdot, xd);
+      if (t == 0) {
+        double n[3];
+        for (int l = 0; l < 3; l++) n[l] = e.axis_a[0] * q[3 + l] + e.axis_a[1] * q[6 + l] + e.axis_a[2] * q[9 + l];
+        ref[0] = Dot(n, xd);
+      } else {
+        double wn[3], vc[3];
+        Cross(w, e.axis_b, wn);
+        for (int l = 0; l < 3; l++) vc[l] = xd[l] - e.length * wn[l];
+        ExpectClose(&ctx, "frame normal", 0, 0, Dot(e.frame_b[2], e.axis_b), 1.0, 1e-15);
+        for (int m = 0; m < 2; m++) {
+          ExpectClose(&ctx, "tangent . normal", m, 0, Dot(e.frame_b[m], e.axis_b), 0.0, 1e-15);
+          ref[m] = Dot(e.frame_b[m], vc);
+        }
+      }
+      for (int k = 0; k < nv; k++) {
+        Av[k] = 0;
+        for (int i = 0; i < nq; i++) Av[k] += A[k * nq + i] * qdot[i];
+      }
+      ExpectArrayClose(&ctx, "A qdot vs the contact velocity", 1, nv, Av, ref, 1e-13);
+      /* dA at a generic state */
+      RandomState(&e, 2.5, q);
+      kernel->velocity_constraint(&e, q, A, dA);
+      for (int j = 0; j < nq; j++) {
+        double qp[12], qm[12], Ap[24], Am[24];
+        memcpy(qp, q, sizeof(q));
+        memcpy(qm, q, sizeof(q));
+        qp[j] += FD_STEP;
+        qm[j] -= FD_STEP;
+        kernel->velocity_constraint(&e, qp, Ap, NULL);
+        kernel->velocity_constraint(&e, qm, Am, NULL);
+        for (int k = 0; k < nv * nq; k++) fd[k * nq + j] = (Ap[k] - Am[k]) / (2 * FD_STEP);
+      }
+      ExpectArrayClose(&ctx, "dA vs finite differences", nv * nq, nq, dA, fd, FD_RTOL);
+      if (kernel->ncon) CheckConstraint(&ctx, kernel, &e, q);
+    }
+  }
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(TestPointDifference),
+    cmocka_unit_test(TestVelocityConstraints),
     cmocka_unit_test(TestTimeFunctionDerivatives),
     cmocka_unit_test(TestJointForce),
     cmocka_unit_test(TestDriveDerivatives),

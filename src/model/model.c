@@ -1623,7 +1623,7 @@ PetscErrorCode MbsModelSetInitialTolerance(MbsModel model, PetscReal tol)
 }
 
 /* Describe an element for messages: its label if it has one, else its type and index. */
-static void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
+void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
 {
   const MbsElement *el = &model->elems[e];
   if (el->label)

@@ -94,6 +94,9 @@ struct _p_MbsModel {
 PETSC_INTERN PetscErrorCode MbsElementTypeRegisterAll(void);
 PETSC_INTERN PetscErrorCode MbsElementTypeRegistryDestroy_Private(void);
 
+/* An element in messages: its input label ("file:line:col: joints[1] (knife_edge)"), else its type and index */
+PETSC_INTERN void MbsElementDescribe(MbsModel, PetscInt e, char *buf, size_t len);
+
 /* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp() */
 PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);
 /* An error if the model is set up (bodies, elements and the partitioner are set before) */

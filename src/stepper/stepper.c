@@ -859,11 +859,15 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   if (st->setup) PetscFunctionReturn(0);
   PetscCheck(st->ops->setup && st->ops->residual && st->ops->jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s does not provide setup, residual and jacobian", st->type);
-  PetscCheck(!model->nvcon || st->ops->velocity_constraints, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
-             "The model has %" PetscInt_FMT
-             " velocity constraint rows (knife edges, rolling); scheme %s does not treat "
-             "velocity constraints: use em or dlda (docs/nonholonomic.md)",
-             model->nvcon, st->type);
+  if (model->nvcon && !st->ops->velocity_constraints) { /* name the first (every rank holds the element list) */
+    char desc[PETSC_MAX_PATH_LEN + 128] = "";
+    for (PetscInt e = 0; e < model->nelems && !desc[0]; e++)
+      if (model->elems[e].kernel->nvcon) MbsElementDescribe(model, e, desc, sizeof(desc));
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
+            "%s: a velocity constraint (one of %" PetscInt_FMT " rows) needs a scheme that treats them, em or dla; "
+            "scheme %s does not (docs/nonholonomic.md)",
+            desc, model->nvcon, st->type);
+  }
   if (!st->q) PetscCall(MbsModelCreateInitialState(model, &st->q, &st->p));
   PetscCall(st->ops->setup(st));
   st->has_forces = PETSC_FALSE; /* force elements (dampers, loads) on any rank: step.c adds their impulse and work */
