@@ -1990,7 +1990,7 @@ static void TestVelocityConstraints(void **state)
       MbsElemPlacement pa, pb;
       Context          ctx;
       char             error[256];
-      double q[12], qdot[12], w[3], A[2 * 12], Av[2], ref[2], dA[2 * 12 * 12], fd[2 * 12 * 12], x[3], xd[3];
+      double           q[12], qdot[12], w[3], A[2 * 12], Av[2], ref[2], dA[2 * 12 * 12], fd[2 * 12 * 12], x[3], xd[3];
 
       ContextSet(&ctx, kernel->name, pair, seed);
       RandomSeed(seed);

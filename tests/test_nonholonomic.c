@@ -33,32 +33,16 @@ static int Verbose(void)
   return v && v[0] && v[0] != '0';
 }
 
-static void AddJoint(MbsModel model, const char *type, PetscInt a, PetscInt b, const MbsElemData *d)
-{
-  const MbsElementType *t;
-
-  CHECK(MbsElementTypeFind("joints", type, &t));
-  CHECK(MbsModelAddElement(model, t, a, b, d, NULL));
-}
-
-/* A planar joint of body a on the ground's plane through the origin with unit normal n; a's axis n (its frame) */
+/* A planar joint of body a on the ground's plane through the origin with unit normal n; a's axis na (its frame) */
 static void AddPlanar(MbsModel model, PetscInt a, const PetscReal na[3], const PetscReal n[3])
 {
-  MbsElemData d;
-
-  memset(&d, 0, sizeof(d));
-  for (int i = 0; i < 3; i++) d.axis_a[i] = na[i], d.axis_b[i] = n[i];
-  AddJoint(model, "planar", a, MBS_GROUND, &d);
+  CHECK(MbsModelAddJoint(model, MBS_JOINT_PLANAR, a, NULL, na, MBS_GROUND, NULL, n, NULL));
 }
 
 /* A knife edge at the point X of a (its frame), no velocity along N (its frame) */
 static void AddKnifeEdge(MbsModel model, PetscInt a, const PetscReal X[3], const PetscReal N[3])
 {
-  MbsElemData d;
-
-  memset(&d, 0, sizeof(d));
-  for (int i = 0; i < 3; i++) d.Xa[i] = X[i], d.axis_a[i] = N[i];
-  AddJoint(model, "knife_edge", a, MBS_GROUND, &d);
+  CHECK(MbsModelAddKnifeEdge(model, a, X, N, NULL));
 }
 
 /* Runs the model under a scheme (tau for dla, ignored otherwise) with step h to time T; the largest |E - E0| relative
@@ -314,18 +298,12 @@ static PetscReal DiskError(const char *scheme, PetscReal tau, PetscReal h, Petsc
   MbsStepper      st;
   PetscInt        body;
   PetscReal       x[3], v0[3], v3[3], d3[3], x3[3], rate_W, rate_s;
-  MbsElemData     d;
 
   CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
   CHECK(MbsModelSetGravity(model, (PetscReal[]){0, 0, -9.81}));
   CHECK(MbsModelAddRigidBody(model, "disk", m, J, (PetscReal[]){0, 0, r}, R, v, om, &body));
-  memset(&d, 0, sizeof(d));
-  d.length = r;
-  for (int i = 0; i < 3; i++) d.axis_b[i] = z[i];
-  AddJoint(model, "rolling", body, MBS_GROUND, &d);
-  memset(&d, 0, sizeof(d));
-  for (int i = 0; i < 3; i++) d.axis_a[i] = z[i], d.axis_b[i] = z[i];
-  AddJoint(model, "perpendicular", body, MBS_GROUND, &d);
+  CHECK(MbsModelAddRolling(model, body, NULL, r, z, NULL));
+  CHECK(MbsModelAddJoint(model, MBS_JOINT_PERPENDICULAR, body, NULL, z, MBS_GROUND, NULL, z, NULL));
   CHECK(MbsModelSetUp(model));
   st = Run(model, scheme, tau, h, T, dE, NULL);
   CHECK(MbsStepperGetPointPosition(st, body, (PetscReal[]){0, 0, 0}, x));
@@ -380,7 +358,6 @@ static PetscReal BallError(const char *scheme, PetscReal h, PetscReal *dE)
   MbsStepper      st;
   PetscInt        body;
   PetscReal       om[3], x[3], err = 0;
-  MbsElemData     d;
 
   /* the contact point at rest: omega x (-r n) = -v, omega = n x v / r + sp n */
   om[0] = (n[1] * v[2] - n[2] * v[1]) / r + sp * n[0];
@@ -389,10 +366,7 @@ static PetscReal BallError(const char *scheme, PetscReal h, PetscReal *dE)
   CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
   CHECK(MbsModelSetGravity(model, (PetscReal[]){0, 0, -g}));
   CHECK(MbsModelAddRigidBody(model, "ball", m, Jv, c0, R, v, om, &body));
-  memset(&d, 0, sizeof(d));
-  d.length = r;
-  for (int i = 0; i < 3; i++) d.axis_b[i] = n[i];
-  AddJoint(model, "rolling", body, MBS_GROUND, &d);
+  CHECK(MbsModelAddRolling(model, body, NULL, r, n, NULL));
   CHECK(MbsModelSetUp(model));
   st = Run(model, scheme, 0.5, h, T, dE, NULL);
   CHECK(MbsStepperGetPointPosition(st, body, (PetscReal[]){0, 0, 0}, x));

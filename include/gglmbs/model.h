@@ -19,12 +19,14 @@ typedef enum {
 
 /* Joints of MbsModelAddJoint() (docs/joints.md) */
 typedef enum {
-  MBS_JOINT_PRISMATIC,     /* b slides along the axis of a without turning: axes of a and b */
-  MBS_JOINT_CYLINDRICAL,   /* b slides along and turns about the axis of a: axes of a and b */
-  MBS_JOINT_UNIVERSAL,     /* the points coincide, the cross axes of a and b stay perpendicular */
-  MBS_JOINT_WELD,          /* the points coincide, the relative orientation stays the initial one: no axes */
-  MBS_JOINT_POINT_ON_LINE, /* the point of a stays on the line of b through Xb along axis_b: no axis_a */
-  MBS_JOINT_POINT_ON_PLANE /* the point of a stays in the plane of b through Xb with normal axis_b: no axis_a */
+  MBS_JOINT_PRISMATIC,      /* b slides along the axis of a without turning: axes of a and b */
+  MBS_JOINT_CYLINDRICAL,    /* b slides along and turns about the axis of a: axes of a and b */
+  MBS_JOINT_UNIVERSAL,      /* the points coincide, the cross axes of a and b stay perpendicular */
+  MBS_JOINT_WELD,           /* the points coincide, the relative orientation stays the initial one: no axes */
+  MBS_JOINT_POINT_ON_LINE,  /* the point of a stays on the line of b through Xb along axis_b: no axis_a */
+  MBS_JOINT_POINT_ON_PLANE, /* the point of a stays in the plane of b through Xb with normal axis_b: no axis_a */
+  MBS_JOINT_PLANAR,         /* a moves in the plane of b through Xb with normal axis_b, a's axis_a kept along it */
+  MBS_JOINT_PERPENDICULAR   /* axis_a of a stays perpendicular to axis_b of b (no points) */
 } MbsJointType;
 
 typedef enum {
@@ -68,6 +70,13 @@ PETSC_EXTERN PetscErrorCode MbsModelAddRod(MbsModel, PetscInt a, const PetscReal
 PETSC_EXTERN PetscErrorCode MbsModelAddRevolute(MbsModel, PetscInt a, const PetscReal Xa[3], const PetscReal axis_a[3],
                                                 PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3],
                                                 PetscInt *elem);
+/* Velocity constraints (docs/nonholonomic.md): a knife edge at the point X of the rigid body a (no velocity along its
+   body-fixed direction normal), a round body of centre X and radius r rolling without slipping on the fixed plane
+   with normal n under it */
+PETSC_EXTERN PetscErrorCode MbsModelAddKnifeEdge(MbsModel, PetscInt a, const PetscReal X[3], const PetscReal normal[3],
+                                                 PetscInt *elem);
+PETSC_EXTERN PetscErrorCode MbsModelAddRolling(MbsModel, PetscInt a, const PetscReal X[3], PetscReal r,
+                                               const PetscReal n[3], PetscInt *elem);
 PETSC_EXTERN PetscErrorCode MbsModelAddJoint(MbsModel, MbsJointType, PetscInt a, const PetscReal Xa[3],
                                              const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3],
                                              const PetscReal axis_b[3], PetscInt *elem);

@@ -1058,20 +1058,22 @@ PetscErrorCode MbsModelAddRevolute(MbsModel model, PetscInt a, const PetscReal X
 }
 
 /*@C
-  MbsModelAddJoint - Adds a prismatic, cylindrical, universal, weld, point-on-line or point-on-plane joint
-  (docs/joints.md): quadratic constraint rows in the director formulation, built from the joint's points and
-  axes and the bodies' initial placement.
+  MbsModelAddJoint - Adds a prismatic, cylindrical, universal, weld, point-on-line, point-on-plane, planar or
+  perpendicular-axes joint (docs/joints.md): quadratic constraint rows in the director formulation, built from the
+  joint's points and axes and the bodies' initial placement.
 
   Logically Collective
 
   Input Parameters:
 + model - the model
-. type - MBS_JOINT_PRISMATIC, MBS_JOINT_CYLINDRICAL, MBS_JOINT_UNIVERSAL, MBS_JOINT_WELD, MBS_JOINT_POINT_ON_LINE
-         or MBS_JOINT_POINT_ON_PLANE
+. type - MBS_JOINT_PRISMATIC, MBS_JOINT_CYLINDRICAL, MBS_JOINT_UNIVERSAL, MBS_JOINT_WELD, MBS_JOINT_POINT_ON_LINE,
+         MBS_JOINT_POINT_ON_PLANE, MBS_JOINT_PLANAR or MBS_JOINT_PERPENDICULAR
 . a, Xa, axis_a - body a, its point (body frame; world on ground; NULL for the origin) and axis: the sliding or
-                  joint axis (prismatic, cylindrical), the cross axis (universal); NULL for the others
+                  joint axis (prismatic, cylindrical), the cross axis (universal), the plane's normal (planar), the
+                  axis kept perpendicular (perpendicular); NULL for the others
 - b, Xb, axis_b - body b likewise: the axis of b (prismatic, cylindrical), its cross axis (universal), the line's
-                  direction (point on line) or the plane's normal (point on plane); NULL for a weld
+                  direction (point on line), the plane's normal (point on plane, planar), the axis (perpendicular);
+                  NULL for a weld
 
   Output Parameter:
 . elem - the element index (may be NULL)
@@ -1089,15 +1091,16 @@ PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, c
                                 const PetscReal axis_a[3], PetscInt b, const PetscReal Xb[3], const PetscReal axis_b[3],
                                 PetscInt *elem)
 {
-  static const char *const names[] = {"prismatic", "cylindrical",   "universal",
-                                      "weld",      "point_on_line", "point_on_plane"};
+  static const char *const names[] = {"prismatic",     "cylindrical",    "universal", "weld",
+                                      "point_on_line", "point_on_plane", "planar",    "perpendicular"};
   MbsElemData              d;
   PetscBool                uses_a, uses_b;
 
   PetscFunctionBegin;
   PetscCheck((int)type >= 0 && (int)type < (int)(sizeof(names) / sizeof(names[0])), PetscObjectComm((PetscObject)model),
              PETSC_ERR_ARG_OUTOFRANGE, "Unknown joint type %d", (int)type);
-  uses_a = (PetscBool)(type == MBS_JOINT_PRISMATIC || type == MBS_JOINT_CYLINDRICAL || type == MBS_JOINT_UNIVERSAL);
+  uses_a = (PetscBool)(type == MBS_JOINT_PRISMATIC || type == MBS_JOINT_CYLINDRICAL || type == MBS_JOINT_UNIVERSAL ||
+                       type == MBS_JOINT_PLANAR || type == MBS_JOINT_PERPENDICULAR);
   uses_b = (PetscBool)(type != MBS_JOINT_WELD);
   PetscCheck(!uses_a || axis_a, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
              "A %s joint needs the axis of body a", names[type]);
@@ -1111,6 +1114,81 @@ PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, c
     d.axis_b[i] = uses_b ? axis_b[i] : 0.0;
   }
   PetscCall(MbsModelAddNamedElement(model, "joints", names[type], a, b, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddKnifeEdge - Adds a knife edge (a skate, a sleigh's runner; docs/nonholonomic.md): the point X of the rigid
+  body a has no velocity along the body-fixed direction normal, n_a . v_X = 0, a velocity constraint.
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a - a rigid body
+. X - the contact point in a's frame (NULL for the centre)
+- normal - the direction across the blade in a's frame (non-zero)
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Notes:
+  Velocity constraints need a scheme that treats them (em, dla). With a planar joint it makes a Chaplygin sleigh or a
+  skate. The initial velocity must satisfy it (MbsModelSetUp() checks it).
+
+  Level: beginner
+
+.seealso: `MbsModelAddRolling()`, `MbsModelAddJoint()`
+@*/
+PetscErrorCode MbsModelAddKnifeEdge(MbsModel model, PetscInt a, const PetscReal X[3], const PetscReal normal[3],
+                                    PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(normal, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Knife edge: the normal is required");
+  MbsElemDataInit(&d, X, NULL);
+  for (int i = 0; i < 3; i++) d.axis_a[i] = normal[i];
+  PetscCall(MbsModelAddNamedElement(model, "joints", "knife_edge", a, MBS_GROUND, &d, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelAddRolling - Adds rolling without slipping (docs/nonholonomic.md) of a round body (a ball, or a wheel or disk
+  kept upright) on the fixed plane with unit normal n under it: the centre X stays at its initial height over the
+  plane (one holonomic row) and the contact point c - r n has no velocity along the plane (two velocity rows).
+
+  Logically Collective
+
+  Input Parameters:
++ model - the model
+. a - a rigid body
+. X - the centre in a's frame (NULL for the centre of mass)
+. r - the radius, the distance from the centre to the contact (positive)
+- n - the plane's normal in the world frame, pointing to the body (non-zero)
+
+  Output Parameter:
+. elem - the element index (may be NULL)
+
+  Notes:
+  A wheel or disk needs its axis kept perpendicular to n (MBS_JOINT_PERPENDICULAR with the ground), so that the
+  contact lies at distance r below its centre. Needs a scheme that treats velocity constraints (em, dla).
+
+  Level: beginner
+
+.seealso: `MbsModelAddKnifeEdge()`, `MbsModelAddJoint()`
+@*/
+PetscErrorCode MbsModelAddRolling(MbsModel model, PetscInt a, const PetscReal X[3], PetscReal r, const PetscReal n[3],
+                                  PetscInt *elem)
+{
+  MbsElemData d;
+
+  PetscFunctionBegin;
+  PetscCheck(n, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL, "Rolling: the plane's normal is required");
+  MbsElemDataInit(&d, X, NULL);
+  d.length = r;
+  for (int i = 0; i < 3; i++) d.axis_b[i] = n[i];
+  PetscCall(MbsModelAddNamedElement(model, "joints", "rolling", a, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
 
