@@ -22,6 +22,7 @@ typedef struct _p_MbsStepper *MbsStepper;
 #define MBSSCHEMEGALERKINLLL "galerkin-lll"
 #define MBSSCHEMESTATIC      "static" /* static equilibrium at each step's end time (docs/statics.md) */
 #define MBSSCHEMEDLA         "dla"    /* discrete Lagrange-d'Alembert (Cortes-Martinez), velocity constraints */
+#define MBSSCHEMEDH          "dh"     /* Ball's discrete Hamel equations in the body frames, velocity constraints */
 #define MBSSCHEMERATTLE      "rattle" /* RATTLE (Andersen 1983): symplectic, second order, constraints on both levels */
 
 /* Initial guess of a step's Newton iteration for (q_{n+1}, p_{n+1}, v): the state at t_n ("simple"), or

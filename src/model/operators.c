@@ -584,6 +584,23 @@ static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr,
   const PetscReal *minv = sys->model->minv;
 
   PetscFunctionBegin;
+  if (scale & MBS_SCALE_ROWT) { /* each row triple times its 3 x 3 matrix, into a copy */
+    PetscReal tv[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+    PetscCheck(scale == MBS_SCALE_ROWT && sys->rowT && nr % 3 == 0 && nr * nc <= MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ &&
+                 sys->kind[rf] == MBS_FIELD_COORDINATE,
+               PETSC_COMM_SELF, PETSC_ERR_PLIB, "A row transform needs coordinate rows in whole triples");
+    for (PetscInt i = 0; i < nr; i += 3) {
+      const PetscReal *T = sys->rowT + 9 * (rl[i] / 3);
+      PetscCheck(rl[i] % 3 == 0 && rl[i + 1] == rl[i] + 1 && rl[i + 2] == rl[i] + 2, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                 "A row transform needs coordinate rows in whole triples");
+      for (int r = 0; r < 3; r++)
+        for (PetscInt j = 0; j < nc; j++)
+          tv[(i + r) * nc + j] =
+            T[3 * r] * v[i * nc + j] + T[3 * r + 1] * v[(i + 1) * nc + j] + T[3 * r + 2] * v[(i + 2) * nc + j];
+    }
+    PetscCall(MbsSystemAddBlock(sys, rf, nr, rl, cf, nc, cl, tv, alpha, MBS_SCALE_NONE));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MbsSystemReserve(sys, nr * nc));
   if (sys->recording) {
     for (PetscInt i = 0; i < nr; i++) {
@@ -600,6 +617,29 @@ static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr,
       sys->coo_v[sys->pos + i * nc + j] = sr * ((scale & MBS_SCALE_MINV_COL) ? minv[cl[j]] : 1.0) * v[i * nc + j];
   }
   sys->pos += nr * nc;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsJacAddBlock(MbsSystem sys, PetscInt row, PetscInt nr, const PetscInt rl[], PetscInt col, PetscInt nc,
+                              const PetscInt cl[], const PetscReal v[], PetscReal alpha, MbsScale scale)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsSystemAddBlock(sys, row, nr, rl, col, nc, cl, v, alpha, scale));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelAssembleLocal(MbsModel model, PetscScalar *xloc, Vec work)
+{
+  PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArray(model->qghost, &a));
+  PetscCall(PetscArraycpy(a, xloc, model->nq_ghosted));
+  PetscCall(VecRestoreArray(model->qghost, &a));
+  PetscCall(VecSet(work, 0.0));
+  PetscCall(VecScatterBegin(model->qscatter, model->qghost, work, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecScatterEnd(model->qscatter, model->qghost, work, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(MbsModelCoordinatesToLocal(model, work, xloc));
   PetscFunctionReturn(0);
 }
 

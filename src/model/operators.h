@@ -30,7 +30,15 @@ typedef enum {
 } MbsFieldKind;
 
 /* Diagonal scaling of a Jacobian block by M^-1 on its rows or columns. */
-typedef enum { MBS_SCALE_NONE = 0, MBS_SCALE_MINV_ROW = 1, MBS_SCALE_MINV_COL = 2, MBS_SCALE_MINV_BOTH = 3 } MbsScale;
+/* MBS_SCALE_ROWT (Jacobian blocks with coordinate rows, alone): each triple of rows, a 3-vector block of a body, is
+   multiplied by the 3 x 3 matrix sys->rowT holds for it (a frame's transpose; src/schemes/dh.c) */
+typedef enum {
+  MBS_SCALE_NONE      = 0,
+  MBS_SCALE_MINV_ROW  = 1,
+  MBS_SCALE_MINV_COL  = 2,
+  MBS_SCALE_MINV_BOTH = 3,
+  MBS_SCALE_ROWT      = 4
+} MbsScale;
 
 typedef struct _n_MbsSystem *MbsSystem;
 struct _n_MbsSystem {
@@ -55,6 +63,9 @@ struct _n_MbsSystem {
   PetscInt    *coo_i, *coo_j;
   PetscScalar *coo_v;
   PetscBool    coo_set;
+  /* MBS_SCALE_ROWT: a row-major 3 x 3 matrix per ghosted coordinate triple (9 nq_ghosted / 3 entries), set by the
+     scheme before the blocks that use it */
+  const PetscReal *rowT;
 };
 
 PETSC_EXTERN PetscErrorCode MbsSystemCreate(MbsModel, PetscInt nfields, const MbsFieldKind kinds[],
@@ -65,6 +76,15 @@ PETSC_EXTERN PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem, Vec Floc, Vec F
 PETSC_EXTERN PetscErrorCode MbsSystemCreateMatrix(MbsSystem, Mat *);
 PETSC_EXTERN PetscErrorCode MbsSystemAssemblyBegin(MbsSystem);
 PETSC_EXTERN PetscErrorCode MbsSystemAssemblyEnd(MbsSystem, Mat);
+
+/* A dense block v (nr x nc, row-major) at the ghosted local rows rl of field row and local columns cl of field col:
+   per-body terms of a scheme (coordinate indices body_lq[b] + i, constraint rows, ...) */
+PETSC_EXTERN PetscErrorCode MbsJacAddBlock(MbsSystem, PetscInt row, PetscInt nr, const PetscInt rl[], PetscInt col,
+                                           PetscInt nc, const PetscInt cl[], const PetscReal v[], PetscReal alpha,
+                                           MbsScale);
+/* A ghosted local coordinate array of element contributions made whole: the ghost parts added to their owners, and
+   every entry (owned and ghost) then the owner's sum; work is a coordinate-layout Vec. Collective. */
+PETSC_EXTERN PetscErrorCode MbsModelAssembleLocal(MbsModel, PetscScalar *xloc, Vec work);
 
 /* Scatter between a coordinate-layout Vec (like the state q, p) and a ghosted local coordinate array. */
 PETSC_EXTERN PetscErrorCode MbsModelCoordinatesToLocal(MbsModel, Vec x, PetscScalar *xloc);

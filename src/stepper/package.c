@@ -12,6 +12,7 @@ PETSC_INTERN PetscErrorCode MbsSchemeRegister_RATTLE(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_Galerkin(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_Static(void);
 PETSC_INTERN PetscErrorCode MbsSchemeRegister_DLA(void);
+PETSC_INTERN PetscErrorCode MbsSchemeRegister_DH(void);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_CSV(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_XDMF(MbsStepper, MbsOutputOps *, void **);
 PETSC_INTERN PetscErrorCode MbsOutputCreate_Checkpoint(MbsStepper, MbsOutputOps *, void **);
@@ -71,6 +72,7 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(MbsSchemeRegister_Galerkin());
   PetscCall(MbsSchemeRegister_Static());
   PetscCall(MbsSchemeRegister_DLA());
+  PetscCall(MbsSchemeRegister_DH());
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCSV, MbsOutputCreate_CSV));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTXDMF, MbsOutputCreate_XDMF));
   PetscCall(PetscFunctionListAdd(&MbsOutputFunctions, MBSOUTPUTCHECKPOINT, MbsOutputCreate_Checkpoint));
