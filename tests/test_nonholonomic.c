@@ -40,9 +40,11 @@ static void AddPlanar(MbsModel model, PetscInt a, const PetscReal na[3], const P
 }
 
 /* A knife edge at the point X of a (its frame), no velocity along N (its frame) */
-static void AddKnifeEdge(MbsModel model, PetscInt a, const PetscReal X[3], const PetscReal N[3])
+static PetscInt AddKnifeEdge(MbsModel model, PetscInt a, const PetscReal X[3], const PetscReal N[3])
 {
-  CHECK(MbsModelAddKnifeEdge(model, a, X, N, NULL));
+  PetscInt e;
+  CHECK(MbsModelAddKnifeEdge(model, a, X, N, &e));
+  return e;
 }
 
 /* Runs the model under a scheme (tau for dla, ignored otherwise) with step h to time T; the largest |E - E0| relative
@@ -99,7 +101,7 @@ static void BuildSleigh(const Sleigh *s, MbsModel *model, PetscInt *body)
   CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
   CHECK(MbsModelAddRigidBody(*model, "sleigh", s->m, J, (PetscReal[]){0, 0, 0}, R, v, w, body));
   AddPlanar(*model, *body, z, z);
-  AddKnifeEdge(*model, *body, (PetscReal[]){s->a, 0, 0}, (PetscReal[]){0, 1, 0});
+  (void)AddKnifeEdge(*model, *body, (PetscReal[]){s->a, 0, 0}, (PetscReal[]){0, 1, 0});
   CHECK(MbsModelSetUp(*model));
 }
 
@@ -237,7 +239,7 @@ static void TestSleighStability(void **state)
    g sin(alpha) sin(w t)/w, and the centre moves by x = g sin(alpha)/(2 w^2) sin^2(w t) downhill and
    y = g sin(alpha)/(2 w^2) (w t - sin(2 w t)/2) across. The plane's normal n = (-sin alpha, 0, cos alpha), the
    downhill direction s = -(cos alpha, 0, sin alpha), the cross direction n x s = -e_y; gravity -9.81 e_z. */
-static PetscReal SkateError(const char *scheme, PetscReal tau, PetscReal h, PetscReal T, PetscReal *dE)
+static PetscReal SkateError(const char *scheme, PetscReal tau, PetscReal h, PetscReal T, PetscReal *dE, PetscReal *rerr)
 {
   const PetscReal al = 0.3, w = 2.0, g = 9.81, ca = PetscCosReal(al), sa = PetscSinReal(al);
   const PetscReal n[3] = {-sa, 0, ca}, sd[3] = {-ca, 0, -sa}, ey[3] = {0, -1, 0};
@@ -246,19 +248,29 @@ static PetscReal SkateError(const char *scheme, PetscReal tau, PetscReal h, Pets
   const PetscReal c = g * sa / (2 * w * w);
   MbsModel        model;
   MbsStepper      st;
-  PetscInt        body;
-  PetscReal       x[3], xe[3];
+  PetscInt        body, knife;
+  PetscReal       x[3], xe[3], F[3], M[3], tw;
 
   CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
   CHECK(MbsModelSetGravity(model, (PetscReal[]){0, 0, -g}));
   CHECK(MbsModelAddRigidBody(model, "skate", 1.5, J, (PetscReal[]){0, 0, 0}, R, NULL, om, &body));
   AddPlanar(model, body, z, n);
-  AddKnifeEdge(model, body, (PetscReal[]){0, 0, 0}, (PetscReal[]){0, 1, 0});
+  knife = AddKnifeEdge(model, body, (PetscReal[]){0, 0, 0}, (PetscReal[]){0, 1, 0});
   CHECK(MbsModelSetUp(model));
   st = Run(model, scheme, tau, h, T, dE, NULL);
   CHECK(MbsStepperGetPointPosition(st, body, (PetscReal[]){0, 0, 0}, x));
   for (int i = 0; i < 3; i++)
     xe[i] = c * PetscSqr(PetscSinReal(w * T)) * sd[i] + c * (w * T - 0.5 * PetscSinReal(2 * w * T)) * ey[i];
+  /* the knife's lateral force on the skate, 2 m g sin(alpha) sin(w t) along d2 = -sin(w t) s + cos(w t) n x s: the
+     reaction is its mean over the last step, its value at the step's middle to O(h^2); the ground receives the
+     opposite */
+  CHECK(MbsStepperGetReaction(st, knife, F, M));
+  tw    = T - 0.5 * h; /* the reaction is the mean force over the last step */
+  *rerr = 0;
+  for (int i = 0; i < 3; i++)
+    *rerr = PetscMax(*rerr, PetscAbsReal(F[i] + 2 * 1.5 * g * sa * PetscSinReal(w * tw) *
+                                                  (-PetscSinReal(w * tw) * sd[i] + PetscCosReal(w * tw) * ey[i])) /
+                              (2 * 1.5 * g * sa));
   CHECK(MbsStepperDestroy(&st));
   CHECK(MbsModelDestroy(&model));
   return PetscSqrtReal(PetscSqr(x[0] - xe[0]) + PetscSqr(x[1] - xe[1]) + PetscSqr(x[2] - xe[2]));
@@ -274,11 +286,16 @@ static void TestSkate(void **state)
   (void)state;
   for (int c = 0; c < 3; c++) {
     PetscReal e[3], dE[3];
-    for (int k = 0; k < 3; k++) e[k] = SkateError(schemes[c], tau[c], 0.02 / (1 << k), 2.0, &dE[k]);
+    PetscReal re[3];
+    for (int k = 0; k < 3; k++) e[k] = SkateError(schemes[c], tau[c], 0.02 / (1 << k), 2.0, &dE[k], &re[k]);
     if (Verbose())
-      printf("skate %s: position errors %.3e %.3e %.3e, orders %.3f %.3f; max |dE|/E %.2e %.2e %.2e\n", schemes[c],
-             (double)e[0], (double)e[1], (double)e[2], (double)Order(e[0], e[1]), (double)Order(e[1], e[2]),
-             (double)dE[0], (double)dE[1], (double)dE[2]);
+      printf("skate %s: position errors %.3e %.3e %.3e, orders %.3f %.3f; max |dE|/E %.2e %.2e %.2e; knife force "
+             "errors %.2e %.2e %.2e\n",
+             schemes[c], (double)e[0], (double)e[1], (double)e[2], (double)Order(e[0], e[1]), (double)Order(e[1], e[2]),
+             (double)dE[0], (double)dE[1], (double)dE[2], (double)re[0], (double)re[1], (double)re[2]);
+    /* EM's reaction converges at first order: its nodes' momenta leave the constraint by O(h^2), alternating from
+       step to step, and the reaction sees their difference over h; DLA's and DH's at second order */
+    assert_true(Order(re[0], re[2]) / 2 > (c == 0 ? 0.9 : 1.8) && re[2] < (c == 0 ? 5e-3 : 1e-4));
     assert_true(PetscAbsReal(Order(e[0], e[1]) - 2) < 0.15 && PetscAbsReal(Order(e[1], e[2]) - 2) < 0.15);
     assert_true(e[2] < 1e-3);
     if (c == 0)
@@ -353,7 +370,7 @@ static void TestRollingDisk(void **state)
    (T = 1, h = 0.02, 0.01, 0.005; the ball turns by up to 0.2 rad in a step), keeping the energy, and so does DH;
    DLA(1/2), whose positions are those of the midpoint rule on the centre's uniformly accelerated motion, reproduces it
    to round-off. */
-static PetscReal BallError(const char *scheme, PetscReal h, PetscReal *dE)
+static PetscReal BallError(const char *scheme, PetscReal h, PetscReal *dE, PetscReal *rerr)
 {
   const PetscReal be = 0.4, g = 9.81, m = 0.8, r = 0.3, u = 0.7, sp = 5.0, T = 1.0,
                   a    = 5.0 / 7.0 * g * PetscSinReal(be);
@@ -362,8 +379,8 @@ static PetscReal BallError(const char *scheme, PetscReal h, PetscReal *dE)
   const PetscReal c0[3] = {r * n[0], r * n[1], r * n[2]}, v[3] = {0, u, 0};
   MbsModel        model;
   MbsStepper      st;
-  PetscInt        body;
-  PetscReal       om[3], x[3], err = 0;
+  PetscInt        body, roll;
+  PetscReal       om[3], x[3], err = 0, F[3], M[3];
 
   /* the contact point at rest: omega x (-r n) = -v, omega = n x v / r + sp n */
   om[0] = (n[1] * v[2] - n[2] * v[1]) / r + sp * n[0];
@@ -372,11 +389,19 @@ static PetscReal BallError(const char *scheme, PetscReal h, PetscReal *dE)
   CHECK(MbsModelCreate(PETSC_COMM_WORLD, &model));
   CHECK(MbsModelSetGravity(model, (PetscReal[]){0, 0, -g}));
   CHECK(MbsModelAddRigidBody(model, "ball", m, Jv, c0, R, v, om, &body));
-  CHECK(MbsModelAddRolling(model, body, NULL, r, n, NULL));
+  CHECK(MbsModelAddRolling(model, body, NULL, r, n, &roll));
   CHECK(MbsModelSetUp(model));
   st = Run(model, scheme, 0.5, h, T, dE, NULL);
   CHECK(MbsStepperGetPointPosition(st, body, (PetscReal[]){0, 0, 0}, x));
   for (int i = 0; i < 3; i++) err = PetscMax(err, PetscAbsReal(x[i] - (c0[i] + v[i] * T + 0.5 * a * T * T * sd[i])));
+  /* what the ball exerts on the plane: its weight's normal part m g cos(beta) and the friction 2/7 m g sin(beta)
+     down the slope */
+  CHECK(MbsStepperGetReaction(st, roll, F, M));
+  *rerr = 0;
+  for (int i = 0; i < 3; i++)
+    *rerr = PetscMax(
+      *rerr,
+      PetscAbsReal(F[i] - (-m * g * PetscCosReal(be) * n[i] + 2.0 / 7.0 * m * g * PetscSinReal(be) * sd[i])) / (m * g));
   CHECK(MbsStepperDestroy(&st));
   CHECK(MbsModelDestroy(&model));
   return err;
@@ -389,11 +414,17 @@ static void TestRollingBall(void **state)
   (void)state;
   for (int c = 0; c < 3; c++) {
     PetscReal e[3], dE[3];
-    for (int k = 0; k < 3; k++) e[k] = BallError(schemes[c], 0.02 / (1 << k), &dE[k]);
+    PetscReal re[3];
+    for (int k = 0; k < 3; k++) e[k] = BallError(schemes[c], 0.02 / (1 << k), &dE[k], &re[k]);
     if (Verbose())
-      printf("rolling ball %s: centre errors %.3e %.3e %.3e, orders %.3f %.3f; max |dE|/E %.2e %.2e %.2e\n", schemes[c],
-             (double)e[0], (double)e[1], (double)e[2], (double)Order(e[0], e[1]), (double)Order(e[1], e[2]),
-             (double)dE[0], (double)dE[1], (double)dE[2]);
+      printf(
+        "rolling ball %s: centre errors %.3e %.3e %.3e, orders %.3f %.3f; max |dE|/E %.2e %.2e %.2e; contact force "
+        "errors %.2e %.2e %.2e\n",
+        schemes[c], (double)e[0], (double)e[1], (double)e[2], (double)Order(e[0], e[1]), (double)Order(e[1], e[2]),
+        (double)dE[0], (double)dE[1], (double)dE[2], (double)re[0], (double)re[1], (double)re[2]);
+    assert_true(re[2] < (c == 0 ? 5e-3 : 1e-3)); /* the normal force and the friction (EM: see the skate) */
+    if (c == 2) assert_true(Order(re[0], re[2]) / 2 > 1.8);
+    if (c == 1) assert_true(re[2] < 1e-12);
     if (c != 1) {
       assert_true(PetscAbsReal(Order(e[0], e[1]) - 2) < 0.15 && PetscAbsReal(Order(e[1], e[2]) - 2) < 0.15);
       assert_true(e[2] < 1e-3);

@@ -25,7 +25,7 @@ typedef struct {
 
 static PetscBool IsSelectable(const MbsElement *e)
 {
-  return (PetscBool)(e->type && e->kernel->ncon > 0);
+  return (PetscBool)(e->type && (e->kernel->ncon > 0 || e->kernel->nvcon > 0));
 }
 
 /* An element named by its index, by its label, or by the name within the label of an input's element
@@ -148,16 +148,18 @@ static PetscErrorCode MbsOutputWriteRow_Reactions(MbsStepper st, MbsOutputReacti
 {
   MbsModel           model = st->model;
   const PetscScalar *x     = NULL;
+  MbsReactionTerm    terms[MBS_MAX_REACTION_TERMS];
+  PetscInt           n;
 
   PetscFunctionBegin;
   PetscCall(PetscArrayzero(out->fm, 6 * out->n));
-  if (st->started && st->field_lambda >= 0) { /* the scatter is collective: on every rank */
+  PetscCall(MbsStepperGetReactionTerms_Private(st, &n, terms));
+  if (st->started && n) { /* the scatter is collective: on every rank */
     PetscCall(MbsModelCoordinatesToLocal(model, st->q, out->qloc));
     PetscCall(VecGetArrayRead(st->X, &x));
     for (PetscInt j = 0; j < out->nlocal; j++) {
       PetscReal *fm = out->fm + 6 * out->local_i[j];
-      PetscCall(MbsStepperReactionLocal_Private(st, out->local_k[j], x + st->sys->foff[st->field_lambda], out->qloc, fm,
-                                                fm + 3));
+      PetscCall(MbsStepperReactionLocal_Private(st, out->local_k[j], n, terms, x, out->qloc, fm, fm + 3));
     }
     PetscCall(VecRestoreArrayRead(st->X, &x));
   }

@@ -258,7 +258,7 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   for (PetscInt i = PetscMax(lo / 3, tr->nbodies); i < PetscMin(hi / 3, np); i++)
     for (int j = 0; j < 3; j++) x[3 * i - lo + j] = tr->anchor[3 * (i - tr->nbodies) + j];
   PetscCall(VecRestoreArray(tr->data, &x));
-  PetscCall(PetscMalloc2(model->nq_ghosted, &tr->qloc, model->nq_ghosted, &tr->qw));
+  PetscCall(PetscMalloc1(model->nq_ghosted, &tr->qloc));
   /* this rank's rows of each field (maybe none) */
   for (int f = 0; f < MBS_TRAJ_NFIELDS; f++) {
     const PetscInt first = MbsTrajFieldFirst(tr, f), end = first + MbsTrajFieldRows(tr, f);
@@ -895,42 +895,36 @@ static PetscErrorCode MbsTrajGatherPoints(MbsTrajectory tr, MbsStepper st)
 
 /*
   Cell data: the force the element exerts on the body at the cell's second point, on its translational
-  block (particle x, rigid body phi): -(G_e(q_w)^T lambda_e) for a constraint, with the multipliers of
-  the step that led to this state (zero for the initial state, which no step led to), and -dV_e/dq at
-  the current state for a spring.
+  block (particle x, rigid body phi): the constraint force of the step that led to this state for a constraint
+  (MbsStepperElementConstraintForce_Private(): -(G_e(q_w)^T lambda_e) and its velocity constraints' part, with
+  the scheme's terms; zero for the initial state, which no step led to), and -dV_e/dq at the current state for a
+  spring.
 */
 static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
 {
   MbsModel           model = st->model;
-  const PetscScalar *x = NULL, *lam = NULL;
+  const PetscScalar *x     = NULL;
   PetscScalar       *f;
+  MbsReactionTerm    terms[MBS_MAX_REACTION_TERMS];
+  PetscInt           nterms = 0;
 
   PetscFunctionBegin;
   PetscCall(MbsModelCoordinatesToLocal(model, st->q, tr->qloc));
   if (st->started) { /* a step was solved (or restored by a restart): st->X holds its multipliers, st->q0 its start */
-    PetscReal w;
-    PetscCall(MbsStepperGetConstraintForceWeight(st, &w));
-    for (PetscInt i = 0; i < model->nq_ghosted; i++) tr->qw[i] = (1.0 - w) * st->q0[i] + w * tr->qloc[i];
-    if (st->field_lambda >= 0) {
-      PetscCall(VecGetArrayRead(st->X, &x));
-      lam = x + st->sys->foff[st->field_lambda];
-    }
+    PetscCall(MbsStepperGetReactionTerms_Private(st, &nterms, terms));
+    if (nterms) PetscCall(VecGetArrayRead(st->X, &x));
   }
   PetscCall(VecGetArray(tr->cell_owned, &f));
   for (PetscInt i = 0; i < tr->nowned; i++) {
     const PetscInt    k = tr->owned_k[i], cell = tr->owned_cell[i];
     const MbsElement *el = &model->elems[model->elem_local[k]];
-    const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon;
+    const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon + el->kernel->nvcon;
     const PetscInt    off = tr->cell_side[cell] && el->body[0] >= 0 ? 3 * el->data.nblocks_a : 0;
     PetscReal         qe[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ];
 
     for (int j = 0; j < nq; j++) fe[j] = 0.0;
-    if (nc && lam) {
-      PetscReal ge[MBS_ELEM_MAX_CON], G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-      MbsElementGather(model, el, tr->qw, qe);
-      el->kernel->constraint(&el->data, qe, ge, G);
-      for (int r = 0; r < nc; r++)
-        for (int j = 0; j < nq; j++) fe[j] += G[r * nq + j] * PetscRealPart(lam[model->elem_c[k] + r]);
+    if (nc && x) {
+      PetscCall(MbsStepperElementConstraintForce_Private(st, k, nterms, terms, x, tr->qloc, fe, NULL));
     } else if (!nc && el->kernel->gradient) {
       MbsElementGather(model, el, tr->qloc, qe);
       el->kernel->gradient(&el->data, qe, fe);
@@ -1141,7 +1135,7 @@ static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
   PetscCall(PetscFree5(tr->cell_elem, tr->cell_point, tr->cell_kind, tr->cell_side, tr->anchor));
   PetscCall(PetscFree(tr->point_body));
   PetscCall(PetscFree2(tr->owned_k, tr->owned_cell));
-  PetscCall(PetscFree2(tr->qloc, tr->qw));
+  PetscCall(PetscFree(tr->qloc));
   PetscCall(PetscFree(*traj));
   PetscFunctionReturn(0);
 }

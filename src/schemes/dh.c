@@ -498,6 +498,20 @@ static PetscErrorCode MbsSchemePredict_DH(MbsStepper st)
   PetscFunctionReturn(0);
 }
 
+/* The constraint forces of a step: h (G(q_n)^T lambda + A(q_n)^T nu) + h/2 (G(q_{n+1})^T mu + A(q_{n+1})^T nu1) */
+static PetscErrorCode MbsSchemeReactionTerms_DH(MbsStepper st, PetscInt *n, MbsReactionTerm terms[])
+{
+  PetscFunctionBegin;
+  *n       = 2;
+  terms[0] = (MbsReactionTerm){DH_LAM, 0.0, 1.0};
+  terms[1] = (MbsReactionTerm){DH_MU, 1.0, 0.5};
+  if (st->model->nvcon) {
+    terms[(*n)++] = (MbsReactionTerm){DH_NU, 0.0, 1.0};
+    terms[(*n)++] = (MbsReactionTerm){DH_NU1, 1.0, 0.5};
+  }
+  PetscFunctionReturn(0);
+}
+
 /* DH: G(q_n)^T lambda */
 static PetscErrorCode MbsSchemeConstraintForceWeight_DH(MbsStepper st, PetscReal *w)
 {
@@ -542,6 +556,7 @@ static PetscErrorCode MbsSchemeCreate_DH(MbsStepper st)
   st->ops->destroy                 = MbsSchemeDestroy_DH;
   st->ops->own_forces              = PETSC_TRUE;
   st->ops->velocity_constraints    = PETSC_TRUE;
+  st->ops->reaction_terms          = MbsSchemeReactionTerms_DH;
   PetscFunctionReturn(0);
 }
 

@@ -148,6 +148,20 @@ static PetscErrorCode MbsSchemeJacobian_DLA(MbsStepper st, const PetscScalar *x)
   }
   PetscFunctionReturn(0);
 }
+/* The constraint forces of a step: h (G(q_n)^T lambda + A(q_n)^T nu) + h/2 (G(q_{n+1})^T mu + A(q_{n+1})^T nu1) */
+static PetscErrorCode MbsSchemeReactionTerms_DLA(MbsStepper st, PetscInt *n, MbsReactionTerm terms[])
+{
+  PetscFunctionBegin;
+  *n       = 2;
+  terms[0] = (MbsReactionTerm){DLA_LAM, 0.0, 1.0};
+  terms[1] = (MbsReactionTerm){DLA_MU, 1.0, 0.5};
+  if (st->model->nvcon) {
+    terms[(*n)++] = (MbsReactionTerm){DLA_NU, 0.0, 1.0};
+    terms[(*n)++] = (MbsReactionTerm){DLA_NU1, 1.0, 0.5};
+  }
+  PetscFunctionReturn(0);
+}
+
 /* DLA: G(q_n)^T lambda */
 static PetscErrorCode MbsSchemeConstraintForceWeight_DLA(MbsStepper st, PetscReal *w)
 {
@@ -185,6 +199,7 @@ static PetscErrorCode MbsSchemeCreate_DLA(MbsStepper st)
   st->ops->view                    = MbsSchemeView_DLA;
   st->ops->destroy                 = MbsSchemeDestroy_DLA;
   st->ops->velocity_constraints    = PETSC_TRUE;
+  st->ops->reaction_terms          = MbsSchemeReactionTerms_DLA;
   PetscFunctionReturn(0);
 }
 

@@ -14,6 +14,12 @@
   "v" (schemes with a velocity unknown) is predicted as M^-1 p_n. Everything else (predictor, SNES,
   retries, accepting a step, diagnostics, output) is shared.
 */
+#define MBS_MAX_REACTION_TERMS 4
+typedef struct {
+  PetscInt  field;        /* a constraint or velocity constraint field */
+  PetscReal weight, coef; /* where, and with what factor, the step's momentum balance applies it */
+} MbsReactionTerm;
+
 typedef struct {
   PetscErrorCode (*setup)(MbsStepper);
   PetscErrorCode (*residual)(MbsStepper, const PetscScalar *x, PetscScalar *f);
@@ -44,6 +50,11 @@ typedef struct {
   /* the scheme treats velocity constraints A(q) v = 0 (docs/nonholonomic.md), the multipliers of their reactions in a
      field named "nu"; the stepper refuses a model that has them under any other scheme */
   PetscBool velocity_constraints;
+  /* optional: the terms of the constraint forces of a step, sum_t coef_t G(q_{w_t})^T (field_t) (A^T for velocity
+     constraint fields), with the step's configuration q_w = (1 - w) q_n + w q_{n+1}, that the reactions report
+     (MbsStepperGetReaction(), the trajectory); default: lambda and nu, coefficient 1, at the constraint force
+     weight */
+  PetscErrorCode (*reaction_terms)(MbsStepper, PetscInt *n, MbsReactionTerm terms[]);
 } MbsSchemeOps;
 
 #define MBS_STEPPER_NWORK      5
@@ -225,7 +236,17 @@ PETSC_EXTERN PetscErrorCode MbsStepperSetFields(MbsStepper, PetscInt n, const Mb
 PETSC_INTERN PetscErrorCode MbsStepperReset_Private(MbsStepper);
 
 PETSC_INTERN PetscErrorCode MbsStepperRebuildJacobian(MbsStepper);
-PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt k, const PetscScalar *lam,
+/* The constraint force terms of the last step (MbsSchemeOps.reaction_terms or the default) */
+PETSC_INTERN PetscErrorCode MbsStepperGetReactionTerms_Private(MbsStepper, PetscInt *n, MbsReactionTerm terms[]);
+/* The generalized constraint force of the owned element at local position k over the last step, sum_t coef_t
+   G_e(q_w)^T lambda_e (A_e^T nu_e), with x the owned block of st->X and qloc the ghosted state the step reached; qw
+   (may be NULL) the element's coordinates at the first term's weight. Zero before the first step. */
+PETSC_INTERN PetscErrorCode MbsStepperElementConstraintForce_Private(MbsStepper, PetscInt k, PetscInt n,
+                                                                     const MbsReactionTerm terms[],
+                                                                     const PetscScalar *x, const PetscScalar *qloc,
+                                                                     PetscReal f[], PetscReal qw[]);
+PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt k, PetscInt n,
+                                                            const MbsReactionTerm terms[], const PetscScalar *x,
                                                             const PetscScalar *qloc, PetscReal F[3], PetscReal M[3]);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
 PETSC_INTERN PetscErrorCode MbsStepperHistoryValid_Private(MbsStepper, PetscBool *);
