@@ -363,7 +363,7 @@ static const BadRun bad_runs[] = {
   {"tests/inputs/bad/knife_edge_velocity.yaml", 9, 5, "joints[1] (knife_edge)",
    "violates this knife_edge velocity constraint: max |A(q0) v0| = 1.000e+00", NULL},
   {"tests/inputs/bad/knife_edge_scheme.yaml", 9, 5, "joints[1] (knife_edge)",
-   "needs a scheme that treats them, em or dla; scheme vi-a does not", NULL},
+   "needs a scheme that treats them, em, dla or dh; scheme vi-a does not", NULL},
   {"tests/inputs/bad/knife_edge_particle.yaml", 6, 30, "key 'joints[0].body'", "expected a rigid body", NULL},
   {"tests/inputs/bad/rolling_radius.yaml", 6, 41, "key 'joints[0].radius'", "expected a positive number", NULL},
   {"tests/inputs/bad/beams_coincident.yaml", 4, 36, "key 'beams[0].points[2]'", "a point other than the one before it",

@@ -148,6 +148,8 @@ static const SchemeCase parameter_cases[] = {
   {"galerkin-egl", 1, {"points"}, {4}},
   {"galerkin-llg", 1, {"points"}, {2}},
   {"galerkin-ell", 1, {"points"}, {6}},
+  {"dla", 1, {"tau"}, {0.3}},
+  {"dh", 1, {"tau"}, {0.3}},
 };
 
 /* check() on every registered scheme (a new scheme is tested once it is registered), then on parameter_cases */

@@ -132,6 +132,8 @@ PETSC_EXTERN PetscErrorCode MbsModelCreateScatterToZero(MbsModel, Vec x, VecScat
 /* Sizes after MbsModelSetUp: coordinates and constraint rows, local (this rank) and global */
 PETSC_EXTERN PetscErrorCode MbsModelGetSizes(MbsModel, PetscInt *nq_local, PetscInt *nq, PetscInt *ncon_local,
                                              PetscInt *ncon);
+/* Velocity constraint rows (docs/nonholonomic.md) after MbsModelSetUp: on this rank and in total */
+PETSC_EXTERN PetscErrorCode MbsModelGetVelocityConstraintSizes(MbsModel, PetscInt *nv_local, PetscInt *nv);
 /* Initial state (q0, p0 = M v0) as new vectors in coordinate layout */
 PETSC_EXTERN PetscErrorCode MbsModelCreateInitialState(MbsModel, Vec *q, Vec *p);
 

@@ -1,7 +1,8 @@
 #define _POSIX_C_SOURCE 200809L /* strtok_r */
 static const char help[] =
   "gglmbs: structure-preserving multibody dynamics.\n"
-  "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b] [-mbs_theta theta] [-mbs_vartheta vartheta]\n"
+  "Usage: gglmbs -i input.yaml [-mbs_scheme em|em-g|vi-s|vi-a|vi-b|rattle|dla|dh|...] [-mbs_theta theta]\n"
+  "              [-mbs_vartheta vartheta] [-mbs_tau tau]\n"
   "              [-mbs_predictor simple|advanced] [-mbs_adapt] [-mbs_adapt_max_halvings n]\n"
   "              [-mbs_dt h] [-mbs_t_end T] [-mbs_output_dir dir] [-mbs_output_every n]\n"
   "              [-mbs_write_state file] [-mbs_trajectory xdmf] [-mbs_trajectory_every n] [-mbs_trajectory_sync s]\n"
@@ -118,7 +119,8 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   MbsStepper     st;
   MbsRunConfig   cfg;
   PetscLogDouble t0, t1;
-  PetscInt       nb, nq, nc, n, steps, its, step0, its0;
+  PetscInt       nb, nq, nc, nv, n, steps, its, step0, its0;
+  char           vrows[64] = "";
   PetscReal      h;
   const char    *type;
 
@@ -176,6 +178,8 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
 
   PetscCall(MbsModelGetNumBodies(model, &nb));
   PetscCall(MbsModelGetSizes(model, NULL, &nq, NULL, &nc));
+  PetscCall(MbsModelGetVelocityConstraintSizes(model, NULL, &nv));
+  if (nv) PetscCall(PetscSNPrintf(vrows, sizeof(vrows), ", %" PetscInt_FMT " velocity constraints", nv));
   PetscCall(MbsStepperGetNumUnknowns(st, &n));
   PetscCall(MbsStepperGetStepNumber(st, &steps));
   PetscCall(MbsStepperGetNewtonIterations(st, NULL, &its));
@@ -185,9 +189,9 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsStepperGetType(st, &type));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                         "gglmbs: %s: %" PetscInt_FMT " bodies, %" PetscInt_FMT " coordinates, %" PetscInt_FMT
-                        " constraints, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT
+                        " constraints%s, %" PetscInt_FMT " unknowns; scheme %s, h = %g, %" PetscInt_FMT
                         " steps in %.3f s (%.1f steps/s), mean Newton iterations %.2f%s\n",
-                        input, nb, nq, nc, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12),
+                        input, nb, nq, nc, vrows, n, type, (double)h, steps, t1 - t0, steps / PetscMax(t1 - t0, 1e-12),
                         steps ? (double)its / steps : 0.0, step0 ? " (continued from a checkpoint)" : ""));
   {
     /* -mbs_error_if_step_fails 0: the run ended at a step that was not accepted (or whose energy diverged), and

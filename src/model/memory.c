@@ -195,7 +195,8 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
   for (PetscInt e = model->sized_elems; e < model->nelems; e++) {
     const MbsElement *el = &model->elems[e];
 
-    if (el->kernel != &MbsElemKernelGravity) MbsModelSizeAddElements(s, 1, MbsElemNq(&el->data), el->kernel->ncon);
+    if (el->kernel != &MbsElemKernelGravity)
+      MbsModelSizeAddElements(s, 1, MbsElemNq(&el->data), el->kernel->ncon + el->kernel->nvcon);
   }
   model->sized_bodies = model->nbodies;
   model->sized_elems  = model->nelems;

@@ -1133,8 +1133,8 @@ PetscErrorCode MbsModelAddJoint(MbsModel model, MbsJointType type, PetscInt a, c
 . elem - the element index (may be NULL)
 
   Notes:
-  Velocity constraints need a scheme that treats them (em, dla). With a planar joint it makes a Chaplygin sleigh or a
-  skate. The initial velocity must satisfy it (MbsModelSetUp() checks it).
+  Velocity constraints need a scheme that treats them (em, dla, dh). With a planar joint it makes a Chaplygin sleigh or
+a skate. The initial velocity must satisfy it (MbsModelSetUp() checks it).
 
   Level: beginner
 
@@ -1172,7 +1172,7 @@ PetscErrorCode MbsModelAddKnifeEdge(MbsModel model, PetscInt a, const PetscReal 
 
   Notes:
   A wheel or disk needs its axis kept perpendicular to n (MBS_JOINT_PERPENDICULAR with the ground), so that the
-  contact lies at distance r below its centre. Needs a scheme that treats velocity constraints (em, dla).
+  contact lies at distance r below its centre. Needs a scheme that treats velocity constraints (em, dla, dh).
 
   Level: beginner
 
@@ -1911,6 +1911,25 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
   PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelGetVelocityConstraintSizes - Numbers of velocity constraint rows (docs/nonholonomic.md), on this rank and in
+  total.
+
+  Not Collective
+
+  Level: intermediate
+
+.seealso: `MbsModelGetSizes()`, `MbsModelAddKnifeEdge()`, `MbsModelAddRolling()`
+@*/
+PetscErrorCode MbsModelGetVelocityConstraintSizes(MbsModel model, PetscInt *nv_local, PetscInt *nv)
+{
+  PetscFunctionBegin;
+  PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
+  if (nv_local) *nv_local = model->nvcon_local;
+  if (nv) *nv = model->nvcon;
   PetscFunctionReturn(0);
 }
 

@@ -10,7 +10,8 @@
   of several steps applies them in load steps, each starting from the last equilibrium, and -mbs_adapt halves a load
   step whose Newton iteration fails. The model's load factor (MbsModelSetLoadFactor()) scales the applied loads on top:
   MbsStepperSolveEquilibrium() ramps it at a fixed time. Dampers exert nothing at rest; a host's external force
-  (MbsStepperSetExternalForce()) is a load like the others.
+  (MbsStepperSetExternalForce()) is a load like the others. Velocity constraints (knife edges, rolling) hold at rest
+  and exert nothing: they do not restrict the configuration, so a ball on an incline has no equilibrium.
 */
 #include "stepper/stepperimpl.h"
 
@@ -84,6 +85,7 @@ static PetscErrorCode MbsSchemeCreate_Static(MbsStepper st)
   st->ops->jacobian                = MbsSchemeJacobian_Static;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_Static;
   st->ops->own_forces              = PETSC_TRUE; /* at rest, at q1 and t1 */
+  st->ops->velocity_constraints    = PETSC_TRUE; /* at rest they hold and exert nothing (docs/nonholonomic.md) */
   st->ops->quasistatic             = PETSC_TRUE;
   /* a first Newton update of a large rotation leaves the directors off their constraints, with a residual many times
      the first (the beam's axial stiffness): no divergence test (-snes_divergence_tolerance overrides) */

@@ -156,7 +156,7 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
     const char *const splits[] = {"fields", "primal_dual"};
     PetscCall(PetscOptionsEList(
       "-mbs_fieldsplit_split",
-      "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v) and dual (lambda, gamma)",
+      "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v, xi) and dual (the multipliers)",
       "MbsStepperSetUp", splits, 2, splits[st->fieldsplit_split], &st->fieldsplit_split, NULL));
   }
   {

@@ -843,10 +843,11 @@ PetscErrorCode MbsStepperStep(MbsStepper st)
                "an options prefix (MbsStepperSetOptionsPrefix()) to keep a host program's solver options apart",
                ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "");
   }
-  PetscCheck(!st->ops->own_forces || !st->sforce, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
-             "Scheme %s does not take a host's state force (MbsStepperSetStateForce()); use em, em-g, vi-s, vi-a, vi-b "
-             "or rattle",
-             st->type);
+  PetscCheck(
+    !st->ops->own_forces || !st->sforce, PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+    "Scheme %s does not take a host's state force (MbsStepperSetStateForce()); use em, em-g, vi-s, vi-a, vi-b, "
+    "rattle or dla",
+    st->type);
   if (st->monitored_step != st->step) PetscCall(MbsStepperMonitor(st)); /* the initial state */
   if ((st->energy_divergence > 0 || (st->ops->conserves_energy && st->energy_tol > 0)) && !st->energy_set)
     PetscCall(MbsStepperEnergyStart_Private(st));

@@ -864,7 +864,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
     for (PetscInt e = 0; e < model->nelems && !desc[0]; e++)
       if (model->elems[e].kernel->nvcon) MbsElementDescribe(model, e, desc, sizeof(desc));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-            "%s: a velocity constraint (one of %" PetscInt_FMT " rows) needs a scheme that treats them, em or dla; "
+            "%s: a velocity constraint (one of %" PetscInt_FMT " rows) needs a scheme that treats them, em, dla or dh; "
             "scheme %s does not (docs/nonholonomic.md)",
             desc, model->nvcon, st->type);
   }
