@@ -101,6 +101,26 @@ PetscErrorCode MbsOpDriveWork(MbsModel model, const PetscScalar *q0, const Petsc
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode MbsOpDriveWorkAt(MbsModel model, const PetscScalar *qw, const PetscScalar *q0, const PetscScalar *q1,
+                                const PetscScalar *lam, PetscReal alpha, PetscReal *W)
+{
+  PetscFunctionBegin;
+  MBS_FOR_DRIVES(model, k, el, nq, nc, c)
+  PetscReal a[MBS_ELEM_MAX_NQ], b[MBS_ELEM_MAX_NQ], qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON],
+    G[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+  MbsElementGather(model, el, q0, a);
+  MbsElementGather(model, el, q1, b);
+  MbsElementGather(model, el, qw, qe);
+  el->kernel->constraint(&el->data, qe, ge, G);
+  for (int r = 0; r < nc; r++) {
+    PetscReal Gdq = 0;
+    for (int i = 0; i < nq; i++) Gdq += G[r * nq + i] * (b[i] - a[i]);
+    *W -= alpha * PetscRealPart(lam[c + r]) * Gdq;
+  }
+  MBS_END_FOR
+  PetscFunctionReturn(0);
+}
+
 /* The step's midpoint configuration and mean velocity of one element */
 void MbsElementStepMidpoint(MbsModel model, const MbsElement *el, const PetscScalar *q0, const PetscScalar *q1,
                             PetscReal h, PetscReal qm[], PetscReal vm[])

@@ -162,6 +162,11 @@ PETSC_INTERN PetscErrorCode MbsJacAddConstraintRate(MbsSystem, PetscInt row, Pet
 PETSC_INTERN PetscErrorCode MbsOpDriveWork(MbsModel, const PetscScalar *q0, const PetscScalar *q1,
                                            const PetscScalar *v0, const PetscScalar *v1, const PetscScalar *lam,
                                            const PetscScalar *gam, PetscReal *W);
+/* W += -alpha lambda . G(qw) (q1 - q0) over the drives' rows: the work of one term of a scheme's constraint forces
+   (MbsSchemeOps.reaction_terms) at the coefficients set for the step; this rank's part */
+PETSC_INTERN PetscErrorCode MbsOpDriveWorkAt(MbsModel, const PetscScalar *qw, const PetscScalar *q0,
+                                             const PetscScalar *q1, const PetscScalar *lam, PetscReal alpha,
+                                             PetscReal *W);
 
 /* Diagnostics over the whole model (collective): potential energy, max |g(q)|, max |G(q) w| */
 PETSC_EXTERN PetscErrorCode MbsOpPotentialEnergy(MbsModel, const PetscScalar *q, PetscReal *V);

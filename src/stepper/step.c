@@ -604,8 +604,21 @@ static PetscErrorCode MbsStepperDriveWork(MbsStepper st, PetscReal *W)
     v1[i] = model->minv[i] * p1[i];
   }
   PetscCall(MbsModelSetConstraintTime(model, st->tstep[0], st->tstep[1]));
-  PetscCall(MbsOpDriveWork(model, st->q0, x + sys->loff[st->field_q], v0, v1, x + sys->loff[st->field_lambda],
-                           fgam >= 0 ? x + sys->loff[fgam] : NULL, W));
+  if (st->ops->reaction_terms) { /* the scheme's own constraint force terms, each at its configuration */
+    MbsReactionTerm    terms[MBS_MAX_REACTION_TERMS];
+    PetscInt           n;
+    const PetscScalar *q1 = x + sys->loff[st->field_q];
+    PetscScalar       *qw = st->work[0];
+    PetscCall(MbsStepperGetReactionTerms_Private(st, &n, terms));
+    for (PetscInt t = 0; t < n; t++) {
+      if (sys->kind[terms[t].field] != MBS_FIELD_CONSTRAINT) continue;
+      for (PetscInt i = 0; i < model->nq_ghosted; i++)
+        qw[i] = (1 - terms[t].weight) * st->q0[i] + terms[t].weight * q1[i];
+      PetscCall(MbsOpDriveWorkAt(model, qw, st->q0, q1, x + sys->loff[terms[t].field], terms[t].coef, W));
+    }
+  } else
+    PetscCall(MbsOpDriveWork(model, st->q0, x + sys->loff[st->field_q], v0, v1, x + sys->loff[st->field_lambda],
+                             fgam >= 0 ? x + sys->loff[fgam] : NULL, W));
   PetscCall(VecRestoreArrayRead(sys->Xloc, &x));
   PetscFunctionReturn(0);
 }
