@@ -38,7 +38,7 @@ static void BuildEveryElementModelWith(MPI_Comm comm, PetscBool with_vcon, MbsMo
   const PetscReal              R1[9] = {1, 0, 0, 0, 0.8, -0.6, 0, 0.6, 0.8}, R2[9] = {0, -1, 0, 1, 0, 0, 0, 0, 1};
   const PetscReal              J1[3] = {1.0, 2.0, 2.5}, J2[3] = {0.4, 0.5, 0.6};
   const MbsElementType *const *types;
-  PetscInt                     p1, p2, r1, r2, ntypes;
+  PetscInt                     p1, p2, r1, r2, r3 = -2, ntypes;
 
   CHECK(MbsModelCreate(comm, model));
   CHECK(MbsModelSetGravity(*model, g));
@@ -48,6 +48,9 @@ static void BuildEveryElementModelWith(MPI_Comm comm, PetscBool with_vcon, MbsMo
   CHECK(MbsModelAddParticle(*model, "p2", 0.7, (PetscReal[]){1.1, 0.4, 0.2}, NULL, &p2));
   CHECK(MbsModelAddRigidBody(*model, "r2", 1.5, J2, (PetscReal[]){0.5, 0.5, 1.5}, R2, NULL, (PetscReal[]){-1, 0.5, 2},
                              &r2));
+  if (with_vcon) /* a body for the velocity constraints alone: on r1 the other joints would imply them */
+    CHECK(MbsModelAddRigidBody(*model, "r3", 1.2, J1, (PetscReal[]){-0.5, 0.2, 0.8}, R2, (PetscReal[]){0.2, -0.1, 0.3},
+                               (PetscReal[]){0.5, -1, 1.5}, &r3));
   CHECK(MbsElementTypeGetAll(&ntypes, &types));
   for (PetscInt t = 0; t < ntypes; t++) {
     const MbsElementType *type = types[t];
@@ -60,7 +63,7 @@ static void BuildEveryElementModelWith(MPI_Comm comm, PetscBool with_vcon, MbsMo
       MbsElemData d;
 
       if (type->connection != MBS_ELEM_TWO_BODIES) { /* one body, the ground as b */
-        a = k ? r1 : p1;
+        a = k ? (type->kernel->nvcon ? r3 : r1) : p1;
         b = MBS_GROUND;
       }
       if (((type->needs_orientation & MBS_ELEM_ORIENT_A) && (a == p1 || a == p2)) ||
@@ -69,7 +72,8 @@ static void BuildEveryElementModelWith(MPI_Comm comm, PetscBool with_vcon, MbsMo
         continue;
       CHECK(PetscMemzero(&d, sizeof(d)));
       for (int i = 0; i < 3; i++) { /* points: zero on particles, off the centre on rigid bodies and the ground */
-        d.Xa[i] = (a == r1 || a == r2 || a == MBS_GROUND) && !type->joins_centres ? 0.1 * (i + 1) - 0.05 * t : 0.0;
+        d.Xa[i] =
+          (a == r1 || a == r2 || a == r3 || a == MBS_GROUND) && !type->joins_centres ? 0.1 * (i + 1) - 0.05 * t : 0.0;
         d.Xb[i] = (b == r1 || b == r2 || b == MBS_GROUND) && !type->joins_centres ? 0.2 - 0.15 * i + 0.03 * k : 0.0;
       }
       for (PetscInt p = 0; p < type->nparams; p++) {

@@ -1910,6 +1910,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscCall(MbsModelSetConstraintTime(model, 0.0, 0.0)); /* the drives at the initial state */
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
+  if (model->nvcon) PetscCall(MbsModelCheckVelocityConstraints(model));
   PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));
   PetscFunctionReturn(0);
 }

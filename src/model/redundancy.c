@@ -528,3 +528,79 @@ PetscErrorCode MbsModelCheckRedundancy(MbsModel model)
              "At the initial state (-mbs_check_redundancy), %s", msg);
   PetscFunctionReturn(0);
 }
+
+/*
+  Velocity constraints implied by the other constraints of their body (docs/nonholonomic.md): for each owned rigid body
+  with velocity constraints, the rows of its one-body elements (its own six, a planar joint, a rolling body's height)
+  and then its velocity constraint rows, each times M^-1/2 on the body's twelve coordinates, are orthogonalized in
+  turn (modified Gram-Schmidt, twice). A velocity row whose remainder is below MBS_REDUNDANCY_TOL^(1/2) of its length
+  is a combination of those before it: the step's Jacobian would be singular. Two knife edges across the same direction
+  on one body (an axle), a knife edge across a planar joint's normal, or the same contact twice. Dependencies that
+  span several bodies are not looked for. Collective; an error naming the element on every rank.
+*/
+PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
+{
+  struct {
+    int elem, rank;
+  } loc = {-1, (int)model->rank}, glob;
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < model->nelem_local && loc.elem < 0; k++) {
+    const MbsElement *ev = &model->elems[model->elem_local[k]];
+    const PetscInt    b  = ev->body[0];
+    PetscReal         basis[24][12], s[12];
+    int               nb = 0;
+
+    if (!ev->kernel->nvcon || b < 0 || ev->body[1] >= 0 || model->bodies[b].type != MBS_BODY_RIGID) continue;
+    /* the first velocity element of the body checks all of the body's rows */
+    {
+      PetscBool first = PETSC_TRUE;
+      for (PetscInt j = 0; j < k; j++) {
+        const MbsElement *e = &model->elems[model->elem_local[j]];
+        if (e->kernel->nvcon && e->body[0] == b && e->body[1] < 0) first = PETSC_FALSE;
+      }
+      if (!first) continue;
+    }
+    for (int i = 0; i < 12; i++) s[i] = PetscSqrtReal(1.0 / model->bodies[b].mblock[i / 3]);
+    for (int pass = 0; pass < 2 && loc.elem < 0; pass++) /* holonomic rows, then velocity rows */
+      for (PetscInt j = 0; j < model->nelem_local && loc.elem < 0; j++) {
+        const MbsElement *e  = &model->elems[model->elem_local[j]];
+        const int         nr = pass ? e->kernel->nvcon : e->kernel->ncon;
+        PetscReal         qe[12], g[MBS_ELEM_MAX_CON], R[MBS_ELEM_MAX_CON * 12 + MBS_ELEM_MAX_VCON * 12];
+        if (!nr || e->body[0] != b || e->body[1] >= 0) continue;
+        for (int i = 0; i < 12; i++) qe[i] = model->bodies[b].q0[i];
+        if (pass)
+          e->kernel->velocity_constraint(&e->data, qe, R, NULL);
+        else
+          e->kernel->constraint(&e->data, qe, g, R);
+        for (int r = 0; r < nr && nb < 24; r++) {
+          PetscReal v[12], len = 0, rem = 0;
+          for (int i = 0; i < 12; i++) v[i] = R[r * 12 + i] * s[i], len += v[i] * v[i];
+          for (int twice = 0; twice < 2; twice++)
+            for (int l = 0; l < nb; l++) {
+              PetscReal d = 0;
+              for (int i = 0; i < 12; i++) d += basis[l][i] * v[i];
+              for (int i = 0; i < 12; i++) v[i] -= d * basis[l][i];
+            }
+          for (int i = 0; i < 12; i++) rem += v[i] * v[i];
+          if (!(rem > MBS_REDUNDANCY_TOL * len)) {
+            if (pass) loc.elem = (int)model->elem_local[j];
+            continue; /* a dependent holonomic row is the general check's business */
+          }
+          for (int i = 0; i < 12; i++) basis[nb][i] = v[i] / PetscSqrtReal(rem);
+          nb++;
+        }
+      }
+  }
+  PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_2INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
+  if (glob.elem >= 0) {
+    char desc[PETSC_MAX_PATH_LEN + 128];
+    MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
+    SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
+            "%s: this velocity constraint is implied by the other constraints of body '%s' (two knife edges across the "
+            "same direction on one body, as on an axle, are one constraint; a knife edge across a planar joint's "
+            "normal repeats the joint; the same contact twice): remove it (docs/nonholonomic.md)",
+            desc, model->bodies[model->elems[glob.elem].body[0]].name);
+  }
+  PetscFunctionReturn(0);
+}

@@ -17,6 +17,10 @@
   do about it; msg is "" when *ndependent is 0. The threshold is -mbs_redundancy_tol (default
   MBS_REDUNDANCY_TOL).
 */
+/* Collective: an error (PETSC_ERR_USER_INPUT, naming the element) if a velocity constraint is implied by the other
+   constraints of its rigid body at the initial state (MbsModelSetUp()) */
+PETSC_INTERN PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model);
+
 PETSC_INTERN PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt *ndependent, char msg[],
                                                              size_t len);
 
