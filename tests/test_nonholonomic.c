@@ -293,8 +293,8 @@ static void TestSkate(void **state)
              "errors %.2e %.2e %.2e\n",
              schemes[c], (double)e[0], (double)e[1], (double)e[2], (double)Order(e[0], e[1]), (double)Order(e[1], e[2]),
              (double)dE[0], (double)dE[1], (double)dE[2], (double)re[0], (double)re[1], (double)re[2]);
-    /* EM's reaction converges at first order: its nodes' momenta leave the constraint by O(h^2), alternating from
-       step to step, and the reaction sees their difference over h; DLA's and DH's at second order */
+    /* EM's reaction converges at first order (its nodes' momenta satisfy the constraint to O(h^2) only, and the
+       reaction is their change over h); DLA's and DH's at second order */
     assert_true(Order(re[0], re[2]) / 2 > (c == 0 ? 0.9 : 1.8) && re[2] < (c == 0 ? 5e-3 : 1e-4));
     assert_true(PetscAbsReal(Order(e[0], e[1]) - 2) < 0.15 && PetscAbsReal(Order(e[1], e[2]) - 2) < 0.15);
     assert_true(e[2] < 1e-3);
