@@ -540,34 +540,41 @@ PetscErrorCode MbsModelCheckRedundancy(MbsModel model)
 */
 PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
 {
+  const PetscInt N = model->nbodies;
+  PetscInt      *start, *list, *hasv;
   struct {
     int elem, rank;
   } loc = {-1, (int)model->rank}, glob;
 
   PetscFunctionBegin;
-  for (PetscInt k = 0; k < model->nelem_local && loc.elem < 0; k++) {
-    const MbsElement *ev = &model->elems[model->elem_local[k]];
-    const PetscInt    b  = ev->body[0];
-    PetscReal         basis[24][12], s[12];
-    int               nb = 0;
+  /* this rank's one-body elements by body (local positions in element order), and which bodies have velocity rows */
+  PetscCall(PetscCalloc3(N + 1, &start, model->nelem_local + 1, &list, N, &hasv));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *e = &model->elems[model->elem_local[k]];
+    if (e->body[0] < 0 || e->body[1] >= 0) continue;
+    start[e->body[0] + 1]++;
+    if (e->kernel->nvcon) hasv[e->body[0]] = 1;
+  }
+  for (PetscInt b = 0; b < N; b++) start[b + 1] += start[b];
+  for (PetscInt k = 0; k < model->nelem_local; k++) { /* start[b] runs to the end of b's run */
+    const MbsElement *e = &model->elems[model->elem_local[k]];
+    if (e->body[0] < 0 || e->body[1] >= 0) continue;
+    list[start[e->body[0]]++] = k;
+  }
+  for (PetscInt b = N; b > 0; b--) start[b] = start[b - 1]; /* and back to its beginning */
+  start[0] = 0;
+  for (PetscInt b = 0; b < N && loc.elem < 0; b++) {
+    PetscReal basis[24][12], s[12];
+    int       nb = 0;
 
-    if (!ev->kernel->nvcon || b < 0 || ev->body[1] >= 0 || model->bodies[b].type != MBS_BODY_RIGID) continue;
-    /* the first velocity element of the body checks all of the body's rows */
-    {
-      PetscBool first = PETSC_TRUE;
-      for (PetscInt j = 0; j < k; j++) {
-        const MbsElement *e = &model->elems[model->elem_local[j]];
-        if (e->kernel->nvcon && e->body[0] == b && e->body[1] < 0) first = PETSC_FALSE;
-      }
-      if (!first) continue;
-    }
+    if (!hasv[b] || model->bodies[b].type != MBS_BODY_RIGID) continue;
     for (int i = 0; i < 12; i++) s[i] = PetscSqrtReal(1.0 / model->bodies[b].mblock[i / 3]);
     for (int pass = 0; pass < 2 && loc.elem < 0; pass++) /* holonomic rows, then velocity rows */
-      for (PetscInt j = 0; j < model->nelem_local && loc.elem < 0; j++) {
-        const MbsElement *e  = &model->elems[model->elem_local[j]];
+      for (PetscInt j = start[b]; j < start[b + 1] && loc.elem < 0; j++) {
+        const MbsElement *e  = &model->elems[model->elem_local[list[j]]];
         const int         nr = pass ? e->kernel->nvcon : e->kernel->ncon;
         PetscReal         qe[12], g[MBS_ELEM_MAX_CON], R[MBS_ELEM_MAX_CON * 12 + MBS_ELEM_MAX_VCON * 12];
-        if (!nr || e->body[0] != b || e->body[1] >= 0) continue;
+        if (!nr) continue;
         for (int i = 0; i < 12; i++) qe[i] = model->bodies[b].q0[i];
         if (pass)
           e->kernel->velocity_constraint(&e->data, qe, R, NULL);
@@ -584,7 +591,7 @@ PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
             }
           for (int i = 0; i < 12; i++) rem += v[i] * v[i];
           if (!(rem > MBS_REDUNDANCY_TOL * len)) {
-            if (pass) loc.elem = (int)model->elem_local[j];
+            if (pass) loc.elem = (int)model->elem_local[list[j]];
             continue; /* a dependent holonomic row is the general check's business */
           }
           for (int i = 0; i < 12; i++) basis[nb][i] = v[i] / PetscSqrtReal(rem);
@@ -592,6 +599,7 @@ PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
         }
       }
   }
+  PetscCall(PetscFree3(start, list, hasv));
   PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_2INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
   if (glob.elem >= 0) {
     char desc[PETSC_MAX_PATH_LEN + 128];
