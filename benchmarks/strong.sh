@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Strong scaling of issue 4: 1 vs 2 MPI ranks on the largest particle chain (CHAIN_N particles, template
-# inputs/chain1000.yaml) and a net (NET_N x NET_N particles, template inputs/net100x100.yaml), EM, h = 1e-3,
+# Strong scaling (issues 4 and 17): 1 vs 2 MPI ranks on the largest particle chain (CHAIN_N particles, template
+# inputs/chain1000.yaml), a rigid chain (RIGID_N links, template inputs/rigid_chain1000.yaml) and a net (NET_N x NET_N
+# particles, template inputs/net100x100.yaml), EM, h = 1e-3,
 # with several linear-solver configurations per rank count. Per run: time per step, Newton iterations, the
 # -log_view events (residual, Jacobian, LU factorization, solves), peak memory summed over the ranks
 # (/usr/bin/time -v per rank), and the energy drift from diagnostics.csv (written every 10 steps), which
@@ -10,10 +11,11 @@
 # Environment:
 #   OUT=dir        runs (default: a new /tmp/gglmbs-strong.XXXX, kept)
 #   CHAIN_N        default 100000;  CHAIN_STEPS default 100
+#   RIGID_N        default 10000;   RIGID_STEPS default 20
 #   NET_N          default 100 (a 100 x 100 net); NET_STEPS default 20
-#   MODELS         default "chain net"
+#   MODELS         default "chain rigid net"
 #   BUDGET         seconds per run (default 600); a run that exceeds it is killed and reported
-#   CHAIN_CONFIGS, NET_CONFIGS   override the configuration lists: lines "label|ranks|options[|max steps]"
+#   CHAIN_CONFIGS, RIGID_CONFIGS, NET_CONFIGS   override the configuration lists: lines "label|ranks|options[|max steps]"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -30,7 +32,9 @@ CHAIN_N=${CHAIN_N:-100000}
 CHAIN_STEPS=${CHAIN_STEPS:-100}
 NET_N=${NET_N:-100}
 NET_STEPS=${NET_STEPS:-20}
-MODELS=${MODELS:-"chain net"}
+RIGID_N=${RIGID_N:-10000}
+RIGID_STEPS=${RIGID_STEPS:-20}
+MODELS=${MODELS:-"chain rigid net"}
 BUDGET=${BUDGET:-600}
 OUT=${OUT:-$(mktemp -d /tmp/gglmbs-strong.XXXX)}
 mkdir -p "$OUT/inputs"
@@ -48,14 +52,12 @@ schur1="$schur -fieldsplit_primal_pc_type ilu -fieldsplit_dual_pc_factor_mat_sol
 schur2="$schur -fieldsplit_primal_pc_type bjacobi -fieldsplit_primal_sub_pc_type ilu -fieldsplit_dual_pc_factor_mat_solver_type mumps -fieldsplit_dual_mat_mumps_icntl_14 200"
 # label|ranks|options[|steps]: the optional fourth field caps the steps of a configuration known to be slow
 CHAIN_CONFIGS=${CHAIN_CONFIGS:-"UMFPACK (default on 1 rank)|1|
-UMFPACK, stagnation 1e-8|1|$stag
-KLU without BTF, stagnation 1e-8|1|-pc_factor_mat_solver_type klu -mat_klu_use_btf 0 $stag
-MUMPS, stagnation 1e-8|1|-pc_factor_mat_solver_type mumps $stag
-MUMPS (default on 2 ranks)|2||20
-MUMPS, stagnation 1e-8|2|$stag|20
-SuperLU_DIST|2|-pc_factor_mat_solver_type superlu_dist
-GMRES + block Jacobi / KLU|2|-ksp_type gmres -ksp_rtol 1e-12 -pc_type bjacobi -sub_pc_type lu -sub_pc_factor_mat_solver_type klu -mat_klu_use_btf 0
-GMRES + ASM(overlap 1) / UMFPACK, stagnation 1e-8|2|$krylov -pc_type asm -pc_asm_overlap 1 -sub_pc_type lu -sub_pc_factor_mat_solver_type umfpack $stag|10"}
+interface LU (default on 2 ranks)|2|
+MUMPS|2|-mbs_parallel_lu mumps|20
+SuperLU_DIST|2|-pc_factor_mat_solver_type superlu_dist|20"}
+RIGID_CONFIGS=${RIGID_CONFIGS:-"UMFPACK (default on 1 rank)|1|
+interface LU (default on 2 ranks)|2|
+MUMPS|2|-mbs_parallel_lu mumps"}
 NET_CONFIGS=${NET_CONFIGS:-"UMFPACK (default on 1 rank)|1|
 MUMPS|1|-pc_factor_mat_solver_type mumps
 Schur/selfp block preconditioner (ILU, KLU)|1|$schur1
@@ -75,6 +77,12 @@ for model in $MODELS; do
     steps=$CHAIN_STEPS
     configs=$CHAIN_CONFIGS
     name="particle chain, N = $CHAIN_N"
+  elif [ "$model" = rigid ]; then
+    in="$OUT/inputs/rigid_chain$RIGID_N.yaml"
+    sed -E "s/count: 1000$/count: $RIGID_N/" "$root/inputs/rigid_chain1000.yaml" > "$in"
+    steps=$RIGID_STEPS
+    configs=$RIGID_CONFIGS
+    name="rigid chain, N = $RIGID_N"
   else
     in="$OUT/inputs/net$NET_N.yaml"
     sed -E "s/count: \[100, 100\]/count: [$NET_N, $NET_N]/" "$root/inputs/net100x100.yaml" > "$in"
@@ -113,7 +121,7 @@ done
 kill $sampler 2>/dev/null || true
 echo "## Strong scaling, 1 vs 2 ranks ($(date +%F))"
 echo
-echo "Command: \`benchmarks/strong.sh ${build#"$root"/}\` (MODELS=\"$MODELS\", CHAIN_N=$CHAIN_N, CHAIN_STEPS=$CHAIN_STEPS, NET_N=$NET_N, NET_STEPS=$NET_STEPS); EM, h = 1e-3, diagnostics every 10 steps."
+echo "Command: \`benchmarks/strong.sh ${build#"$root"/}\` (MODELS=\"$MODELS\", CHAIN_N=$CHAIN_N, CHAIN_STEPS=$CHAIN_STEPS, RIGID_N=$RIGID_N, RIGID_STEPS=$RIGID_STEPS, NET_N=$NET_N, NET_STEPS=$NET_STEPS); EM, h = 1e-3, diagnostics every 10 steps."
 echo "Machine: $(python3 "$lib" machine)."
 echo "Load: 1/5/15-min load average $load0 before the runs; 1-minute load average during the runs (sampled every 30 s; a 2-rank run counts 2): $(sort -n "$OUT/load.txt" | awk '{a[NR]=$1} END {printf "median %s, max %s", a[int((NR+1)/2)], a[NR]}')."
 echo "Date: $(date '+%F %H:%M %Z'); tree at commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet 2>/dev/null || echo ' + uncommitted changes'); binary $exe built $(date -r "$exe" '+%F %H:%M %Z')."

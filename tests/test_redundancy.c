@@ -406,18 +406,21 @@ static void test_bricard(void **state)
       for (int k = 0; k < 3; k++) CHECK(PetscFree(o[k].q));
     }
   }
-  /* The other schemes: a result that keeps the constraints, or an error naming the step. VI-A enforces them at an
-     intermediate configuration, and its nodes violate them by design, by O(h^2): a VI-A result must show that order
+  /* The other schemes: a result that keeps the constraints, or an error naming the step (a step that does not
+     converge, or whose energy diverges: which one depends on the round-off of the linear solver). VI-A enforces them at
+     an intermediate configuration, and its nodes violate them by design, by O(h^2): a VI-A result must show that order
      at h/2. */
   for (size_t s = 0; s < 3; s++) {
     Outcome         o, o2;
     PetscErrorCode  ierr = RunBricard(others[s], 0.01, 2.0, PETSC_TRUE, &o);
     const PetscBool via  = (PetscBool)!strcmp(others[s], "vi-a");
-    if (ierr && !strstr(error_message, "did not converge")) Fail("bricard %s: %s\n", others[s], error_message);
+    if (ierr && !strstr(error_message, "did not converge") && !strstr(error_message, "the energy diverged"))
+      Fail("bricard %s: %s\n", others[s], error_message);
     if (!ierr && !via && !(o.g <= 1e-12)) Fail("bricard %s: constraint violation %g\n", others[s], (double)o.g);
     if (!ierr && via) {
       ierr = RunBricard(others[s], 0.005, 2.0, PETSC_TRUE, &o2);
-      if (ierr && !strstr(error_message, "did not converge")) Fail("bricard %s: %s\n", others[s], error_message);
+      if (ierr && !strstr(error_message, "did not converge") && !strstr(error_message, "the energy diverged"))
+        Fail("bricard %s: %s\n", others[s], error_message);
       if (!ierr && !(PetscLog2Real(o.g / o2.g) >= 1.8))
         Fail("bricard vi-a: nodal constraint violation %g at h = 0.01 and %g at h = 0.005: not second order\n",
              (double)o.g, (double)o2.g);

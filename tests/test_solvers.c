@@ -404,20 +404,23 @@ static void test_graph_width(void **state)
 }
 
 /* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 300 unknowns, UMFPACK for
-   chains and for small nets, MUMPS for nets of at least 6000 unknowns; MUMPS on several ranks; a user's choice is
-   kept. */
+   chains and for small nets, MUMPS for nets of at least 6000 unknowns; on several ranks the interface LU for a small
+   interface (a chain, a small net), MUMPS for a large one (a 40 x 40 net cut in two) or with -mbs_parallel_lu mumps; a
+   user's choice is kept. */
 static void test_solver_choice(void **state)
 {
   const struct {
     PetscBool   net;
     PetscInt    n;
     const char *user, *one_rank; /* NULL: dense LU (a PCSHELL) */
+    const char *ranks;           /* on several ranks; "interface": the interface LU (a PCSHELL) */
   } cases[] = {
-    {PETSC_FALSE, 20, NULL, NULL},
-    {PETSC_FALSE, 1000, NULL, MATSOLVERUMFPACK},
-    {PETSC_TRUE, 16, NULL, MATSOLVERUMFPACK},
-    {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS},
-    {PETSC_TRUE, 40, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST},
+    {PETSC_FALSE, 20, NULL, NULL, "interface"},
+    {PETSC_FALSE, 1000, NULL, MATSOLVERUMFPACK, "interface"},
+    {PETSC_TRUE, 16, NULL, MATSOLVERUMFPACK, "interface"},
+    {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS, MATSOLVERMUMPS},
+    {PETSC_TRUE, 40, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST},
+    {PETSC_FALSE, 1000, "-mbs_parallel_lu mumps", MATSOLVERUMFPACK, MATSOLVERMUMPS},
   };
   PetscMPIInt size;
 
@@ -429,24 +432,31 @@ static void test_solver_choice(void **state)
     SNES          snes;
     KSP           ksp;
     PC            pc;
-    PetscBool     isshell;
+    PetscBool     isshell, option = (PetscBool)(cases[k].user && cases[k].user[0] == '-');
     MatSolverType type   = NULL;
-    const char   *expect = cases[k].user ? cases[k].user : size > 1 ? MATSOLVERMUMPS : cases[k].one_rank;
+    const char   *expect = size > 1 ? cases[k].ranks : cases[k].one_rank, *shell = NULL;
 
     CreateStructure(cases[k].net, cases[k].n, &model);
+    if (option) CHECK(PetscOptionsInsertString(NULL, cases[k].user));
     CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetFromOptions(st));
     CHECK(MbsStepperGetSNES(st, &snes));
     CHECK(SNESGetKSP(snes, &ksp));
     CHECK(KSPGetPC(ksp, &pc));
-    if (cases[k].user) CHECK(PCFactorSetMatSolverType(pc, cases[k].user));
+    if (cases[k].user && !option) CHECK(PCFactorSetMatSolverType(pc, cases[k].user));
     CHECK(MbsStepperSetUp(st));
+    if (option) CHECK(PetscOptionsClear(NULL));
     CHECK(KSPGetPC(ksp, &pc));
     CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
-    if (!isshell) CHECK(PCFactorGetMatSolverType(pc, &type));
-    if (!expect ? !isshell : !type || strcmp(type, expect))
-      Fail("%s of %d on %d rank(s): LU package %s, expected %s\n", cases[k].net ? "net" : "chain", (int)cases[k].n,
-           (int)size,
-           isshell ? "dense"
+    if (isshell)
+      CHECK(PCShellGetName(pc, &shell));
+    else
+      CHECK(PCFactorGetMatSolverType(pc, &type));
+    if (!expect                        ? !(isshell && strstr(shell, "dense LU"))
+        : !strcmp(expect, "interface") ? !(isshell && strstr(shell, "interface LU"))
+                                       : !type || strcmp(type, expect))
+      Fail("%s of %d on %d rank(s): LU %s, expected %s\n", cases[k].net ? "net" : "chain", (int)cases[k].n, (int)size,
+           isshell ? shell
            : type  ? type
                    : "(none)",
            expect ? expect : "dense");
@@ -463,6 +473,100 @@ static void test_solver_choice(void **state)
   }
 }
 
+/* The interface LU of several ranks (src/stepper/interfacelu.c) is an exact solve: J x = b to round-off for a random b,
+   after a step, on a net of particles, a chain of rigid bodies with revolute joints and a train of skates with
+   velocity constraints, under schemes of every field structure. On one rank there is nothing to split (the stepper
+   never chooses it). */
+static void InputModel(const char *relative, MbsModel *model, MbsRunConfig *cfg)
+{
+  char path[PETSC_MAX_PATH_LEN];
+
+  snprintf(path, sizeof(path), "%s/%s", getenv("GGLMBS_SOURCE_DIR"), relative);
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  CHECK(MbsRunConfigSetDefaults(cfg));
+  CHECK(MbsModelLoadYAML(*model, path, cfg));
+  CHECK(MbsModelSetUp(*model));
+}
+
+static void test_interface_lu_exact(void **state)
+{
+  const struct {
+    const char *input; /* NULL: an 8 x 10 net */
+    const char *schemes[6];
+  } cases[] = {
+    {NULL, {"em", "em-g", "vi-a", "vi-b", "vi-s", "rattle"}},
+    {"tests/inputs/parallel/rigid_chain_revolute.yaml", {"em", "vi-s", "galerkin-lgl"}},
+    {"tests/inputs/nonholonomic/skate_train.yaml", {"em", "dla", "dh"}},
+  };
+  PetscMPIInt size;
+  PetscRandom rnd;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size == 1) skip();
+  CHECK(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  CHECK(PetscRandomSetSeed(rnd, 17));
+  CHECK(PetscRandomSeed(rnd));
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    MbsModel     model;
+    MbsRunConfig cfg;
+    if (cases[c].input)
+      InputModel(cases[c].input, &model, &cfg);
+    else
+      BuildNet(8, 10, &model);
+    for (int k = 0; k < 6 && cases[c].schemes[k]; k++) {
+      MbsStepper  st;
+      SNES        snes;
+      KSP         ksp;
+      PC          pc;
+      Mat         J;
+      Vec         b, x, r;
+      PetscReal   nJ, nx, nr, nb;
+      PetscBool   isshell;
+      const char *name;
+
+      CHECK(MbsStepperCreate(model, &st));
+      CHECK(MbsStepperSetType(st, cases[c].schemes[k]));
+      CHECK(MbsStepperSetTimeStep(st, cases[c].input ? cfg.dt : 1e-3));
+      CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
+      CHECK(MbsStepperStep(st));
+      CHECK(MbsStepperGetSNES(st, &snes));
+      CHECK(SNESGetKSP(snes, &ksp));
+      CHECK(KSPGetPC(ksp, &pc));
+      CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+      name = NULL;
+      if (isshell) CHECK(PCShellGetName(pc, &name));
+      if (!name || !strstr(name, "interface LU"))
+        Fail("%s, %s on %d ranks: the stepper chose %s, not the interface LU\n",
+             cases[c].input ? cases[c].input : "net", cases[c].schemes[k], (int)size, name ? name : "another PC");
+      CHECK(PCGetOperators(pc, &J, NULL));
+      CHECK(MatCreateVecs(J, &x, &b));
+      CHECK(VecDuplicate(b, &r));
+      CHECK(VecSetRandom(b, rnd));
+      CHECK(PCApply(pc, b, x));
+      CHECK(MatMult(J, x, r));
+      CHECK(VecAXPY(r, -1.0, b));
+      CHECK(MatNorm(J, NORM_INFINITY, &nJ));
+      CHECK(VecNorm(x, NORM_INFINITY, &nx));
+      CHECK(VecNorm(r, NORM_INFINITY, &nr));
+      CHECK(VecNorm(b, NORM_INFINITY, &nb));
+      if (getenv("GGLMBS_TEST_VERBOSE"))
+        CHECK(PetscPrintf(PETSC_COMM_WORLD, "interface LU, %s, %s: |Jx - b| / (|J| |x|) = %.2e (|x| %.2e)\n",
+                          cases[c].input ? cases[c].input : "net", cases[c].schemes[k], (double)(nr / (nJ * nx)),
+                          (double)nx));
+      if (!(nr <= 1e-12 * nJ * nx))
+        Fail("%s, %s: the interface LU leaves |Jx - b| = %g against |J| |x| = %g (|b| = %g)\n",
+             cases[c].input ? cases[c].input : "net", cases[c].schemes[k], (double)nr, (double)(nJ * nx), (double)nb);
+      CHECK(VecDestroy(&b));
+      CHECK(VecDestroy(&x));
+      CHECK(VecDestroy(&r));
+      CHECK(MbsStepperDestroy(&st));
+    }
+    CHECK(MbsModelDestroy(&model));
+  }
+  CHECK(PetscRandomDestroy(&rnd));
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -471,6 +575,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_solver_choice),
     cmocka_unit_test(test_block_preconditioner_matches_lu),
     cmocka_unit_test(test_block_preconditioner_after_reset),
+    cmocka_unit_test(test_interface_lu_exact),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

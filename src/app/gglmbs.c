@@ -17,6 +17,9 @@ static const char help[] =
 #include <petsctime.h>
 #include <gglmbs/gglmbs.h>
 
+/* Unknowns per rank below which a run on fewer ranks is faster (measured on particle chains; docs/solvers.md) */
+#define MBS_APP_MIN_UNKNOWNS_PER_RANK 2000
+
 /* PETSc says "Input string abc has no numeric value" for an option whose value is not a number, without the
    option's name: find the option with that value in the database, so that the message names it. */
 static void MbsAppNameOption(const char *mess, char out[], size_t len)
@@ -166,6 +169,20 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsStepperSetUp(st));
   PetscCall(CheckInterrupted("setting up the solver"));
   PetscCall(CheckOwnOptions());
+  {
+    /* several ranks pay off from about MBS_APP_MIN_UNKNOWNS_PER_RANK unknowns per rank (docs/solvers.md, "Several
+       ranks"); below, say so */
+    PetscMPIInt size;
+    PetscInt    nx;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    PetscCall(MbsStepperGetNumUnknowns(st, &nx));
+    if (size > 1 && nx < (PetscInt)size * MBS_APP_MIN_UNKNOWNS_PER_RANK)
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD,
+                            "gglmbs: note: %" PetscInt_FMT " unknowns on %d ranks (%" PetscInt_FMT
+                            " per rank); below about %d unknowns per rank a run on fewer ranks is faster "
+                            "(docs/solvers.md, \"Several ranks\")\n",
+                            nx, (int)size, nx / size, MBS_APP_MIN_UNKNOWNS_PER_RANK));
+  }
   if (view) {
     PetscCall(MbsModelView(model, NULL));
     PetscCall(MbsStepperView(st, NULL));

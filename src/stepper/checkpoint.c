@@ -420,6 +420,21 @@ PetscErrorCode MbsStepperWriteCheckpoint(MbsStepper st, const char filename[])
                "the checkpoint would replace",
                path);
   }
+  {
+    /* the writer opens the file on rank 0 alone and fails there alone, while the other ranks go on into its
+       collective scatters: a file that cannot be created (a missing directory) is found first, on every rank */
+    int why = 0;
+    if (st->model->rank == 0) {
+      FILE *fp = fopen(tmp, "wb");
+      if (!fp)
+        why = errno;
+      else if (fclose(fp))
+        why = errno;
+    }
+    PetscCallMPI(MPI_Bcast(&why, 1, MPI_INT, 0, PetscObjectComm((PetscObject)st)));
+    PetscCheck(!why, PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_WRITE,
+               "Cannot write checkpoint '%s' at step %" PetscInt_FMT ": %s", tmp, st->step, strerror(why));
+  }
   /* errors of the writer (disk full, unwritable directory) are reported once, below, with the path */
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = MbsCheckpointWrite_Private(st, tmp, &viewer, last);

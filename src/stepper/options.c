@@ -159,6 +159,11 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
       "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v, xi) and dual (the multipliers)",
       "MbsStepperSetUp", splits, 2, splits[st->fieldsplit_split], &st->fieldsplit_split, NULL));
   }
+  PetscCall(PetscOptionsEList("-mbs_parallel_lu",
+                              "The solve of several ranks: auto (interface LU for small interfaces, else MUMPS), "
+                              "interface (each rank's interior by sparse LU, the interface by dense LU) or mumps",
+                              "MbsStepperSetUp", MbsParallelLUTypes, 3, MbsParallelLUTypes[st->parallel_lu],
+                              &st->parallel_lu, NULL));
   {
     PetscBool allow = st->allow_redundant, set;
     PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints",
@@ -205,6 +210,7 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
 (MbsStepperSetFailureCheckpoint()) . -mbs_allow_redundant_constraints - run consistent redundant constraints
 (MbsStepperSetAllowRedundantConstraints())
 - -mbs_fieldsplit_split <fields,primal_dual> - splits registered with -pc_type fieldsplit (docs/solvers.md)
+- -mbs_parallel_lu <auto,interface,mumps> - the solve of several ranks when no LU package is chosen (docs/solvers.md)
 
   Level: beginner
 @*/

@@ -733,6 +733,10 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
 #define MBS_WIDE_GRAPH           8       /* body graphs at least this wide ... */
 #define MBS_WIDE_MIN_UNKNOWNS    6000    /* ... and systems at least this large are factored by MUMPS */
 #define MBS_UMFPACK_MAX_UNKNOWNS 2000000 /* above this, MUMPS (UMFPACK's 32-bit workspace) */
+#define MBS_INTERFACE_MAX_UNKNOWNS                                                          \
+  500 /* several ranks: the interface LU up to this many interface unknowns (nets, 2 ranks: \
+         break-even with MUMPS at 528, MUMPS 2.1 times faster at 882) */
+const char *const MbsParallelLUTypes[] = {"auto", "interface", "mumps"};
 /* Sets the package the stepper chose; a PC set up with another package (an earlier choice) is reset first. */
 static PetscErrorCode MbsStepperSetSolver(MbsStepper st, PC pc, MatSolverType type)
 {
@@ -746,12 +750,39 @@ static PetscErrorCode MbsStepperSetSolver(MbsStepper st, PC pc, MatSolverType ty
   PetscFunctionReturn(0);
 }
 
+/* The one-rank package for a system of n unknowns (the whole system, or a rank's interior under the interface LU),
+   and why */
+static PetscErrorCode MbsStepperSerialPackage(MbsStepper st, PetscInt n, MatSolverType *type, char *why, size_t len)
+{
+  PetscInt width;
+
+  PetscFunctionBegin;
+  PetscCall(MbsModelGetGraphWidth(st->model, &width));
+  if (st->ops->wide_mumps && width >= MBS_WIDE_GRAPH && n >= MBS_WIDE_MIN_UNKNOWNS) {
+    *type = MATSOLVERMUMPS;
+    PetscCall(PetscSNPrintf(why, len,
+                            "a wide body graph (bandwidth %" PetscInt_FMT
+                            " in RCM order: a net or a mesh) of %" PetscInt_FMT " unknowns",
+                            width, n));
+  } else if (n > MBS_UMFPACK_MAX_UNKNOWNS) {
+    *type = MATSOLVERMUMPS;
+    PetscCall(
+      PetscSNPrintf(why, len, "a large system (%" PetscInt_FMT " unknowns; UMFPACK's 32-bit workspace overflows)", n));
+  } else {
+    *type = MATSOLVERUMFPACK;
+    PetscCall(PetscSNPrintf(
+      why, len, "a narrow body graph (bandwidth %" PetscInt_FMT " in RCM order: chains, trees) or a small system",
+      width));
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   MatSolverType type;
   PetscMPIInt   size;
-  PetscBool     isaij;
-  PetscInt      width;
+  PetscBool     isaij, ismpiaij;
+  char          why[128];
 
   PetscFunctionBegin;
   PetscCall(PCFactorGetMatSolverType(pc, &type));
@@ -767,6 +798,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpiaij));
   if (size == 1 && isaij && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
     PetscCall(MbsPCSetDenseLU_Private(pc)); /* src/stepper/denselu.c */
     PetscCall(PetscStrncpy(st->solver_auto, "dense", sizeof(st->solver_auto)));
@@ -774,30 +806,35 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
                             "dense LU (LAPACK), chosen for a small system (%" PetscInt_FMT " unknowns)",
                             st->sys->nglobal));
   } else if (size > 1) {
-    PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
-    PetscCall(
-      PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen for several ranks", MATSOLVERMUMPS));
-  } else {
-    PetscCall(MbsModelGetGraphWidth(st->model, &width));
-    if (st->ops->wide_mumps && width >= MBS_WIDE_GRAPH && st->sys->nglobal >= MBS_WIDE_MIN_UNKNOWNS) {
-      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
+    PetscInt nB = 0, nlocal = st->sys->nlocal;
+    /* not for a static solve: without masses, an interior body held only by interface elements floats
+       (src/stepper/interfacelu.c) */
+    const PetscBool can = (PetscBool)(ismpiaij && !st->ops->quasistatic);
+    if (can && st->parallel_lu == MBS_PARALLEL_LU_AUTO) PetscCall(MbsStepperInterfaceSize_Private(st, &nB, NULL));
+    if (can && (st->parallel_lu == MBS_PARALLEL_LU_INTERFACE ||
+                (st->parallel_lu == MBS_PARALLEL_LU_AUTO && nB <= MBS_INTERFACE_MAX_UNKNOWNS))) {
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nlocal, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)st)));
+      PetscCall(MbsStepperSerialPackage(st, nlocal, &type, why, sizeof(why)));
+      PetscCall(MbsPCSetInterfaceLU_Private(pc, st, type)); /* src/stepper/interfacelu.c */
+      PetscCall(PetscStrncpy(st->solver_auto, "interface", sizeof(st->solver_auto)));
       PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
-                              "%s, chosen for a wide body graph (bandwidth %" PetscInt_FMT
-                              " in RCM order: a net or a mesh) of %" PetscInt_FMT " unknowns",
-                              MATSOLVERMUMPS, width, st->sys->nglobal));
-    } else if (st->sys->nglobal > MBS_UMFPACK_MAX_UNKNOWNS) {
-      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
-      PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
-                              "%s, chosen for a large system (%" PetscInt_FMT
-                              " unknowns; UMFPACK's 32-bit workspace overflows)",
-                              MATSOLVERMUMPS, st->sys->nglobal));
+                              "interface LU (each rank's interior by %s, for %s; an interface of %" PetscInt_FMT
+                              " unknowns by dense LU), chosen for several ranks and %s",
+                              type, why, nB,
+                              st->parallel_lu == MBS_PARALLEL_LU_INTERFACE ? "-mbs_parallel_lu interface"
+                                                                           : "a small interface"));
     } else {
-      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERUMFPACK));
-      PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
-                              "%s, chosen for one rank and a narrow body graph (bandwidth %" PetscInt_FMT
-                              " in RCM order: chains, trees) or a small system",
-                              MATSOLVERUMFPACK, width));
+      PetscCall(MbsStepperSetSolver(st, pc, MATSOLVERMUMPS));
+      PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen for several ranks and %s",
+                              MATSOLVERMUMPS,
+                              st->ops->quasistatic                       ? "a static solve"
+                              : st->parallel_lu == MBS_PARALLEL_LU_MUMPS ? "-mbs_parallel_lu mumps"
+                                                                         : "a large interface"));
     }
+  } else {
+    PetscCall(MbsStepperSerialPackage(st, st->sys->nglobal, &type, why, sizeof(why)));
+    PetscCall(MbsStepperSetSolver(st, pc, type));
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen for one rank and %s", type, why));
   }
   PetscFunctionReturn(0);
 }
@@ -823,6 +860,7 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
     PetscBool isshell, dense;
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
     PetscCall(PetscStrcmp(st->solver_auto, "dense", &dense));
+    if (!dense) PetscCall(PetscStrcmp(st->solver_auto, "interface", &dense));
     if (!(isshell && dense)) {
       st->solver_choice[0] = st->solver_auto[0] = 0;
       PetscFunctionReturn(0);

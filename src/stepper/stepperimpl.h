@@ -57,7 +57,10 @@ typedef struct {
   PetscErrorCode (*reaction_terms)(MbsStepper, PetscInt *n, MbsReactionTerm terms[]);
 } MbsSchemeOps;
 
-#define MBS_STEPPER_NWORK      5
+#define MBS_STEPPER_NWORK 5
+/* -mbs_parallel_lu: the solve of several ranks when nobody chose an LU package (MbsStepperChooseSolver()) */
+enum { MBS_PARALLEL_LU_AUTO, MBS_PARALLEL_LU_INTERFACE, MBS_PARALLEL_LU_MUMPS };
+PETSC_INTERN const char *const MbsParallelLUTypes[];
 #define MBS_MAX_FIELDS         16   /* fields of a scheme's unknowns (checkpoint version 7 on; 8 before) */
 #define MBS_REUSE_MIN_UNKNOWNS 1000 /* default Jacobian reuse from this many unknowns on */
 #define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
@@ -157,8 +160,10 @@ struct _p_MbsStepper {
   PetscInt  ndrop_x, *drop_x;   /* ... the rows of X this rank owns that they make, over all constraint fields */
   Vec       qsub, psub;         /* the state at the start of a (sub-)step, for the energy check */
   PetscInt  fieldsplit_split;   /* splits registered with PCFIELDSPLIT: 0 one per field, 1 primal and dual */
-  char      solver_choice[160]; /* the LU package and why (MbsStepperChooseSolver()), for the view */
-  char      solver_auto[32];    /* the package the stepper chose ("dense" for dense LU), chosen again at a new set-up */
+  char      solver_choice[320]; /* the LU package and why (MbsStepperChooseSolver()), for the view */
+  char      solver_auto[32]; /* the package the stepper chose ("dense" for dense LU, "interface" for the interface LU),
+                                chosen again at a new set-up */
+  PetscInt parallel_lu;      /* -mbs_parallel_lu: MBS_PARALLEL_LU_AUTO, _INTERFACE or _MUMPS */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
@@ -249,6 +254,10 @@ PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt
                                                             const MbsReactionTerm terms[], const PetscScalar *x,
                                                             const PetscScalar *qloc, PetscReal F[3], PetscReal M[3]);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
+/* interfacelu.c: the exact substructured solve of several ranks (each rank's interior by sparse LU, the interface by
+   dense LU), and the interface's size (over all ranks, and the largest rank's part) from the model */
+PETSC_INTERN PetscErrorCode MbsPCSetInterfaceLU_Private(PC, MbsStepper, MatSolverType);
+PETSC_INTERN PetscErrorCode MbsStepperInterfaceSize_Private(MbsStepper, PetscInt *, PetscInt *);
 PETSC_INTERN PetscErrorCode MbsStepperHistoryValid_Private(MbsStepper, PetscBool *);
 PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
 PETSC_INTERN PetscErrorCode MbsInterruptSetAgreed_Private(int signum);

@@ -1,0 +1,502 @@
+/*
+  Interface LU: an exact parallel solve of the step's saddle-point system by substructuring (docs/solvers.md,
+  "Several ranks").
+
+  Each rank's unknowns are split into its interior I_r and its part B_r of the interface B:
+    * an interface body is a body of an element that joins bodies of two ranks, or a body with an unknown whose row
+      has a column on another rank or whose column another rank's row reads (the Jacobian's own pattern: a host's
+      coupling matrix, MbsStepperSetStateForce());
+    * B_r holds every coordinate-field unknown (q, p, v, stages) of the rank's interface bodies and every multiplier
+      row (constraint and velocity constraint fields) of the rank's elements that touch an interface body or a body of
+      another rank (or that the pattern marks).
+  No interior row then reads an unknown of another rank and no other rank's row reads an interior unknown, so
+    [ A_II  A_IB ] [x_I]   [b_I]      A_II = diag(A_{I_r I_r}) (one sparse LU per rank, no communication),
+    [ A_BI  A_BB ] [x_B] = [b_B]      S = A_BB - sum_r A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r} (dense, |B| x |B|).
+
+  A_{I_r I_r} is the step Jacobian of the subsystem of interior bodies and the elements among them, the interface
+  held fixed: its constraint rows are rows of the model's (independent) constraints without a column outside the
+  interior, and its bodies have their masses, so a dynamic step's interior is as regular as the whole system. (An
+  element between an interface body and an interior one is on the interface: kept inside, its rows would hold the
+  interior body against a fixed body, and four rods from a net's node to fixed nodes are dependent.) A static solve
+  has no masses: an interior body held only by interface elements (a plate welded to an interface node) would float,
+  so the stepper does not choose the interface LU for the static scheme. S is formed with |B_r| interior solves per
+  rank, summed over the ranks and factored by LAPACK on every rank (it is small: tens of unknowns per cut of a chain). A
+  solve is then one interior solve per rank, the interface's right-hand side gathered (|B| numbers), the dense solve,
+  and x_I = y_I - W x_B with W = A_II^-1 A_IB kept from the set-up (or a second interior solve when W would be large).
+
+  The interior LU is a PCLU with the prefix <prefix>sub_ (-sub_pc_factor_mat_solver_type ...), its package chosen
+  like the one-rank default from the interior's size. A singular interior or interface is a failed preconditioner on
+  every rank (the step fails and is diagnosed), never an error.
+*/
+#include "stepper/stepperimpl.h"
+#include <petscblaslapack.h>
+
+#define MBS_INTERFACE_KEEP_W 64 /* keep W = A_II^-1 A_IB when the rank has at most this many interface unknowns */
+
+typedef struct {
+  MbsStepper    st; /* the stepper that owns the PC (not referenced: it outlives its KSP) */
+  PetscBool     marked;
+  PetscInt      nI, nBl, nB; /* interior and interface unknowns of this rank; the interface's size */
+  PetscInt     *iI, *iB;     /* their local indices, increasing */
+  PetscInt     *Bglobal;     /* the interface's global indices, increasing (every rank's B_r in rank order) */
+  PetscMPIInt  *counts, *displs;
+  IS            isI, isB;
+  Mat           Aii, Aib, Abi, AibT;
+  PC            sub;
+  PetscScalar  *W; /* nI x nBl, column-major, or NULL */
+  PetscScalar  *S; /* nB x nB, column-major: the factored interface Schur complement */
+  PetscBLASInt *piv;
+  PetscScalar  *rB;         /* nB */
+  Vec           bI, yI, tB; /* interior (sequential) and local interface work vectors */
+} MbsInterfaceLU;
+
+static PetscLogEvent MBS_InterfaceSchur = 0;
+
+/* Marks (mark[i] != 0) the rank's unknowns of the interface from the model (bodies and elements) and from seed marks
+   already set in mark (unknowns the Jacobian's pattern couples across ranks), lifted to their bodies and elements. */
+static PetscErrorCode MbsInterfaceMark(MbsStepper st, char *mark)
+{
+  MbsModel  model = st->model;
+  MbsSystem sys   = st->sys;
+  char     *body_if;
+  PetscInt *lq_body;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(model->nbodies, &body_if));
+  PetscCall(PetscMalloc1(model->nq_local, &lq_body));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k];
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) lq_body[model->body_lq[b] + i] = b;
+  }
+  /* every element joining bodies of two ranks (every rank holds the element list) */
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const PetscInt a = model->elems[e].body[0], b = model->elems[e].body[1];
+    if (a >= 0 && b >= 0 && model->body_rank[a] != model->body_rank[b]) body_if[a] = body_if[b] = 1;
+  }
+  /* seeds in coordinate fields mark their body; seeds in multiplier rows mark their element below */
+  for (PetscInt f = 0; f < sys->nfields; f++) {
+    if (sys->kind[f] != MBS_FIELD_COORDINATE) continue;
+    for (PetscInt l = 0; l < model->nq_local; l++)
+      if (mark[sys->foff[f] + l]) body_if[lq_body[l]] = 1;
+  }
+  for (PetscInt f = 0; f < sys->nfields; f++) {
+    if (sys->kind[f] != MBS_FIELD_COORDINATE) continue;
+    for (PetscInt l = 0; l < model->nq_local; l++)
+      if (body_if[lq_body[l]]) mark[sys->foff[f] + l] = 1;
+  }
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    PetscBool         in = PETSC_FALSE;
+    for (int s = 0; s < 2; s++)
+      if (el->body[s] >= 0 && (body_if[el->body[s]] || model->body_rank[el->body[s]] != model->rank)) in = PETSC_TRUE;
+    for (PetscInt f = 0; f < sys->nfields && !in; f++) {
+      const PetscInt off = sys->kind[f] == MBS_FIELD_CONSTRAINT ? model->elem_c[k] : model->elem_v[k];
+      const PetscInt n   = sys->kind[f] == MBS_FIELD_CONSTRAINT    ? el->kernel->ncon
+                           : sys->kind[f] == MBS_FIELD_VCONSTRAINT ? el->kernel->nvcon
+                                                                   : 0;
+      for (PetscInt i = 0; i < n; i++)
+        if (mark[sys->foff[f] + off + i]) in = PETSC_TRUE;
+    }
+    if (!in) continue;
+    for (PetscInt f = 0; f < sys->nfields; f++) {
+      const PetscInt off = sys->kind[f] == MBS_FIELD_CONSTRAINT ? model->elem_c[k] : model->elem_v[k];
+      const PetscInt n   = sys->kind[f] == MBS_FIELD_CONSTRAINT    ? el->kernel->ncon
+                           : sys->kind[f] == MBS_FIELD_VCONSTRAINT ? el->kernel->nvcon
+                                                                   : 0;
+      for (PetscInt i = 0; i < n; i++) mark[sys->foff[f] + off + i] = 1;
+    }
+  }
+  PetscCall(PetscFree(lq_body));
+  PetscCall(PetscFree(body_if));
+  PetscFunctionReturn(0);
+}
+
+/* The interface's size from the model alone (before the Jacobian's pattern exists), for the stepper's choice. */
+PetscErrorCode MbsStepperInterfaceSize_Private(MbsStepper st, PetscInt *nB, PetscInt *nBmax)
+{
+  char    *mark;
+  PetscInt n = 0, nn[2];
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(st->sys->nlocal, &mark));
+  PetscCall(MbsInterfaceMark(st, mark));
+  for (PetscInt i = 0; i < st->sys->nlocal; i++) n += mark[i] ? 1 : 0;
+  PetscCall(PetscFree(mark));
+  nn[0] = n;
+  nn[1] = n;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nn[0], 1, MPIU_INT, MPI_SUM, PetscObjectComm((PetscObject)st)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nn[1], 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)st)));
+  *nB = nn[0];
+  if (nBmax) *nBmax = nn[1];
+  PetscFunctionReturn(0);
+}
+
+/* The splitting, once per Jacobian pattern: seeds from the assembled pattern, then the model's marks. */
+static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
+{
+  MbsStepper      st = ctx->st;
+  MPI_Comm        comm;
+  PetscMPIInt     size, rank;
+  char           *mark;
+  PetscInt        nlocal = st->sys->nlocal, rstart;
+  PetscBool       ismpi;
+  Mat             Ao;
+  const PetscInt *garray;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(MatGetOwnershipRange(P, &rstart, NULL));
+  PetscCall(PetscCalloc1(nlocal, &mark));
+  PetscCall(PetscObjectTypeCompare((PetscObject)P, MATMPIAIJ, &ismpi));
+  if (ismpi) {
+    const PetscInt    *ia, *ja;
+    PetscInt           n, nc;
+    PetscBool          done;
+    Vec                read;
+    PetscScalar       *ones;
+    const PetscScalar *r;
+
+    PetscCall(MatMPIAIJGetSeqAIJ(P, NULL, &Ao, &garray));
+    PetscCall(MatGetSize(Ao, NULL, &nc));
+    /* rows that read another rank's unknowns */
+    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done && n == nlocal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's coupling rows");
+    for (PetscInt i = 0; i < n; i++)
+      if (ia[i + 1] > ia[i]) mark[i] = 1;
+    PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    /* unknowns another rank's rows read */
+    PetscCall(MatCreateVecs(P, &read, NULL));
+    PetscCall(PetscMalloc1(nc, &ones));
+    for (PetscInt j = 0; j < nc; j++) ones[j] = 1.0;
+    PetscCall(VecSetValues(read, nc, garray, ones, ADD_VALUES));
+    PetscCall(VecAssemblyBegin(read));
+    PetscCall(VecAssemblyEnd(read));
+    PetscCall(VecGetArrayRead(read, &r));
+    for (PetscInt i = 0; i < nlocal; i++)
+      if (PetscRealPart(r[i]) != 0.0) mark[i] = 1;
+    PetscCall(VecRestoreArrayRead(read, &r));
+    PetscCall(PetscFree(ones));
+    PetscCall(VecDestroy(&read));
+  }
+  PetscCall(MbsInterfaceMark(st, mark));
+  ctx->nI = ctx->nBl = 0;
+  for (PetscInt i = 0; i < nlocal; i++) {
+    if (mark[i])
+      ctx->nBl++;
+    else
+      ctx->nI++;
+  }
+  PetscCall(PetscMalloc2(ctx->nI, &ctx->iI, ctx->nBl, &ctx->iB));
+  ctx->nI = ctx->nBl = 0;
+  for (PetscInt i = 0; i < nlocal; i++) {
+    if (mark[i])
+      ctx->iB[ctx->nBl++] = i;
+    else
+      ctx->iI[ctx->nI++] = i;
+  }
+  PetscCall(PetscFree(mark));
+  /* the interface over all ranks, in rank order (so increasing) */
+  PetscCall(PetscMalloc2(size, &ctx->counts, size + 1, &ctx->displs));
+  {
+    PetscMPIInt nb;
+    PetscCall(PetscMPIIntCast(ctx->nBl, &nb));
+    PetscCallMPI(MPI_Allgather(&nb, 1, MPI_INT, ctx->counts, 1, MPI_INT, comm));
+  }
+  ctx->displs[0] = 0;
+  for (PetscMPIInt r = 0; r < size; r++) ctx->displs[r + 1] = ctx->displs[r] + ctx->counts[r];
+  ctx->nB = ctx->displs[size];
+  {
+    PetscInt *mine;
+    PetscCall(PetscMalloc1(ctx->nBl, &mine));
+    for (PetscInt i = 0; i < ctx->nBl; i++) mine[i] = rstart + ctx->iB[i];
+    PetscCall(PetscMalloc1(ctx->nB, &ctx->Bglobal));
+    PetscCallMPI(
+      MPI_Allgatherv(mine, (PetscMPIInt)ctx->nBl, MPIU_INT, ctx->Bglobal, ctx->counts, ctx->displs, MPIU_INT, comm));
+    PetscCall(PetscFree(mine));
+  }
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, ctx->nI, ctx->iI, PETSC_USE_POINTER, &ctx->isI));
+  PetscCall(ISCreateGeneral(PETSC_COMM_SELF, ctx->nBl, ctx->iB, PETSC_USE_POINTER, &ctx->isB));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, ctx->nI, &ctx->bI));
+  PetscCall(VecDuplicate(ctx->bI, &ctx->yI));
+  PetscCall(VecCreateSeq(PETSC_COMM_SELF, ctx->nBl, &ctx->tB));
+  PetscCall(PetscMalloc3((size_t)ctx->nB * ctx->nB, &ctx->S, ctx->nB, &ctx->piv, ctx->nB, &ctx->rB));
+  if (ctx->nBl <= MBS_INTERFACE_KEEP_W) PetscCall(PetscMalloc1((size_t)ctx->nI * ctx->nBl, &ctx->W));
+  ctx->marked = PETSC_TRUE;
+  PetscCall(PetscInfo(pc,
+                      "Interface LU: %" PetscInt_FMT " interior and %" PetscInt_FMT
+                      " interface unknowns on this rank, %" PetscInt_FMT " interface unknowns in all\n",
+                      ctx->nI, ctx->nBl, ctx->nB));
+  PetscFunctionReturn(0);
+}
+
+/* MUMPS on an interior: the workspace margin the stepper gives its own factor (MbsStepperSetUpFactorization()),
+   unless the user chose one (-<prefix>sub_mat_mumps_icntl_14) */
+static PetscErrorCode MbsInterfaceLUMumpsMargin(PC sub)
+{
+  MatSolverType type;
+  const char   *prefix;
+  PetscBool     ismumps, set;
+  Mat           F;
+
+  PetscFunctionBegin;
+  PetscCall(PCFactorGetMatSolverType(sub, &type));
+  PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &ismumps));
+  if (!ismumps) PetscFunctionReturn(0);
+  PetscCall(PCGetOptionsPrefix(sub, &prefix));
+  PetscCall(PetscOptionsHasName(((PetscObject)sub)->options, prefix, "-mat_mumps_icntl_14", &set));
+  if (set) PetscFunctionReturn(0);
+  PetscCall(PCFactorSetUpMatSolverType(sub));
+  PetscCall(PCFactorGetMatrix(sub, &F));
+  PetscCall(MatMumpsSetIcntl(F, 14, 100));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsInterfaceLUSetUp(PC pc)
+{
+  MbsInterfaceLU *ctx;
+  Mat             P, Ad;
+  MPI_Comm        comm;
+  PetscMPIInt     rank;
+  PetscBool       ismpi;
+  MatReuse        reuse;
+  PetscInt        failed = 0, rstart;
+
+  PetscFunctionBegin;
+  PetscCall(PCSetFailedReason(pc, PC_NOERROR)); /* a PCSHELL keeps a failure until its set-up clears it */
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(MatGetOwnershipRange(P, &rstart, NULL));
+  if (!ctx->marked) PetscCall(MbsInterfaceLUSplit(pc, ctx, P));
+  PetscCall(PetscObjectTypeCompare((PetscObject)P, MATMPIAIJ, &ismpi));
+  if (ismpi)
+    PetscCall(MatMPIAIJGetSeqAIJ(P, &Ad, NULL, NULL));
+  else
+    Ad = P;
+  reuse = ctx->Aii ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX;
+  PetscCall(MatCreateSubMatrix(Ad, ctx->isI, ctx->isI, reuse, &ctx->Aii));
+  PetscCall(MatCreateSubMatrix(Ad, ctx->isI, ctx->isB, reuse, &ctx->Aib));
+  PetscCall(MatCreateSubMatrix(Ad, ctx->isB, ctx->isI, reuse, &ctx->Abi));
+  PetscCall(MatTranspose(ctx->Aib, reuse, &ctx->AibT));
+  if (ctx->nI) {
+    PCFailedReason reason;
+    PetscCall(PCSetOperators(ctx->sub, ctx->Aii, ctx->Aii));
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MbsInterfaceLUMumpsMargin(ctx->sub));
+    PetscCall(PCSetUp(ctx->sub));
+    PetscCall(PCGetFailedReason(ctx->sub, &reason));
+    if (reason) failed = 1;
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPIU_INT, MPI_MAX, comm));
+  if (failed) {
+    PetscCall(PetscInfo(pc, "Interface LU: an interior factorization failed\n"));
+    PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscLogEventBegin(MBS_InterfaceSchur, pc, 0, 0, 0));
+  {
+    const PetscInt     nB = ctx->nB, off = ctx->displs[rank];
+    PetscScalar       *w;
+    const PetscScalar *tb;
+    PetscBLASInt       n, info;
+
+    PetscCall(PetscArrayzero(ctx->S, (size_t)nB * nB));
+    /* A_BB: the interface rows' entries in interface columns (every other column of an interface row is interior) */
+    for (PetscInt i = 0; i < ctx->nBl; i++) {
+      const PetscInt    *cols;
+      const PetscScalar *vals;
+      PetscInt           nc, loc;
+      PetscCall(MatGetRow(P, rstart + ctx->iB[i], &nc, &cols, &vals));
+      for (PetscInt k = 0; k < nc; k++) {
+        PetscCall(PetscFindInt(cols[k], nB, ctx->Bglobal, &loc));
+        if (loc >= 0) ctx->S[off + i + (size_t)loc * nB] += vals[k];
+      }
+      PetscCall(MatRestoreRow(P, rstart + ctx->iB[i], &nc, &cols, &vals));
+    }
+    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, a column at a time from the rows of A_IB^T */
+    for (PetscInt j = 0; j < ctx->nBl && ctx->nI; j++) {
+      const PetscInt    *cols;
+      const PetscScalar *vals;
+      PetscInt           nc;
+      PetscCall(VecSet(ctx->bI, 0.0));
+      PetscCall(MatGetRow(ctx->AibT, j, &nc, &cols, &vals));
+      PetscCall(VecSetValues(ctx->bI, nc, cols, vals, INSERT_VALUES));
+      PetscCall(MatRestoreRow(ctx->AibT, j, &nc, &cols, &vals));
+      PetscCall(VecAssemblyBegin(ctx->bI));
+      PetscCall(VecAssemblyEnd(ctx->bI));
+      PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+      PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
+      PetscCall(VecGetArrayRead(ctx->tB, &tb));
+      for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
+      PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
+      if (ctx->W) {
+        PetscCall(VecGetArray(ctx->yI, &w));
+        PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, w, ctx->nI));
+        PetscCall(VecRestoreArray(ctx->yI, &w));
+      }
+    }
+    if (nB) {
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ctx->S, (PetscMPIInt)(nB * nB), MPIU_SCALAR, MPIU_SUM, comm));
+      PetscCall(PetscBLASIntCast(nB, &n));
+      PetscCallBLAS("LAPACKgetrf", LAPACKgetrf_(&n, &n, ctx->S, &n, ctx->piv, &info));
+      PetscCall(PetscLogFlops(2.0 * nB * nB * nB / 3.0));
+      PetscCheck(info >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK getrf: argument %d is invalid", (int)-info);
+      if (info > 0) { /* the same matrix on every rank: every rank sees it */
+        PetscCall(PetscInfo(pc, "Interface LU: zero pivot in column %d of the interface: the Jacobian is singular\n",
+                            (int)info));
+        PetscCall(PCSetFailedReason(pc, PC_FACTOR_NUMERIC_ZEROPIVOT));
+      }
+    }
+  }
+  PetscCall(PetscLogEventEnd(MBS_InterfaceSchur, pc, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsInterfaceLUApply(PC pc, Vec b, Vec x)
+{
+  MbsInterfaceLU    *ctx;
+  MPI_Comm           comm;
+  PetscMPIInt        rank;
+  const PetscScalar *ba;
+  PetscScalar       *xa, *v, *t;
+  PetscInt           off;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  off = ctx->displs[rank];
+  PetscCall(VecGetArrayRead(b, &ba));
+  /* y_I = A_II^-1 b_I */
+  PetscCall(VecGetArray(ctx->bI, &v));
+  for (PetscInt i = 0; i < ctx->nI; i++) v[i] = ba[ctx->iI[i]];
+  PetscCall(VecRestoreArray(ctx->bI, &v));
+  if (ctx->nI) PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+  /* r_B = b_B - A_BI y_I, gathered from every rank */
+  PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
+  PetscCall(VecGetArray(ctx->tB, &t));
+  for (PetscInt i = 0; i < ctx->nBl; i++) t[i] = ba[ctx->iB[i]] - t[i];
+  PetscCallMPI(
+    MPI_Allgatherv(t, (PetscMPIInt)ctx->nBl, MPIU_SCALAR, ctx->rB, ctx->counts, ctx->displs, MPIU_SCALAR, comm));
+  PetscCall(VecRestoreArrayRead(b, &ba));
+  /* x_B = S^-1 r_B */
+  if (ctx->nB) {
+    PetscBLASInt n, one = 1, info;
+    PetscCall(PetscBLASIntCast(ctx->nB, &n));
+    PetscCallBLAS("LAPACKgetrs", LAPACKgetrs_("N", &n, &one, ctx->S, &n, ctx->piv, ctx->rB, &n, &info));
+    PetscCheck(info == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK getrs: argument %d is invalid", (int)-info);
+    PetscCall(PetscLogFlops(2.0 * ctx->nB * ctx->nB));
+  }
+  for (PetscInt i = 0; i < ctx->nBl; i++) t[i] = ctx->rB[off + i];
+  PetscCall(VecRestoreArray(ctx->tB, &t));
+  /* x_I = y_I - W x_B, or A_II^-1 (b_I - A_IB x_B) */
+  if (ctx->nI && ctx->W && ctx->nBl) {
+    PetscBLASInt m, n, one = 1;
+    PetscScalar  mone = -1.0, pone = 1.0;
+    PetscCall(PetscBLASIntCast(ctx->nI, &m));
+    PetscCall(PetscBLASIntCast(ctx->nBl, &n));
+    PetscCall(VecGetArray(ctx->yI, &v));
+    PetscCallBLAS("BLASgemv", BLASgemv_("N", &m, &n, &mone, ctx->W, &m, ctx->rB + off, &one, &pone, v, &one));
+    PetscCall(VecRestoreArray(ctx->yI, &v));
+    PetscCall(PetscLogFlops(2.0 * ctx->nI * ctx->nBl));
+  } else if (ctx->nI && ctx->nBl) {
+    PetscCall(VecScale(ctx->tB, -1.0));
+    PetscCall(VecGetArray(ctx->bI, &v)); /* b_I again */
+    PetscCall(VecGetArrayRead(b, &ba));
+    for (PetscInt i = 0; i < ctx->nI; i++) v[i] = ba[ctx->iI[i]];
+    PetscCall(VecRestoreArrayRead(b, &ba));
+    PetscCall(VecRestoreArray(ctx->bI, &v));
+    PetscCall(MatMultAdd(ctx->Aib, ctx->tB, ctx->bI, ctx->bI));
+    PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+  }
+  PetscCall(VecGetArray(x, &xa));
+  PetscCall(VecGetArray(ctx->yI, &v));
+  for (PetscInt i = 0; i < ctx->nI; i++) xa[ctx->iI[i]] = v[i];
+  PetscCall(VecRestoreArray(ctx->yI, &v));
+  for (PetscInt i = 0; i < ctx->nBl; i++) xa[ctx->iB[i]] = ctx->rB[off + i];
+  PetscCall(VecRestoreArray(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsInterfaceLUView(PC pc, PetscViewer viewer)
+{
+  MbsInterfaceLU *ctx;
+  PetscBool       isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii) PetscFunctionReturn(0);
+  if (ctx->marked)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  interface of %" PetscInt_FMT " unknowns (dense LU), W %s\n", ctx->nB,
+                                     ctx->W ? "kept" : "not kept (two interior solves per application)"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  rank 0's interior:\n"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  {
+    PetscMPIInt rank;
+    PetscViewer sv;
+    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)pc), &rank));
+    PetscCall(PetscViewerGetSubViewer(viewer, PETSC_COMM_SELF, &sv));
+    if (!rank) PetscCall(PCView(ctx->sub, sv));
+    PetscCall(PetscViewerRestoreSubViewer(viewer, PETSC_COMM_SELF, &sv));
+  }
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsInterfaceLUDestroy(PC pc)
+{
+  MbsInterfaceLU *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(ISDestroy(&ctx->isI));
+  PetscCall(ISDestroy(&ctx->isB));
+  PetscCall(PetscFree2(ctx->iI, ctx->iB));
+  PetscCall(PetscFree(ctx->Bglobal));
+  PetscCall(PetscFree2(ctx->counts, ctx->displs));
+  PetscCall(MatDestroy(&ctx->Aii));
+  PetscCall(MatDestroy(&ctx->Aib));
+  PetscCall(MatDestroy(&ctx->Abi));
+  PetscCall(MatDestroy(&ctx->AibT));
+  PetscCall(PCDestroy(&ctx->sub));
+  PetscCall(PetscFree(ctx->W));
+  PetscCall(PetscFree3(ctx->S, ctx->piv, ctx->rB));
+  PetscCall(VecDestroy(&ctx->bI));
+  PetscCall(VecDestroy(&ctx->yI));
+  PetscCall(VecDestroy(&ctx->tB));
+  PetscCall(PetscFree(ctx));
+  PetscFunctionReturn(0);
+}
+
+/*
+  Makes pc the interface LU of the stepper's (AIJ) Jacobian, with the interior LU package sub_type unless the user
+  chose one (-<prefix>sub_pc_factor_mat_solver_type).
+*/
+PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType sub_type)
+{
+  MbsInterfaceLU *ctx;
+  const char     *prefix;
+
+  PetscFunctionBegin;
+  if (!MBS_InterfaceSchur) PetscCall(PetscLogEventRegister("MbsInterfaceS", PC_CLASSID, &MBS_InterfaceSchur));
+  PetscCall(PCSetType(pc, PCSHELL));
+  PetscCall(PetscNew(&ctx));
+  ctx->st = st;
+  PetscCall(PCCreate(PETSC_COMM_SELF, &ctx->sub));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PCSetOptionsPrefix(ctx->sub, prefix));
+  PetscCall(PCAppendOptionsPrefix(ctx->sub, "sub_"));
+  PetscCall(PCSetType(ctx->sub, PCLU));
+  PetscCall(PCFactorSetMatSolverType(ctx->sub, sub_type));
+  PetscCall(PCSetFromOptions(ctx->sub));
+  PetscCall(PCShellSetContext(pc, ctx));
+  PetscCall(PCShellSetName(pc, "gglmbs interface LU (each rank's interior by sparse LU, the interface by dense LU)"));
+  PetscCall(PCShellSetSetUp(pc, MbsInterfaceLUSetUp));
+  PetscCall(PCShellSetApply(pc, MbsInterfaceLUApply));
+  PetscCall(PCShellSetView(pc, MbsInterfaceLUView));
+  PetscCall(PCShellSetDestroy(pc, MbsInterfaceLUDestroy));
+  PetscFunctionReturn(0);
+}
