@@ -403,7 +403,7 @@ static void test_graph_width(void **state)
   CHECK(MbsModelDestroy(&model));
 }
 
-/* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 300 unknowns, UMFPACK for
+/* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 80 unknowns, UMFPACK for
    chains and for small nets, MUMPS for nets of at least 6000 unknowns; on several ranks the interface LU for a small
    interface (a chain, a small net), MUMPS for a large one (a 40 x 40 net cut in two) or with -mbs_parallel_lu mumps; a
    user's choice is kept. */
@@ -415,7 +415,8 @@ static void test_solver_choice(void **state)
     const char *user, *one_rank; /* NULL: dense LU (a PCSHELL) */
     const char *ranks;           /* on several ranks; "interface": the interface LU (a PCSHELL) */
   } cases[] = {
-    {PETSC_FALSE, 20, NULL, NULL, "interface"},
+    {PETSC_FALSE, 8, NULL, NULL, "interface"},
+    {PETSC_FALSE, 12, NULL, MATSOLVERUMFPACK, "interface"},
     {PETSC_FALSE, 1000, NULL, MATSOLVERUMFPACK, "interface"},
     {PETSC_TRUE, 16, NULL, MATSOLVERUMFPACK, "interface"},
     {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS, MATSOLVERMUMPS},

@@ -709,9 +709,12 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
 /*
   The LU package when nobody chose one (-pc_factor_mat_solver_type, PCFactorSetMatSolverType()), from the system
   (measured, docs/solvers.md and benchmarks/RESULTS.md):
-    one rank, at most 300 unknowns,     dense LU (LAPACK) of a dense copy of J (src/stepper/denselu.c): 18 us per
+    one rank, at most 80 unknowns,      dense LU (LAPACK) of a dense copy of J (src/stepper/denselu.c): 18 us per
       an AIJ Jacobian                   factorization of the heavy top's 42 unknowns, where the sparse packages
-                                        spend 50-70 us on their own set-up; a zero pivot is a failed linear solve
+                                        spend 50-70 us on their own set-up; a zero pivot is a failed linear solve.
+                                        Steps per second dense / UMFPACK: heavy top (42) 10700 / 5800, slider-crank
+                                        (60) 7700 / 5300, chain of 8 (64) 8000 / 6300, chain of 12 (96) 3300 / 4900,
+                                        flyball governor (208) 770 / 1180, chain of 30 (240) 280 / 2040
     one rank, EM or VI-S and a wide     MUMPS: it factors faster than UMFPACK on two-dimensional structures
       body graph (MbsModelGetGraphWidth structures under the schemes that refactor often (EM, steps per second
       >= 8: nets, meshes) of at least   UMFPACK / MUMPS: 20 x 20 net 84 / 75, 32 x 32 net 17 / 27, 50 x 50 net
@@ -729,7 +732,7 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
                                         factorization for 10^5 particles); it stays a user's choice
     several ranks                       MUMPS (the only parallel one)
 */
-#define MBS_DENSE_MAX_UNKNOWNS   300     /* dense LU up to this size */
+#define MBS_DENSE_MAX_UNKNOWNS   80      /* dense LU up to this size */
 #define MBS_WIDE_GRAPH           8       /* body graphs at least this wide ... */
 #define MBS_WIDE_MIN_UNKNOWNS    6000    /* ... and systems at least this large are factored by MUMPS */
 #define MBS_UMFPACK_MAX_UNKNOWNS 2000000 /* above this, MUMPS (UMFPACK's 32-bit workspace) */
