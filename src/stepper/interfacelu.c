@@ -31,7 +31,8 @@
 #include "stepper/stepperimpl.h"
 #include <petscblaslapack.h>
 
-#define MBS_INTERFACE_KEEP_W 64 /* keep W = A_II^-1 A_IB when the rank has at most this many interface unknowns */
+#define MBS_INTERFACE_KEEP_W    64    /* keep W = A_II^-1 A_IB when the rank has at most this many interface unknowns */
+#define MBS_INTERFACE_MAX_DENSE 20000 /* the largest interface (its dense S: 3.2 GB on every rank) */
 
 typedef struct {
   MbsStepper    st; /* the stepper that owns the PC (not referenced: it outlives its KSP) */
@@ -49,8 +50,6 @@ typedef struct {
   PetscScalar  *rB;         /* nB */
   Vec           bI, yI, tB; /* interior (sequential) and local interface work vectors */
 } MbsInterfaceLU;
-
-static PetscLogEvent MBS_InterfaceSchur = 0;
 
 /* Marks (mark[i] != 0) the rank's unknowns of the interface from the model (bodies and elements) and from seed marks
    already set in mark (unknowns the Jacobian's pattern couples across ranks), lifted to their bodies and elements. */
@@ -207,6 +206,13 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
   ctx->displs[0] = 0;
   for (PetscMPIInt r = 0; r < size; r++) ctx->displs[r + 1] = ctx->displs[r] + ctx->counts[r];
   ctx->nB = ctx->displs[size];
+  /* S is dense and held on every rank: 8 |B|^2 bytes (the stepper chooses it up to 500; -mbs_parallel_lu interface
+     can ask for more) */
+  PetscCheck(ctx->nB <= MBS_INTERFACE_MAX_DENSE, comm, PETSC_ERR_SUP,
+             "The interface LU's interface has %" PetscInt_FMT
+             " unknowns, more than its dense Schur complement takes (%d, "
+             "%.1f GB on every rank): use -mbs_parallel_lu mumps",
+             ctx->nB, MBS_INTERFACE_MAX_DENSE, 8.0 * ctx->nB * ctx->nB / 1e9);
   {
     PetscInt *mine;
     PetscCall(PetscMalloc1(ctx->nBl, &mine));
@@ -481,7 +487,6 @@ PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType s
   const char     *prefix;
 
   PetscFunctionBegin;
-  if (!MBS_InterfaceSchur) PetscCall(PetscLogEventRegister("MbsInterfaceS", PC_CLASSID, &MBS_InterfaceSchur));
   PetscCall(PCSetType(pc, PCSHELL));
   PetscCall(PetscNew(&ctx));
   ctx->st = st;

@@ -21,7 +21,7 @@ PETSC_INTERN PetscErrorCode MbsOutputCreate_Reactions(MbsStepper, MbsOutputOps *
 PetscFunctionList MbsOutputFunctions    = NULL;
 PetscFunctionList MbsSchemeFunctions    = NULL;
 static PetscBool  MbsPackageInitialized = PETSC_FALSE;
-PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics, MBS_InterfaceSchur;
 PetscClassId      MBS_STEPPER_CLASSID;
 
 static const char *const MbsStepReasons_Shifted[] = {"INTERRUPTED", "DIVERGED_ENERGY", "DIVERGED_NONLINEAR_SOLVE",
@@ -62,6 +62,8 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(PetscLogEventRegister("MbsResidual", MBS_STEPPER_CLASSID, &MBS_Residual));
   PetscCall(PetscLogEventRegister("MbsJacobian", MBS_STEPPER_CLASSID, &MBS_Jacobian));
   PetscCall(PetscLogEventRegister("MbsDiagnostics", MBS_STEPPER_CLASSID, &MBS_Diagnostics));
+  /* the interface LU's interface Schur complement: formed, summed over the ranks and factored (interfacelu.c) */
+  PetscCall(PetscLogEventRegister("MbsInterfaceS", MBS_STEPPER_CLASSID, &MBS_InterfaceSchur));
   /* each scheme registers itself and its parameters (src/schemes/) */
   PetscCall(MbsSchemeRegister_EM());
   PetscCall(MbsSchemeRegister_EMG());

@@ -269,7 +269,7 @@ static inline PetscInt MbsStepperNumSteps(MbsStepper st)
 }
 PETSC_EXTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
-PETSC_INTERN PetscLogEvent        MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics;
+PETSC_INTERN PetscLogEvent        MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics, MBS_InterfaceSchur;
 PETSC_INTERN PetscFunctionList    MbsSchemeFunctions;
 PETSC_INTERN MbsSchemeParameter **MbsSchemeParameters; /* of all registered schemes together */
 PETSC_INTERN PetscInt             MbsNumSchemeParameters;
