@@ -453,8 +453,8 @@ static void test_solver_choice(void **state)
       CHECK(PCShellGetName(pc, &shell));
     else
       CHECK(PCFactorGetMatSolverType(pc, &type));
-    if (!expect                        ? !(isshell && strstr(shell, "dense LU"))
-        : !strcmp(expect, "interface") ? !(isshell && strstr(shell, "interface LU"))
+    if (!expect                        ? !(isshell && !strncmp(shell, "gglmbs dense LU", 15))
+        : !strcmp(expect, "interface") ? !(isshell && !strncmp(shell, "gglmbs interface LU", 19))
                                        : !type || strcmp(type, expect))
       Fail("%s of %d on %d rank(s): LU %s, expected %s\n", cases[k].net ? "net" : "chain", (int)cases[k].n, (int)size,
            isshell ? shell
@@ -566,6 +566,41 @@ static void test_interface_lu_exact(void **state)
     CHECK(MbsModelDestroy(&model));
   }
   CHECK(PetscRandomDestroy(&rnd));
+  {
+    /* a failed interior factorization (MUMPS on the same rod given twice: a singular interior): the step fails on
+       every rank with the failed solve's reason, and nothing reads the interface left unfactored; a package that
+       stops with an error on one rank (PETSc's own LU on the zero diagonal of the multipliers) stops every rank */
+    const char *const opts[] = {"-mbs_interface_pc_factor_mat_solver_type mumps",
+                                "-mbs_interface_pc_factor_mat_solver_type petsc"};
+    for (int k = 0; k < 2; k++) {
+      MbsModel       model;
+      MbsRunConfig   cfg;
+      MbsStepper     st;
+      MbsStepReason  reason;
+      PetscErrorCode ierr;
+      if (k == 0)
+        InputModel("tests/inputs/redundant/rod_twice.yaml", &model, &cfg);
+      else
+        BuildNet(4, 6, &model);
+      CHECK(PetscOptionsInsertString(NULL, opts[k]));
+      CHECK(MbsStepperCreate(model, &st));
+      CHECK(MbsStepperSetFromOptions(st));
+      CHECK(MbsStepperSetTimeStep(st, k == 0 ? cfg.dt : 1e-3));
+      CHECK(MbsStepperSetFailureCheckpoint(st, "none"));
+      CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_FALSE));
+      CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = MbsStepperStep(st);
+      CHECK(PetscPopErrorHandler());
+      CHECK(PetscOptionsClear(NULL));
+      CHECK(MbsStepperGetConvergedReason(st, &reason));
+      if (k == 0 && (ierr || reason != MBS_STEP_DIVERGED_NONLINEAR_SOLVE))
+        Fail("interface LU, singular interior: error %d, step reason %d, expected a failed step\n", (int)ierr,
+             (int)reason);
+      if (k == 1 && !ierr) Fail("interface LU, an interior package that stops: the step went on\n");
+      CHECK(MbsStepperDestroy(&st));
+      CHECK(MbsModelDestroy(&model));
+    }
+  }
 }
 
 int main(int argc, char **argv)

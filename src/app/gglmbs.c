@@ -17,8 +17,9 @@ static const char help[] =
 #include <petsctime.h>
 #include <gglmbs/gglmbs.h>
 
-/* Unknowns per rank below which a run on fewer ranks is faster (measured on particle chains; docs/solvers.md) */
-#define MBS_APP_MIN_UNKNOWNS_PER_RANK 2000
+/* Unknowns per rank below which a step costs tens of microseconds, so that mpiexec's start (about 0.35 s) and the
+   messages of every step outweigh a second rank's gain in all but long runs (particle chains; docs/solvers.md) */
+#define MBS_APP_MIN_UNKNOWNS_PER_RANK 500
 
 /* PETSc says "Input string abc has no numeric value" for an option whose value is not a number, without the
    option's name: find the option with that value in the database, so that the message names it. */
@@ -179,7 +180,7 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
     if (size > 1 && nx < (PetscInt)size * MBS_APP_MIN_UNKNOWNS_PER_RANK)
       PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                             "gglmbs: note: %" PetscInt_FMT " unknowns on %d ranks (%" PetscInt_FMT
-                            " per rank); below about %d unknowns per rank a run on fewer ranks is faster "
+                            " per rank); below about %d unknowns per rank a run on fewer ranks is usually faster "
                             "(docs/solvers.md, \"Several ranks\")\n",
                             nx, (int)size, nx / size, MBS_APP_MIN_UNKNOWNS_PER_RANK));
   }

@@ -24,15 +24,21 @@
   solve is then one interior solve per rank, the interface's right-hand side gathered (|B| numbers), the dense solve,
   and x_I = y_I - W x_B with W = A_II^-1 A_IB kept from the set-up (or a second interior solve when W would be large).
 
-  The interior LU is a PCLU with the prefix <prefix>sub_ (-sub_pc_factor_mat_solver_type ...), its package chosen
-  like the one-rank default from the interior's size. A singular interior or interface is a failed preconditioner on
-  every rank (the step fails and is diagnosed), never an error.
+  The interior LU is a PCLU with the prefix <prefix>mbs_interface_ (-mbs_interface_pc_factor_mat_solver_type ...),
+  its package chosen like the one-rank default from the largest rank's size. A singular interior or interface fails
+  the step on every rank alike (diagnosed like any failed step): a package's zero pivot or LAPACK's is a failed
+  preconditioner, and a solve after it gives Inf; UMFPACK's Inf reaches every rank through S or the gathered
+  right-hand side. A package that stops with an error on one rank stops every rank.
 */
 #include "stepper/stepperimpl.h"
 #include <petscblaslapack.h>
 
-#define MBS_INTERFACE_KEEP_W    64    /* keep W = A_II^-1 A_IB when the rank has at most this many interface unknowns */
-#define MBS_INTERFACE_MAX_DENSE 20000 /* the largest interface (its dense S: 3.2 GB on every rank) */
+/* W = A_II^-1 A_IB is kept when the rank has at most MBS_INTERFACE_KEEP_W interface unknowns and W at most
+   MBS_INTERFACE_KEEP_W_ENTRIES entries (200 MB); the interface takes at most MBS_INTERFACE_MAX_DENSE unknowns (its
+   dense S: 3.2 GB on every rank) */
+#define MBS_INTERFACE_KEEP_W         64
+#define MBS_INTERFACE_KEEP_W_ENTRIES 2.5e7
+#define MBS_INTERFACE_MAX_DENSE      20000
 
 typedef struct {
   MbsStepper    st; /* the stepper that owns the PC (not referenced: it outlives its KSP) */
@@ -49,6 +55,7 @@ typedef struct {
   PetscBLASInt *piv;
   PetscScalar  *rB;         /* nB */
   Vec           bI, yI, tB; /* interior (sequential) and local interface work vectors */
+  PetscBool     failed;     /* the last set-up failed (the same on every rank): a solve gives Inf */
 } MbsInterfaceLU;
 
 /* Marks (mark[i] != 0) the rank's unknowns of the interface from the model (bodies and elements) and from seed marks
@@ -130,6 +137,28 @@ PetscErrorCode MbsStepperInterfaceSize_Private(MbsStepper st, PetscInt *nB, Pets
   PetscFunctionReturn(0);
 }
 
+/* Frees the splitting and everything built on it */
+static PetscErrorCode MbsInterfaceLUClear(MbsInterfaceLU *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(ISDestroy(&ctx->isI));
+  PetscCall(ISDestroy(&ctx->isB));
+  PetscCall(PetscFree2(ctx->iI, ctx->iB));
+  PetscCall(PetscFree(ctx->Bglobal));
+  PetscCall(PetscFree2(ctx->counts, ctx->displs));
+  PetscCall(MatDestroy(&ctx->Aii));
+  PetscCall(MatDestroy(&ctx->Aib));
+  PetscCall(MatDestroy(&ctx->Abi));
+  PetscCall(MatDestroy(&ctx->AibT));
+  PetscCall(PetscFree(ctx->W));
+  PetscCall(PetscFree3(ctx->S, ctx->piv, ctx->rB));
+  PetscCall(VecDestroy(&ctx->bI));
+  PetscCall(VecDestroy(&ctx->yI));
+  PetscCall(VecDestroy(&ctx->tB));
+  ctx->marked = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
 /* The splitting, once per Jacobian pattern: seeds from the assembled pattern, then the model's marks. */
 static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
 {
@@ -143,6 +172,7 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
   const PetscInt *garray;
 
   PetscFunctionBegin;
+  PetscCall(MbsInterfaceLUClear(ctx)); /* what an earlier split that stopped with an error left */
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -227,8 +257,10 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, ctx->nI, &ctx->bI));
   PetscCall(VecDuplicate(ctx->bI, &ctx->yI));
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, ctx->nBl, &ctx->tB));
-  PetscCall(PetscMalloc3((size_t)ctx->nB * ctx->nB, &ctx->S, ctx->nB, &ctx->piv, ctx->nB, &ctx->rB));
-  if (ctx->nBl <= MBS_INTERFACE_KEEP_W) PetscCall(PetscMalloc1((size_t)ctx->nI * ctx->nBl, &ctx->W));
+  PetscCall(PetscCalloc3((size_t)ctx->nB * ctx->nB, &ctx->S, ctx->nB, &ctx->piv, ctx->nB, &ctx->rB));
+  for (PetscInt i = 0; i < ctx->nB; i++) ctx->piv[i] = (PetscBLASInt)(i + 1);
+  if (ctx->nBl <= MBS_INTERFACE_KEEP_W && (double)ctx->nI * ctx->nBl <= MBS_INTERFACE_KEEP_W_ENTRIES)
+    PetscCall(PetscMalloc1((size_t)ctx->nI * ctx->nBl, &ctx->W));
   ctx->marked = PETSC_TRUE;
   PetscCall(PetscInfo(pc,
                       "Interface LU: %" PetscInt_FMT " interior and %" PetscInt_FMT
@@ -238,7 +270,7 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
 }
 
 /* MUMPS on an interior: the workspace margin the stepper gives its own factor (MbsStepperSetUpFactorization()),
-   unless the user chose one (-<prefix>sub_mat_mumps_icntl_14) */
+   unless the user chose one (-<prefix>mbs_interface_mat_mumps_icntl_14) */
 static PetscErrorCode MbsInterfaceLUMumpsMargin(PC sub)
 {
   MatSolverType type;
@@ -259,30 +291,13 @@ static PetscErrorCode MbsInterfaceLUMumpsMargin(PC sub)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsInterfaceLUSetUp(PC pc)
+/* The rank's interior blocks, the LU of A_II (*failed = 1 when the package reports a failed factorization) and the
+   rank's terms of S: its interface rows of A_BB and - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r} (and W) */
+static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat Ad, MatReuse reuse, PetscInt rstart,
+                                               PetscInt off, PetscInt *failed)
 {
-  MbsInterfaceLU *ctx;
-  Mat             P, Ad;
-  MPI_Comm        comm;
-  PetscMPIInt     rank;
-  PetscBool       ismpi;
-  MatReuse        reuse;
-  PetscInt        failed = 0, rstart;
-
   PetscFunctionBegin;
-  PetscCall(PCSetFailedReason(pc, PC_NOERROR)); /* a PCSHELL keeps a failure until its set-up clears it */
-  PetscCall(PCShellGetContext(pc, &ctx));
-  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(PCGetOperators(pc, NULL, &P));
-  PetscCall(MatGetOwnershipRange(P, &rstart, NULL));
-  if (!ctx->marked) PetscCall(MbsInterfaceLUSplit(pc, ctx, P));
-  PetscCall(PetscObjectTypeCompare((PetscObject)P, MATMPIAIJ, &ismpi));
-  if (ismpi)
-    PetscCall(MatMPIAIJGetSeqAIJ(P, &Ad, NULL, NULL));
-  else
-    Ad = P;
-  reuse = ctx->Aii ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX;
+  *failed = 0;
   PetscCall(MatCreateSubMatrix(Ad, ctx->isI, ctx->isI, reuse, &ctx->Aii));
   PetscCall(MatCreateSubMatrix(Ad, ctx->isI, ctx->isB, reuse, &ctx->Aib));
   PetscCall(MatCreateSubMatrix(Ad, ctx->isB, ctx->isI, reuse, &ctx->Abi));
@@ -293,20 +308,13 @@ static PetscErrorCode MbsInterfaceLUSetUp(PC pc)
     if (reuse == MAT_INITIAL_MATRIX) PetscCall(MbsInterfaceLUMumpsMargin(ctx->sub));
     PetscCall(PCSetUp(ctx->sub));
     PetscCall(PCGetFailedReason(ctx->sub, &reason));
-    if (reason) failed = 1;
+    if (reason) *failed = 1;
   }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPIU_INT, MPI_MAX, comm));
-  if (failed) {
-    PetscCall(PetscInfo(pc, "Interface LU: an interior factorization failed\n"));
-    PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(PetscLogEventBegin(MBS_InterfaceSchur, pc, 0, 0, 0));
+  if (*failed) PetscFunctionReturn(0);
   {
-    const PetscInt     nB = ctx->nB, off = ctx->displs[rank];
+    const PetscInt     nB = ctx->nB;
     PetscScalar       *w;
     const PetscScalar *tb;
-    PetscBLASInt       n, info;
 
     PetscCall(PetscArrayzero(ctx->S, (size_t)nB * nB));
     /* A_BB: the interface rows' entries in interface columns (every other column of an interface row is interior) */
@@ -343,16 +351,76 @@ static PetscErrorCode MbsInterfaceLUSetUp(PC pc)
         PetscCall(VecRestoreArray(ctx->yI, &w));
       }
     }
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsInterfaceLUSetUp(PC pc)
+{
+  MbsInterfaceLU *ctx;
+  Mat             P, Ad;
+  MPI_Comm        comm;
+  PetscMPIInt     rank;
+  PetscBool       ismpi;
+  MatReuse        reuse;
+  PetscInt        failed = 0, rstart;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PCSetFailedReason(pc, PC_NOERROR)); /* a PCSHELL keeps a failure until its set-up clears it */
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(MatGetOwnershipRange(P, &rstart, NULL));
+  PetscCall(PetscObjectTypeCompare((PetscObject)P, MATMPIAIJ, &ismpi));
+  if (!ismpi) {
+    PetscBool isseq;
+    PetscCall(PetscObjectTypeCompare((PetscObject)P, MATSEQAIJ, &isseq));
+    PetscCheck(isseq, comm, PETSC_ERR_SUP, "The interface LU takes an MPIAIJ or SeqAIJ Jacobian, not %s",
+               ((PetscObject)P)->type_name);
+  }
+  if (!ctx->marked) PetscCall(MbsInterfaceLUSplit(pc, ctx, P));
+  if (ismpi)
+    PetscCall(MatMPIAIJGetSeqAIJ(P, &Ad, NULL, NULL));
+  else
+    Ad = P;
+  ctx->failed = PETSC_TRUE;
+  reuse       = ctx->Aii ? MAT_REUSE_MATRIX : MAT_INITIAL_MATRIX;
+  /* the rank's own part, whose errors (a package that stops on a singular matrix, memory) are printed by the rank and
+     must reach every rank before the collective calls below */
+  PetscCall(PetscLogEventBegin(MBS_InterfaceSchur, pc, 0, 0, 0));
+  ierr = MbsInterfaceLULocalSetUp(ctx, P, Ad, reuse, rstart, ctx->displs[rank], &failed);
+  if (ierr) failed = 2;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPIU_INT, MPI_MAX, comm));
+  PetscCheck(
+    failed < 2, comm, PETSC_ERR_LIB,
+    "Interface LU: the factorization of a rank's interior stopped with an error (see the first rank's message)");
+  if (failed) {
+    PetscCall(PetscInfo(pc, "Interface LU: an interior factorization failed\n"));
+    PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+    PetscCall(PetscLogEventEnd(MBS_InterfaceSchur, pc, 0, 0, 0));
+    PetscFunctionReturn(0);
+  }
+  ctx->failed = PETSC_FALSE;
+  {
+    const PetscInt nB = ctx->nB;
+    PetscBLASInt   n, info;
+
     if (nB) {
-      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ctx->S, (PetscMPIInt)(nB * nB), MPIU_SCALAR, MPIU_SUM, comm));
+      PetscMPIInt nn;
+      PetscCall(PetscMPIIntCast(nB * nB, &nn));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ctx->S, nn, MPIU_SCALAR, MPIU_SUM, comm));
       PetscCall(PetscBLASIntCast(nB, &n));
       PetscCallBLAS("LAPACKgetrf", LAPACKgetrf_(&n, &n, ctx->S, &n, ctx->piv, &info));
       PetscCall(PetscLogFlops(2.0 * nB * nB * nB / 3.0));
       PetscCheck(info >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "LAPACK getrf: argument %d is invalid", (int)-info);
-      if (info > 0) { /* the same matrix on every rank: every rank sees it */
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &info, 1, MPI_INT, MPI_MAX, comm)); /* the same S everywhere, but */
+      if (info > 0) {
         PetscCall(PetscInfo(pc, "Interface LU: zero pivot in column %d of the interface: the Jacobian is singular\n",
                             (int)info));
         PetscCall(PCSetFailedReason(pc, PC_FACTOR_NUMERIC_ZEROPIVOT));
+        ctx->failed = PETSC_TRUE;
       }
     }
   }
@@ -371,6 +439,10 @@ static PetscErrorCode MbsInterfaceLUApply(PC pc, Vec b, Vec x)
 
   PetscFunctionBegin;
   PetscCall(PCShellGetContext(pc, &ctx));
+  if (ctx->failed) { /* KSPPREONLY applies a PC whose set-up failed (on every rank alike) */
+    PetscCall(VecSet(x, PETSC_INFINITY));
+    PetscFunctionReturn(0);
+  }
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   off = ctx->displs[rank];
@@ -379,7 +451,8 @@ static PetscErrorCode MbsInterfaceLUApply(PC pc, Vec b, Vec x)
   PetscCall(VecGetArray(ctx->bI, &v));
   for (PetscInt i = 0; i < ctx->nI; i++) v[i] = ba[ctx->iI[i]];
   PetscCall(VecRestoreArray(ctx->bI, &v));
-  if (ctx->nI) PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+  if (ctx->nI && PCApply(ctx->sub, ctx->bI, ctx->yI))
+    PetscCall(VecSet(ctx->yI, PETSC_INFINITY)); /* printed; all fail */
   /* r_B = b_B - A_BI y_I, gathered from every rank */
   PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
   PetscCall(VecGetArray(ctx->tB, &t));
@@ -415,7 +488,7 @@ static PetscErrorCode MbsInterfaceLUApply(PC pc, Vec b, Vec x)
     PetscCall(VecRestoreArrayRead(b, &ba));
     PetscCall(VecRestoreArray(ctx->bI, &v));
     PetscCall(MatMultAdd(ctx->Aib, ctx->tB, ctx->bI, ctx->bI));
-    PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+    if (PCApply(ctx->sub, ctx->bI, ctx->yI)) PetscCall(VecSet(ctx->yI, PETSC_INFINITY));
   }
   PetscCall(VecGetArray(x, &xa));
   PetscCall(VecGetArray(ctx->yI, &v));
@@ -458,28 +531,15 @@ static PetscErrorCode MbsInterfaceLUDestroy(PC pc)
 
   PetscFunctionBegin;
   PetscCall(PCShellGetContext(pc, &ctx));
-  PetscCall(ISDestroy(&ctx->isI));
-  PetscCall(ISDestroy(&ctx->isB));
-  PetscCall(PetscFree2(ctx->iI, ctx->iB));
-  PetscCall(PetscFree(ctx->Bglobal));
-  PetscCall(PetscFree2(ctx->counts, ctx->displs));
-  PetscCall(MatDestroy(&ctx->Aii));
-  PetscCall(MatDestroy(&ctx->Aib));
-  PetscCall(MatDestroy(&ctx->Abi));
-  PetscCall(MatDestroy(&ctx->AibT));
+  PetscCall(MbsInterfaceLUClear(ctx));
   PetscCall(PCDestroy(&ctx->sub));
-  PetscCall(PetscFree(ctx->W));
-  PetscCall(PetscFree3(ctx->S, ctx->piv, ctx->rB));
-  PetscCall(VecDestroy(&ctx->bI));
-  PetscCall(VecDestroy(&ctx->yI));
-  PetscCall(VecDestroy(&ctx->tB));
   PetscCall(PetscFree(ctx));
   PetscFunctionReturn(0);
 }
 
 /*
   Makes pc the interface LU of the stepper's (AIJ) Jacobian, with the interior LU package sub_type unless the user
-  chose one (-<prefix>sub_pc_factor_mat_solver_type).
+   chose one (-<prefix>mbs_interface_pc_factor_mat_solver_type).
 */
 PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType sub_type)
 {
@@ -493,7 +553,7 @@ PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType s
   PetscCall(PCCreate(PETSC_COMM_SELF, &ctx->sub));
   PetscCall(PCGetOptionsPrefix(pc, &prefix));
   PetscCall(PCSetOptionsPrefix(ctx->sub, prefix));
-  PetscCall(PCAppendOptionsPrefix(ctx->sub, "sub_"));
+  PetscCall(PCAppendOptionsPrefix(ctx->sub, "mbs_interface_"));
   PetscCall(PCSetType(ctx->sub, PCLU));
   PetscCall(PCFactorSetMatSolverType(ctx->sub, sub_type));
   PetscCall(PCSetFromOptions(ctx->sub));

@@ -159,11 +159,12 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
       "Splits registered with PCFIELDSPLIT: one per field, or primal (q, p, v, xi) and dual (the multipliers)",
       "MbsStepperSetUp", splits, 2, splits[st->fieldsplit_split], &st->fieldsplit_split, NULL));
   }
-  PetscCall(PetscOptionsEList("-mbs_parallel_lu",
-                              "The solve of several ranks: auto (interface LU for small interfaces, else MUMPS), "
-                              "interface (each rank's interior by sparse LU, the interface by dense LU) or mumps",
-                              "MbsStepperSetUp", MbsParallelLUTypes, 3, MbsParallelLUTypes[st->parallel_lu],
-                              &st->parallel_lu, NULL));
+  PetscCall(PetscOptionsEList(
+    "-mbs_parallel_lu",
+    "The solve of several ranks: auto (interface LU for small interfaces, else MUMPS), "
+    "interface (each rank's interior by sparse LU, the interface by dense LU; -mbs_interface_pc_factor_...) "
+    "or mumps",
+    "MbsStepperSetUp", MbsParallelLUTypes, 3, MbsParallelLUTypes[st->parallel_lu], &st->parallel_lu, NULL));
   {
     PetscBool allow = st->allow_redundant, set;
     PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints",

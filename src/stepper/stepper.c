@@ -730,7 +730,11 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
                                         the program on a singular matrix (coincident particles, a redundant rod),
                                         and its block-triangular preordering is quadratic here (284 s of symbolic
                                         factorization for 10^5 particles); it stays a user's choice
-    several ranks                       MUMPS (the only parallel one)
+    several ranks, a dynamic scheme,    the interface LU (src/stepper/interfacelu.c): each rank's interior by the
+      an MPIAIJ Jacobian and at most    one-rank package, the interface by dense LU; chain of 10^5 particles 1.57
+      MBS_INTERFACE_MAX_UNKNOWNS        times faster on 2 ranks than on 1 (MUMPS 0.88 times)
+      interface unknowns
+    several ranks otherwise             MUMPS
 */
 #define MBS_DENSE_MAX_UNKNOWNS   80      /* dense LU up to this size */
 #define MBS_WIDE_GRAPH           8       /* body graphs at least this wide ... */
@@ -801,7 +805,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpiaij));
+  PetscCall(PetscObjectTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpiaij)); /* not its GPU and other kinds */
   if (size == 1 && isaij && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
     PetscCall(MbsPCSetDenseLU_Private(pc)); /* src/stepper/denselu.c */
     PetscCall(PetscStrncpy(st->solver_auto, "dense", sizeof(st->solver_auto)));
@@ -813,7 +817,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
     /* not for a static solve: without masses, an interior body held only by interface elements floats
        (src/stepper/interfacelu.c) */
     const PetscBool can = (PetscBool)(ismpiaij && !st->ops->quasistatic);
-    if (can && st->parallel_lu == MBS_PARALLEL_LU_AUTO) PetscCall(MbsStepperInterfaceSize_Private(st, &nB, NULL));
+    if (can && st->parallel_lu != MBS_PARALLEL_LU_MUMPS) PetscCall(MbsStepperInterfaceSize_Private(st, &nB, NULL));
     if (can && (st->parallel_lu == MBS_PARALLEL_LU_INTERFACE ||
                 (st->parallel_lu == MBS_PARALLEL_LU_AUTO && nB <= MBS_INTERFACE_MAX_UNKNOWNS))) {
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nlocal, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)st)));
