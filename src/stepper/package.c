@@ -62,7 +62,7 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(PetscLogEventRegister("MbsResidual", MBS_STEPPER_CLASSID, &MBS_Residual));
   PetscCall(PetscLogEventRegister("MbsJacobian", MBS_STEPPER_CLASSID, &MBS_Jacobian));
   PetscCall(PetscLogEventRegister("MbsDiagnostics", MBS_STEPPER_CLASSID, &MBS_Diagnostics));
-  /* the interface LU's interface Schur complement: formed, summed over the ranks and factored (interfacelu.c) */
+  /* the interface LU's set-up: each rank's interior factored, S formed, summed over the ranks and factored */
   PetscCall(PetscLogEventRegister("MbsInterfaceS", MBS_STEPPER_CLASSID, &MBS_InterfaceSchur));
   /* each scheme registers itself and its parameters (src/schemes/) */
   PetscCall(MbsSchemeRegister_EM());
