@@ -269,28 +269,6 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
   PetscFunctionReturn(0);
 }
 
-/* MUMPS on an interior: the workspace margin the stepper gives its own factor (MbsStepperSetUpFactorization()),
-   unless the user chose one (-<prefix>mbs_interface_mat_mumps_icntl_14) */
-static PetscErrorCode MbsInterfaceLUMumpsMargin(PC sub)
-{
-  MatSolverType type;
-  const char   *prefix;
-  PetscBool     ismumps, set;
-  Mat           F;
-
-  PetscFunctionBegin;
-  PetscCall(PCFactorGetMatSolverType(sub, &type));
-  PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &ismumps));
-  if (!ismumps) PetscFunctionReturn(0);
-  PetscCall(PCGetOptionsPrefix(sub, &prefix));
-  PetscCall(PetscOptionsHasName(((PetscObject)sub)->options, prefix, "-mat_mumps_icntl_14", &set));
-  if (set) PetscFunctionReturn(0);
-  PetscCall(PCFactorSetUpMatSolverType(sub));
-  PetscCall(PCFactorGetMatrix(sub, &F));
-  PetscCall(MatMumpsSetIcntl(F, 14, 100));
-  PetscFunctionReturn(0);
-}
-
 /* The rank's interior blocks, the LU of A_II (*failed = 1 when the package reports a failed factorization) and the
    rank's terms of S: its interface rows of A_BB and - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r} (and W) */
 static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat Ad, MatReuse reuse, PetscInt rstart,
@@ -305,7 +283,7 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
   if (ctx->nI) {
     PCFailedReason reason;
     PetscCall(PCSetOperators(ctx->sub, ctx->Aii, ctx->Aii));
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MbsInterfaceLUMumpsMargin(ctx->sub));
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MbsPCSetMumpsMargin_Private(ctx->sub, NULL));
     PetscCall(PCSetUp(ctx->sub));
     PetscCall(PCGetFailedReason(ctx->sub, &reason));
     if (reason) *failed = 1;

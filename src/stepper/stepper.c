@@ -852,12 +852,9 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
    only. The options database belongs to the host program and its other solvers. */
 static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
 {
-  KSP           ksp;
-  PC            pc;
-  Mat           F;
-  MatSolverType type;
-  const char   *prefix;
-  PetscBool     islu, ismumps, set;
+  KSP       ksp;
+  PC        pc;
+  PetscBool islu;
 
   PetscFunctionBegin;
   PetscCall(SNESGetKSP(st->snes, &ksp));
@@ -877,14 +874,28 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
   }
   PetscCall(MbsStepperChooseSolver(st, pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  if (!islu) PetscFunctionReturn(0); /* dense LU */
+  if (!islu) PetscFunctionReturn(0); /* dense LU, interface LU */
+  PetscCall(MbsPCSetMumpsMargin_Private(pc, st->J));
+  PetscFunctionReturn(0);
+}
+
+/* MUMPS's workspace margin of 100 % on a PCLU's factor (this PC's alone), unless the user chose one
+   (-<prefix>mat_mumps_icntl_14); A, when given, becomes the PC's operator first (the factor needs one) */
+PetscErrorCode MbsPCSetMumpsMargin_Private(PC pc, Mat A)
+{
+  MatSolverType type;
+  const char   *prefix;
+  PetscBool     ismumps, set;
+  Mat           F;
+
+  PetscFunctionBegin;
   PetscCall(PCFactorGetMatSolverType(pc, &type));
   PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &ismumps));
   if (!ismumps) PetscFunctionReturn(0);
   PetscCall(PCGetOptionsPrefix(pc, &prefix));
   PetscCall(PetscOptionsHasName(((PetscObject)pc)->options, prefix, "-mat_mumps_icntl_14", &set));
   if (set) PetscFunctionReturn(0);
-  PetscCall(KSPSetOperators(ksp, st->J, st->J));
+  if (A) PetscCall(PCSetOperators(pc, A, A));
   PetscCall(PCFactorSetUpMatSolverType(pc));
   PetscCall(PCFactorGetMatrix(pc, &F));
   PetscCall(MatMumpsSetIcntl(F, 14, 100));

@@ -254,6 +254,8 @@ PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt
                                                             const MbsReactionTerm terms[], const PetscScalar *x,
                                                             const PetscScalar *qloc, PetscReal F[3], PetscReal M[3]);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
+/* MUMPS's 100 % workspace margin on a PCLU's factor unless the user set one (stepper.c) */
+PETSC_INTERN PetscErrorCode MbsPCSetMumpsMargin_Private(PC, Mat);
 /* interfacelu.c: the exact substructured solve of several ranks (each rank's interior by sparse LU, the interface by
    dense LU), and the interface's size (over all ranks, and the largest rank's part) from the model */
 PETSC_INTERN PetscErrorCode MbsPCSetInterfaceLU_Private(PC, MbsStepper, MatSolverType);
