@@ -406,7 +406,8 @@ static void test_graph_width(void **state)
 /* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 80 unknowns, UMFPACK for
    chains and for small nets, MUMPS for nets of at least 6000 unknowns; on several ranks the interface LU for a small
    interface (a chain, a small net), MUMPS for a large one (a 40 x 40 net cut in two) or with -mbs_parallel_lu mumps; a
-   user's choice is kept. */
+   user's choice is kept. Nets of at least 20000 unknowns (60 x 60) get GMRES with the Schur-AMG preconditioner
+   unless -mbs_solver lu; chains never do (a chain of 20000 particles, 160000 unknowns, keeps LU). */
 static void test_solver_choice(void **state)
 {
   const struct {
@@ -422,6 +423,9 @@ static void test_solver_choice(void **state)
     {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS, MATSOLVERMUMPS},
     {PETSC_TRUE, 40, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST},
     {PETSC_FALSE, 1000, "-mbs_parallel_lu mumps", MATSOLVERUMFPACK, MATSOLVERMUMPS},
+    {PETSC_TRUE, 60, NULL, "schur", "schur"},
+    {PETSC_TRUE, 60, "-mbs_solver lu", MATSOLVERMUMPS, MATSOLVERMUMPS},
+    {PETSC_FALSE, 20000, NULL, MATSOLVERUMFPACK, "interface"},
   };
   PetscMPIInt size;
 
@@ -455,6 +459,7 @@ static void test_solver_choice(void **state)
       CHECK(PCFactorGetMatSolverType(pc, &type));
     if (!expect                        ? !(isshell && !strncmp(shell, "gglmbs dense LU", 15))
         : !strcmp(expect, "interface") ? !(isshell && !strncmp(shell, "gglmbs interface LU", 19))
+        : !strcmp(expect, "schur")     ? !(isshell && !strncmp(shell, "gglmbs Schur-AMG", 16))
                                        : !type || strcmp(type, expect))
       Fail("%s of %d on %d rank(s): LU %s, expected %s\n", cases[k].net ? "net" : "chain", (int)cases[k].n, (int)size,
            isshell ? shell
@@ -462,12 +467,25 @@ static void test_solver_choice(void **state)
                    : "(none)",
            expect ? expect : "dense");
     if (cases[k].net && cases[k].n == 40 && !cases[k].user) {
-      /* chosen again for another scheme: UMFPACK for VI-B (its solves are faster; it refactors rarely) */
-      const char *vib = size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK;
+      /* chosen again for another scheme: VI-B's third coordinate field takes the net past 20000 unknowns, so the
+         Schur-AMG preconditioner under GMRES; back to EM, LU again under KSPPREONLY */
+      KSPType kt;
       CHECK(MbsStepperSetType(st, MBSSCHEMEVIB));
       CHECK(MbsStepperSetUp(st));
+      CHECK(KSPGetPC(ksp, &pc));
+      CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+      if (isshell) CHECK(PCShellGetName(pc, &shell));
+      CHECK(KSPGetType(ksp, &kt));
+      if (!isshell || strncmp(shell, "gglmbs Schur-AMG", 16) || strcmp(kt, KSPGMRES))
+        Fail("net of 40, VI-B after EM: %s under %s, expected the Schur-AMG preconditioner under gmres\n",
+             isshell ? shell : "LU", kt);
+      CHECK(MbsStepperSetType(st, MBSSCHEMEEM));
+      CHECK(MbsStepperSetUp(st));
+      CHECK(KSPGetPC(ksp, &pc));
       CHECK(PCFactorGetMatSolverType(pc, &type));
-      if (!type || strcmp(type, vib)) Fail("net of 40, VI-B after EM: LU package %s, expected %s\n", type, vib);
+      CHECK(KSPGetType(ksp, &kt));
+      if (!type || strcmp(type, MATSOLVERMUMPS) || strcmp(kt, KSPPREONLY))
+        Fail("net of 40, EM after VI-B: LU package %s under %s, expected mumps under preonly\n", type, kt);
     }
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
@@ -603,6 +621,182 @@ static void test_interface_lu_exact(void **state)
   }
 }
 
+/* Largest Krylov iteration count of each linear solve, in order (a KSP monitor) */
+typedef struct {
+  PetscInt n, its[64];
+} SolveIts;
+
+static PetscErrorCode RecordIts(KSP ksp, PetscInt it, PetscReal rnorm, void *ctx)
+{
+  SolveIts *s = (SolveIts *)ctx;
+  (void)ksp;
+  (void)rnorm;
+  if (it == 0 && s->n < 64)
+    s->its[s->n++] = 0;
+  else if (s->n)
+    s->its[s->n - 1] = it;
+  return 0;
+}
+
+/* The Schur-AMG preconditioner (src/stepper/schuramg.c) under every scheme, on a net of particles and a chain of rigid
+   bodies with revolute joints:
+   * it is the exact inverse where its model is exact: at the first Newton iteration of the first step (multipliers
+     zero, so no stiffness couples two bodies and the multiplier block is exactly C_h (x) G M^-1 G^T), with an exact
+     solve of G M^-1 G^T (-mbs_schur_pc_type lu) GMRES converges in one iteration;
+   * with the default AMG it gives LU's trajectory (q and p to 1e-10 relative at every step), EM's energy is conserved
+     to 1e-10, and it iterates (more Krylov than Newton iterations). */
+static void test_schur_amg_matches_lu(void **state)
+{
+  const struct {
+    const char *input; /* NULL: a 10 x 10 net */
+    const char *schemes[10];
+  } cases[] = {
+    {NULL, {"em", "em-g", "vi-a", "vi-b", "vi-s", "rattle", "dla", "dh", "galerkin-lgl"}},
+    {"tests/inputs/parallel/rigid_chain_revolute.yaml", {"em", "vi-s", "vi-a", "galerkin-lgl"}},
+  };
+  const PetscInt steps = 20;
+  PetscMPIInt    size;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    MbsModel     model;
+    MbsRunConfig cfg;
+    if (cases[c].input)
+      InputModel(cases[c].input, &model, &cfg);
+    else
+      BuildNet(10, 10, &model);
+    for (int k = 0; k < 10 && cases[c].schemes[k]; k++) {
+      const char *scheme = cases[c].schemes[k], *what = cases[c].input ? cases[c].input : "net";
+      Trajectory  lu, sa;
+      PetscReal   dq, dp, dE = 0;
+      {
+        MbsStepper st;
+        SNES       snes;
+        KSP        ksp;
+        SolveIts   its = {0, {0}};
+        SetOptions("-mbs_solver schur -mbs_schur_pc_type lu", NULL);
+        CHECK(MbsStepperCreate(model, &st));
+        CHECK(MbsStepperSetType(st, scheme));
+        CHECK(MbsStepperSetTimeStep(st, 1e-3));
+        CHECK(MbsStepperSetFromOptions(st));
+        CHECK(MbsStepperGetSNES(st, &snes));
+        CHECK(SNESGetKSP(snes, &ksp));
+        CHECK(KSPMonitorSet(ksp, RecordIts, &its, NULL));
+        CHECK(MbsStepperStep(st));
+        CHECK(MbsStepperDestroy(&st));
+        CHECK(PetscOptionsClear(NULL));
+        if (getenv("GGLMBS_TEST_VERBOSE"))
+          CHECK(PetscPrintf(PETSC_COMM_WORLD, "Schur-AMG, %s, %s: first solve %d iterations (exact T)\n", what, scheme,
+                            (int)its.its[0]));
+        if (!(its.n >= 1 && its.its[0] == 1))
+          Fail("%s, %s: the first linear solve took %d GMRES iterations with an exact G M^-1 G^T solve, expected 1\n",
+               what, scheme, its.n ? (int)its.its[0] : -1);
+      }
+      RunNet(model, scheme, size == 1 ? lu_serial : lu_parallel, NULL, steps, &lu);
+      RunNet(model, scheme, "-mbs_solver schur", NULL, steps, &sa);
+      Deviation(&sa, &lu, &dq, &dp);
+      if (getenv("GGLMBS_TEST_VERBOSE"))
+        CHECK(PetscPrintf(PETSC_COMM_WORLD,
+                          "Schur-AMG, %s, %s: Newton its LU %d, Schur %d; linear its %d; deviation q %.2e p %.2e\n",
+                          what, scheme, (int)lu.newton, (int)sa.newton, (int)sa.linear, (double)dq, (double)dp));
+      if (!(sa.linear > sa.newton))
+        Fail("%s, %s: Schur-AMG made %d linear iterations in %d Newton iterations: not a Krylov solve\n", what, scheme,
+             (int)sa.linear, (int)sa.newton);
+      if (!(dq <= 1e-10 && dp <= 1e-10))
+        Fail("%s, %s: the Schur-AMG trajectory deviates from LU's by %.3e (q) and %.3e (p) relative (> 1e-10)\n", what,
+             scheme, (double)dq, (double)dp);
+      if (!strcmp(scheme, "em")) {
+        for (PetscInt n = 1; n <= steps; n++)
+          dE = PetscMax(dE, PetscAbsReal(sa.E[n] - sa.E[0]) / PetscAbsReal(sa.E[0]));
+        if (!(dE <= 1e-10)) Fail("%s, em: energy drift %.3e relative with Schur-AMG (> 1e-10)\n", what, (double)dE);
+      }
+      FreeTrajectory(&lu);
+      FreeTrajectory(&sa);
+    }
+    CHECK(MbsModelDestroy(&model));
+  }
+}
+
+/* The Schur-AMG iterations do not grow with the net: EM, 10 steps of nets of 12 x 12, 24 x 24 and 48 x 48 particles
+   (16 times as many): the mean GMRES iterations per linear solve of the largest within 1.3 times the smallest's plus
+   one. (LU-preconditioned it would be 1; the old selfp block preconditioner grew from 7.3 to 15.6 over such a range.)
+ */
+static void test_schur_amg_bounded_iterations(void **state)
+{
+  const PetscInt sizes[] = {12, 24, 48};
+  PetscReal      mean[3];
+
+  (void)state;
+  for (int k = 0; k < 3; k++) {
+    MbsModel   model;
+    MbsStepper st;
+    SNES       snes;
+    KSP        ksp;
+    SolveIts   its   = {0, {0}};
+    PetscInt   total = 0;
+    BuildNet(sizes[k], sizes[k], &model);
+    SetOptions("-mbs_solver schur", NULL);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetTimeStep(st, 1e-3));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESGetKSP(snes, &ksp));
+    CHECK(KSPMonitorSet(ksp, RecordIts, &its, NULL));
+    for (int n = 0; n < 10; n++) CHECK(MbsStepperStep(st));
+    for (PetscInt i = 0; i < its.n; i++) total += its.its[i];
+    mean[k] = its.n ? (PetscReal)total / its.n : 0;
+    if (getenv("GGLMBS_TEST_VERBOSE"))
+      CHECK(PetscPrintf(PETSC_COMM_WORLD, "Schur-AMG, net %d x %d: %d linear solves, %.2f GMRES iterations each\n",
+                        (int)sizes[k], (int)sizes[k], (int)its.n, (double)mean[k]));
+    if (!(its.n > 0 && mean[k] > 1))
+      Fail("net %d: %d linear solves of %.2f iterations\n", (int)sizes[k], (int)its.n, (double)mean[k]);
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+    CHECK(PetscOptionsClear(NULL));
+  }
+  if (!(mean[2] <= 1.3 * mean[0] + 1))
+    Fail("Schur-AMG: %.2f GMRES iterations per solve on the 48 x 48 net against %.2f on the 12 x 12 one\n",
+         (double)mean[2], (double)mean[0]);
+}
+
+/* -mbs_solver schur where the preconditioner does not apply is refused at set-up, with the reason: velocity
+   constraints (a train of skates), the static scheme */
+static void test_schur_amg_refused(void **state)
+{
+  const struct {
+    const char *input, *scheme, *reason;
+  } cases[] = {
+    {"tests/inputs/nonholonomic/skate_train.yaml", "em", "velocity constraints"},
+    {"tests/inputs/parallel/rigid_chain_revolute.yaml", "static", "static solve"},
+  };
+
+  (void)state;
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    MbsModel       model;
+    MbsRunConfig   cfg;
+    MbsStepper     st;
+    PetscErrorCode ierr;
+    const char    *msg = NULL;
+    InputModel(cases[c].input, &model, &cfg);
+    SetOptions("-mbs_solver schur", NULL);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, cases[c].scheme));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MbsStepperSetUp(st);
+    CHECK(PetscPopErrorHandler());
+    if (ierr) CHECK(PetscErrorMessage(ierr, NULL, (char **)&msg));
+    if (!ierr || ierr != PETSC_ERR_SUP)
+      Fail("%s, %s, -mbs_solver schur: set-up returned %d, expected PETSC_ERR_SUP\n", cases[c].input, cases[c].scheme,
+           (int)ierr);
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+    CHECK(PetscOptionsClear(NULL));
+  }
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -612,6 +806,9 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_block_preconditioner_matches_lu),
     cmocka_unit_test(test_block_preconditioner_after_reset),
     cmocka_unit_test(test_interface_lu_exact),
+    cmocka_unit_test(test_schur_amg_matches_lu),
+    cmocka_unit_test(test_schur_amg_bounded_iterations),
+    cmocka_unit_test(test_schur_amg_refused),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

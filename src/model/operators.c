@@ -1116,3 +1116,69 @@ PetscErrorCode MbsOpVConstraintMax(MbsModel model, const PetscScalar *q, const P
   PetscCall(MPIU_Allreduce(&m, cmax, 1, MPIU_REAL, MPIU_MAX, PetscObjectComm((PetscObject)model)));
   PetscFunctionReturn(0);
 }
+
+/* An empty G (its pattern preallocated) for MbsModelAssembleScaledG() */
+static PetscErrorCode MbsModelCreateScaledG(MbsModel model, Mat *G)
+{
+  PetscInt *dnz, *onz;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc2(model->ncon_local, &dnz, model->ncon_local, &onz));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    for (int s = 0; s < 2; s++) {
+      const PetscInt b = el->body[s];
+      if (b < 0) continue;
+      for (int r = 0; r < el->kernel->ncon; r++) {
+        if (model->body_rank[b] == model->rank)
+          dnz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+        else
+          onz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+      }
+    }
+  }
+  PetscCall(MatCreateAIJ(PetscObjectComm((PetscObject)model), model->ncon_local, model->nq_local, model->ncon,
+                         model->nq, 0, dnz, 0, onz, G));
+  PetscCall(PetscFree2(dnz, onz));
+  PetscCall(MatSetOption(*G, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/* G(q) M^-1/2 at the ghosted local coordinates q as a distributed AIJ matrix: rows are the constraint rows (owned by
+   the element's rank), columns the coordinates. MAT_REUSE_MATRIX refills a G made by this function for the same model
+   (redundancy.c, the Schur-AMG preconditioner's G M^-1 G^T). */
+PetscErrorCode MbsModelAssembleScaledG(MbsModel model, const PetscScalar *q, MatReuse reuse, Mat *G)
+{
+  const PetscInt rstart = model->rank_cstart[model->rank];
+
+  PetscFunctionBegin;
+  if (reuse == MAT_REUSE_MATRIX)
+    PetscCall(MatZeroEntries(*G));
+  else
+    PetscCall(MbsModelCreateScaledG(model, G));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data);
+    PetscReal         qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], Ge[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscInt          lidx[MBS_ELEM_MAX_NQ], cols[MBS_ELEM_MAX_NQ], n = 0;
+    PetscScalar       vals[MBS_ELEM_MAX_NQ];
+
+    if (!nc) continue;
+    MbsElementGather(model, el, q, qe);
+    MbsElementLocalIndices(model, el, lidx);
+    for (int s = 0; s < 2; s++) {
+      const PetscInt b = el->body[s];
+      if (b < 0) continue;
+      for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) cols[n++] = model->body_q[b] + i;
+    }
+    el->kernel->constraint(&el->data, qe, ge, Ge);
+    for (int r = 0; r < nc; r++) {
+      const PetscInt row = rstart + model->elem_c[k] + r;
+      for (int i = 0; i < nq; i++) vals[i] = Ge[r * nq + i] * PetscSqrtReal(model->minv[lidx[i]]);
+      PetscCall(MatSetValues(*G, 1, &row, nq, cols, vals, INSERT_VALUES));
+    }
+  }
+  PetscCall(MatAssemblyBegin(*G, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*G, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}

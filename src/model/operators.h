@@ -91,6 +91,7 @@ PETSC_EXTERN PetscErrorCode MbsModelCoordinatesToLocal(MbsModel, Vec x, PetscSca
 PETSC_EXTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScalar *xloc, Vec x);
 
 /* Residual operators (ghosted local arrays) */
+PETSC_EXTERN PetscErrorCode MbsModelAssembleScaledG(MbsModel, const PetscScalar *q, MatReuse, Mat *G);
 PETSC_EXTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
 PETSC_EXTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
                                           PetscScalar *g);

@@ -32,58 +32,6 @@
 /* Entries of a null vector below this fraction of its largest are round-off (measured <= 2e-12) */
 #define MBS_REDUNDANCY_SUPPORT 1e-8
 
-/* G(q) M^-1/2 as a distributed matrix: rows are the constraint rows (owned by the element's rank),
-   columns the coordinates. */
-static PetscErrorCode MbsRedundancyAssembleG(MbsModel model, const PetscScalar *q, Mat *G)
-{
-  const PetscInt rstart = model->rank_cstart[model->rank];
-  PetscInt      *dnz, *onz;
-
-  PetscFunctionBegin;
-  PetscCall(PetscCalloc2(model->ncon_local, &dnz, model->ncon_local, &onz));
-  for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
-    for (int s = 0; s < 2; s++) {
-      const PetscInt b = el->body[s];
-      if (b < 0) continue;
-      for (int r = 0; r < el->kernel->ncon; r++) {
-        if (model->body_rank[b] == model->rank)
-          dnz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
-        else
-          onz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
-      }
-    }
-  }
-  PetscCall(MatCreateAIJ(PetscObjectComm((PetscObject)model), model->ncon_local, model->nq_local, model->ncon,
-                         model->nq, 0, dnz, 0, onz, G));
-  PetscCall(PetscFree2(dnz, onz));
-  for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
-    const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data);
-    PetscReal         qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], Ge[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
-    PetscInt          lidx[MBS_ELEM_MAX_NQ], cols[MBS_ELEM_MAX_NQ], n = 0;
-    PetscScalar       vals[MBS_ELEM_MAX_NQ];
-
-    if (!nc) continue;
-    MbsElementGather(model, el, q, qe);
-    MbsElementLocalIndices(model, el, lidx);
-    for (int s = 0; s < 2; s++) {
-      const PetscInt b = el->body[s];
-      if (b < 0) continue;
-      for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) cols[n++] = model->body_q[b] + i;
-    }
-    el->kernel->constraint(&el->data, qe, ge, Ge);
-    for (int r = 0; r < nc; r++) {
-      const PetscInt row = rstart + model->elem_c[k] + r;
-      for (int i = 0; i < nq; i++) vals[i] = Ge[r * nq + i] * PetscSqrtReal(model->minv[lidx[i]]);
-      PetscCall(MatSetValues(*G, 1, &row, nq, cols, vals, INSERT_VALUES));
-    }
-  }
-  PetscCall(MatAssemblyBegin(*G, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*G, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(0);
-}
-
 /* y <- P y, P = I - F^-1 A: the part of y in the null space of A (see the comment at the top). */
 static PetscErrorCode MbsRedundancyProject(Mat A, Mat F, Vec y, Vec work1, Vec work2)
 {
@@ -236,7 +184,7 @@ static PetscErrorCode MbsRedundancyFactor(MbsModel model, Vec q, PetscReal tol, 
   *A = *F = NULL;
   PetscCall(PetscMalloc1(model->nq_ghosted, &qloc));
   PetscCall(MbsModelCoordinatesToLocal(model, q, qloc));
-  PetscCall(MbsRedundancyAssembleG(model, qloc, &G));
+  PetscCall(MbsModelAssembleScaledG(model, qloc, MAT_INITIAL_MATRIX, &G));
   PetscCall(PetscFree(qloc));
   PetscCall(MatMatTransposeMult(G, G, MAT_INITIAL_MATRIX, PETSC_DEFAULT, A));
   PetscCall(MatDestroy(&G));

@@ -549,6 +549,7 @@ static PetscErrorCode MbsSchemeCreate_DH(MbsStepper st)
   st->data                         = dh;
   st->ops->setup                   = MbsSchemeSetUp_DH;
   st->ops->residual                = MbsSchemeResidual_DH;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->jacobian                = MbsSchemeJacobian_DH;
   st->ops->predict                 = MbsSchemePredict_DH;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_DH;

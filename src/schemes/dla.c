@@ -194,6 +194,7 @@ static PetscErrorCode MbsSchemeCreate_DLA(MbsStepper st)
   st->data                         = dla;
   st->ops->setup                   = MbsSchemeSetUp_DLA;
   st->ops->residual                = MbsSchemeResidual_DLA;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->jacobian                = MbsSchemeJacobian_DLA;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_DLA;
   st->ops->view                    = MbsSchemeView_DLA;

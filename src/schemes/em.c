@@ -136,6 +136,7 @@ static PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
   PetscFunctionBegin;
   st->ops->setup                   = MbsSchemeSetUp_EM;
   st->ops->residual                = MbsSchemeResidual_EM;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->wide_mumps              = PETSC_TRUE; /* MbsStepperChooseSolver() */
   st->ops->jacobian                = MbsSchemeJacobian_EM;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;

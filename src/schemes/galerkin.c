@@ -400,6 +400,7 @@ static PetscErrorCode MbsSchemeCreate_Galerkin(MbsStepper st)
   st->data                         = g;
   st->ops->setup                   = MbsSchemeSetUp_Galerkin;
   st->ops->residual                = MbsSchemeResidual_Galerkin;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->jacobian                = MbsSchemeJacobian_Galerkin;
   st->ops->predict                 = MbsSchemePredict_Galerkin;
   st->ops->view                    = MbsSchemeView_Galerkin;

@@ -115,6 +115,7 @@ static PetscErrorCode MbsSchemeCreate_RATTLE(MbsStepper st)
   PetscFunctionBegin;
   st->ops->setup                   = MbsSchemeSetUp_RATTLE;
   st->ops->residual                = MbsSchemeResidual_RATTLE;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->wide_mumps              = PETSC_TRUE; /* refactors as often as EM: MbsStepperChooseSolver() */
   st->ops->jacobian                = MbsSchemeJacobian_RATTLE;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_RATTLE;

@@ -109,6 +109,7 @@ static PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
   PetscCall(MbsVICreateParametrized(st));
   st->ops->setup                   = MbsSchemeSetUp_VIA;
   st->ops->residual                = MbsSchemeResidual_VIA;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->jacobian                = MbsSchemeJacobian_VIA;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIA;
   st->ops->view                    = MbsSchemeView_VIA;

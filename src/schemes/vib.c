@@ -135,6 +135,7 @@ static PetscErrorCode MbsSchemeCreate_VIB(MbsStepper st)
   PetscCall(MbsVICreateParametrized(st));
   st->ops->setup                   = MbsSchemeSetUp_VIB;
   st->ops->residual                = MbsSchemeResidual_VIB;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->jacobian                = MbsSchemeJacobian_VIB;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIB;
   st->ops->view                    = MbsSchemeView_VIB;

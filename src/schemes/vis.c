@@ -104,6 +104,7 @@ static PetscErrorCode MbsSchemeCreate_VIS(MbsStepper st)
   PetscFunctionBegin;
   st->ops->setup                   = MbsVISetUp;
   st->ops->residual                = MbsSchemeResidual_VIS;
+  st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
   st->ops->wide_mumps              = PETSC_TRUE; /* MbsStepperChooseSolver() */
   st->ops->jacobian                = MbsSchemeJacobian_VIS;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIS;

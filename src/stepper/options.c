@@ -165,6 +165,11 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
     "interface (each rank's interior by sparse LU, the interface by dense LU; -mbs_interface_pc_factor_...) "
     "or mumps",
     "MbsStepperSetUp", MbsParallelLUTypes, 3, MbsParallelLUTypes[st->parallel_lu], &st->parallel_lu, NULL));
+  PetscCall(PetscOptionsEList(
+    "-mbs_solver",
+    "The step's linear solver when no PC or LU package is chosen: auto (LU, or Schur-AMG for large nets and meshes), "
+    "lu, or schur (GMRES with the Schur-AMG block preconditioner; -mbs_schur_pc_...)",
+    "MbsStepperSetUp", MbsSolverTypes, 3, MbsSolverTypes[st->solver], &st->solver, NULL));
   {
     PetscBool allow = st->allow_redundant, set;
     PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints",
@@ -211,7 +216,8 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
 (MbsStepperSetFailureCheckpoint()) . -mbs_allow_redundant_constraints - run consistent redundant constraints
 (MbsStepperSetAllowRedundantConstraints())
 - -mbs_fieldsplit_split <fields,primal_dual> - splits registered with -pc_type fieldsplit (docs/solvers.md)
-- -mbs_parallel_lu <auto,interface,mumps> - the solve of several ranks when no LU package is chosen (docs/solvers.md)
+. -mbs_parallel_lu <auto,interface,mumps> - the solve of several ranks when no LU package is chosen (docs/solvers.md)
+- -mbs_solver <auto,lu,schur> - LU or GMRES with the Schur-AMG preconditioner (docs/solvers.md)
 
   Level: beginner
 @*/

@@ -21,7 +21,7 @@ PETSC_INTERN PetscErrorCode MbsOutputCreate_Reactions(MbsStepper, MbsOutputOps *
 PetscFunctionList MbsOutputFunctions    = NULL;
 PetscFunctionList MbsSchemeFunctions    = NULL;
 static PetscBool  MbsPackageInitialized = PETSC_FALSE;
-PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics, MBS_InterfaceSchur;
+PetscLogEvent     MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics, MBS_InterfaceSchur, MBS_SchurSetUp;
 PetscClassId      MBS_STEPPER_CLASSID;
 
 static const char *const MbsStepReasons_Shifted[] = {"INTERRUPTED", "DIVERGED_ENERGY", "DIVERGED_NONLINEAR_SOLVE",
@@ -64,6 +64,8 @@ PetscErrorCode MbsStepperInitializePackage(void)
   PetscCall(PetscLogEventRegister("MbsDiagnostics", MBS_STEPPER_CLASSID, &MBS_Diagnostics));
   /* the interface LU's set-up: each rank's interior factored, S formed, summed over the ranks and factored */
   PetscCall(PetscLogEventRegister("MbsInterfaceS", MBS_STEPPER_CLASSID, &MBS_InterfaceSchur));
+  /* the Schur-AMG preconditioner's set-up: blocks copied out, G M^-1 G^T formed, C_h fitted, AMG set up */
+  PetscCall(PetscLogEventRegister("MbsSchurSetUp", MBS_STEPPER_CLASSID, &MBS_SchurSetUp));
   /* each scheme registers itself and its parameters (src/schemes/) */
   PetscCall(MbsSchemeRegister_EM());
   PetscCall(MbsSchemeRegister_EMG());

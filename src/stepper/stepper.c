@@ -737,13 +737,14 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
     several ranks otherwise             MUMPS
 */
 #define MBS_DENSE_MAX_UNKNOWNS   80      /* dense LU up to this size */
-#define MBS_WIDE_GRAPH           8       /* body graphs at least this wide ... */
-#define MBS_WIDE_MIN_UNKNOWNS    6000    /* ... and systems at least this large are factored by MUMPS */
+#define MBS_WIDE_MIN_UNKNOWNS    6000    /* wide body graphs at least this large are factored by MUMPS */
 #define MBS_UMFPACK_MAX_UNKNOWNS 2000000 /* above this, MUMPS (UMFPACK's 32-bit workspace) */
 #define MBS_INTERFACE_MAX_UNKNOWNS                                                          \
   500 /* several ranks: the interface LU up to this many interface unknowns (nets, 2 ranks: \
          break-even with MUMPS at 528, MUMPS 2.1 times faster at 882) */
 const char *const MbsParallelLUTypes[] = {"auto", "interface", "mumps"};
+const char *const MbsSolverTypes[]     = {"auto", "lu", "schur"};
+#define MBS_SCHUR_MIN_UNKNOWNS 20000 /* auto: the Schur-AMG preconditioner for wide graphs from this size on */
 /* Sets the package the stepper chose; a PC set up with another package (an earlier choice) is reset first. */
 static PetscErrorCode MbsStepperSetSolver(MbsStepper st, PC pc, MatSolverType type)
 {
@@ -784,6 +785,36 @@ static PetscErrorCode MbsStepperSerialPackage(MbsStepper st, PetscInt n, MatSolv
   PetscFunctionReturn(0);
 }
 
+/* GMRES (right-preconditioned: it tests the true residual) to a relative 1e-8, an inexact Newton step that still
+   converges to the round-off floor (docs/solvers.md), unless the user chose the KSP's type or tolerance */
+static PetscErrorCode MbsStepperSetSchurKSP(MbsStepper st)
+{
+  KSP         ksp;
+  const char *prefix;
+  PetscBool   set;
+
+  PetscFunctionBegin;
+  PetscCall(SNESGetKSP(st->snes, &ksp));
+  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_type", &set));
+  if (!set) {
+    PetscCall(KSPSetType(ksp, KSPGMRES));
+    PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+    st->ksp_auto = PETSC_TRUE;
+  }
+  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_rtol", &set));
+  if (!set) {
+    PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
+    st->ksp_auto = PETSC_TRUE;
+  }
+  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_max_it", &set));
+  if (!set) { /* a preconditioner that does not fit the step fails it early (diagnosed) rather than after 10^4 */
+    PetscCall(KSPSetTolerances(ksp, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 500));
+    st->ksp_auto = PETSC_TRUE;
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   MatSolverType type;
@@ -802,6 +833,43 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
     st->solver_auto[0] = 0;
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "%s, chosen by the user", type));
     PetscFunctionReturn(0);
+  }
+  if (st->solver != MBS_SOLVER_LU) {
+    char      whynot[160];
+    PetscInt  width = 0;
+    PetscBool schur = PETSC_FALSE;
+    PetscCall(MbsStepperSchurAMGApplicable_Private(st, whynot, sizeof(whynot)));
+    PetscCheck(
+      st->solver != MBS_SOLVER_SCHUR || !whynot[0], PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+      "-mbs_solver schur: the Schur-AMG preconditioner does not apply to %s (docs/solvers.md); use -mbs_solver lu",
+      whynot);
+    if (st->solver == MBS_SOLVER_SCHUR)
+      schur = PETSC_TRUE;
+    else if (!whynot[0] && st->ops->schur_amg && st->sys->nglobal >= MBS_SCHUR_MIN_UNKNOWNS) {
+      /* nets and meshes of particles: BoomerAMG on a chain of rigid links failed (src/stepper/schuramg.c), and
+         rigid bodies in wide graphs are not measured */
+      PetscBool particles = PETSC_TRUE;
+      for (PetscInt b = 0; b < st->model->nbodies && particles; b++)
+        particles = (PetscBool)(st->model->bodies[b].type == MBS_BODY_PARTICLE);
+      PetscCall(MbsModelGetGraphWidth(st->model, &width));
+      schur = (PetscBool)(particles && width >= MBS_WIDE_GRAPH);
+    }
+    if (schur) {
+      PetscCall(MbsPCSetSchurAMG_Private(pc, st)); /* src/stepper/schuramg.c */
+      PetscCall(MbsStepperSetSchurKSP(st));
+      PetscCall(PetscStrncpy(st->solver_auto, "schur", sizeof(st->solver_auto)));
+      if (st->solver == MBS_SOLVER_SCHUR)
+        PetscCall(
+          PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                        "GMRES with the Schur-AMG block preconditioner, chosen by the user (-mbs_solver schur)"));
+      else
+        PetscCall(
+          PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
+                        "GMRES with the Schur-AMG block preconditioner, chosen for a wide body graph (bandwidth "
+                        "%" PetscInt_FMT " in RCM order: a net or a mesh) of %" PetscInt_FMT " unknowns",
+                        width, st->sys->nglobal));
+      PetscFunctionReturn(0);
+    }
   }
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
@@ -865,16 +933,23 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
     PetscCall(PetscStrcmp(st->solver_auto, "dense", &dense));
     if (!dense) PetscCall(PetscStrcmp(st->solver_auto, "interface", &dense));
+    if (!dense) PetscCall(PetscStrcmp(st->solver_auto, "schur", &dense));
     if (!(isshell && dense)) {
       st->solver_choice[0] = st->solver_auto[0] = 0;
       PetscFunctionReturn(0);
     }
     PetscCall(PCSetType(pc, PCLU));
+    if (st->ksp_auto) { /* the stepper's choice of a Krylov method for the Schur-AMG preconditioner */
+      PetscCall(KSPSetType(ksp, KSPPREONLY));
+      PetscCall(KSPSetPCSide(ksp, PC_LEFT));
+      PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+      st->ksp_auto = PETSC_FALSE;
+    }
     st->solver_auto[0] = 0;
   }
   PetscCall(MbsStepperChooseSolver(st, pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  if (!islu) PetscFunctionReturn(0); /* dense LU, interface LU */
+  if (!islu) PetscFunctionReturn(0); /* dense LU, interface LU, Schur-AMG */
   PetscCall(MbsPCSetMumpsMargin_Private(pc, st->J));
   PetscFunctionReturn(0);
 }

@@ -38,6 +38,9 @@ typedef struct {
   /* on one rank, a wide body graph (nets, meshes) is factored faster by MUMPS than by UMFPACK for this scheme
      (measured per scheme, MbsStepperChooseSolver()) */
   PetscBool wide_mumps;
+  /* -mbs_solver auto chooses the Schur-AMG preconditioner for large nets and meshes under this scheme (its iterations
+     measured bounded, src/stepper/schuramg.c) */
+  PetscBool schur_amg;
   /* optional: the initial guess of the scheme's other fields (stages) when a step is predicted from its start state
      (X holds q_n, p_n and the last multipliers; MbsStepperPredict()) */
   PetscErrorCode (*predict)(MbsStepper);
@@ -61,6 +64,12 @@ typedef struct {
 /* -mbs_parallel_lu: the solve of several ranks when nobody chose an LU package (MbsStepperChooseSolver()) */
 enum { MBS_PARALLEL_LU_AUTO, MBS_PARALLEL_LU_INTERFACE, MBS_PARALLEL_LU_MUMPS };
 PETSC_INTERN const char *const MbsParallelLUTypes[];
+/* -mbs_solver: LU (direct, or the interface LU) or GMRES with the Schur-AMG preconditioner (MbsStepperChooseSolver())
+ */
+enum { MBS_SOLVER_AUTO, MBS_SOLVER_LU, MBS_SOLVER_SCHUR };
+PETSC_INTERN const char *const MbsSolverTypes[];
+#define MBS_WIDE_GRAPH \
+  8 /* body graphs at least this wide (RCM bandwidth) are nets or meshes (MbsStepperChooseSolver()) */
 #define MBS_MAX_FIELDS         16   /* fields of a scheme's unknowns (checkpoint version 7 on; 8 before) */
 #define MBS_REUSE_MIN_UNKNOWNS 1000 /* default Jacobian reuse from this many unknowns on */
 #define MBS_REUSE_MAX_USES     10   /* iterations of one solve on one kept Jacobian before it is refreshed */
@@ -163,7 +172,9 @@ struct _p_MbsStepper {
   char      solver_choice[320]; /* the LU package and why (MbsStepperChooseSolver()), for the view */
   char      solver_auto[32]; /* the package the stepper chose ("dense" for dense LU, "interface" for the interface LU),
                                 chosen again at a new set-up */
-  PetscInt parallel_lu;      /* -mbs_parallel_lu: MBS_PARALLEL_LU_AUTO, _INTERFACE or _MUMPS */
+  PetscInt  parallel_lu;     /* -mbs_parallel_lu: MBS_PARALLEL_LU_AUTO, _INTERFACE or _MUMPS */
+  PetscInt  solver;          /* -mbs_solver: MBS_SOLVER_AUTO, _LU or _SCHUR */
+  PetscBool ksp_auto;        /* the stepper set the KSP's type and tolerances for the Schur-AMG preconditioner */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
@@ -260,6 +271,9 @@ PETSC_INTERN PetscErrorCode MbsPCSetMumpsMargin_Private(PC, Mat);
    dense LU), and the interface's size (over all ranks, and the largest rank's part) from the model */
 PETSC_INTERN PetscErrorCode MbsPCSetInterfaceLU_Private(PC, MbsStepper, MatSolverType);
 PETSC_INTERN PetscErrorCode MbsStepperInterfaceSize_Private(MbsStepper, PetscInt *, PetscInt *);
+/* schuramg.c: the block preconditioner with AMG on G M^-1 G^T, and why a stepper cannot use it ("" if it can) */
+PETSC_INTERN PetscErrorCode MbsPCSetSchurAMG_Private(PC, MbsStepper);
+PETSC_INTERN PetscErrorCode MbsStepperSchurAMGApplicable_Private(MbsStepper, char[], size_t);
 PETSC_INTERN PetscErrorCode MbsStepperHistoryValid_Private(MbsStepper, PetscBool *);
 PETSC_INTERN PetscErrorCode MbsStepperCheckpointPath(MbsStepper, const char filename[], char path[], size_t len);
 PETSC_INTERN PetscErrorCode MbsInterruptSetAgreed_Private(int signum);
@@ -271,7 +285,7 @@ static inline PetscInt MbsStepperNumSteps(MbsStepper st)
 }
 PETSC_EXTERN PetscErrorCode MbsStepperGetParameter_Private(MbsStepper, const char name[], PetscReal *);
 
-PETSC_INTERN PetscLogEvent        MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics, MBS_InterfaceSchur;
+PETSC_INTERN PetscLogEvent MBS_Residual, MBS_Jacobian, MBS_Step, MBS_Diagnostics, MBS_InterfaceSchur, MBS_SchurSetUp;
 PETSC_INTERN PetscFunctionList    MbsSchemeFunctions;
 PETSC_INTERN MbsSchemeParameter **MbsSchemeParameters; /* of all registered schemes together */
 PETSC_INTERN PetscInt             MbsNumSchemeParameters;

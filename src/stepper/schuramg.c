@@ -1,0 +1,730 @@
+/*
+  Schur-AMG: a block preconditioner for the step's saddle-point system whose cost grows like the model (docs/solvers.md,
+  "The Schur-AMG preconditioner").
+
+  Order the unknowns as primal (the scheme's coordinate fields: q, p, v, stages) and multipliers (its constraint
+  fields: lambda, gamma, mu, ...), J = [A B; C D]. Every scheme couples a coordinate i of one field to the same
+  coordinate of another through the mass (q' = M^-1 p, ...) with O(1) and O(h) coefficients, and to other coordinates
+  only through O(h^2) stiffness terms. The preconditioner keeps the first:
+
+    A~  = the k x k blocks of A's entries (f, i; g, i) over the k coordinate fields f, g, one block per coordinate i
+          (exact in the mass terms; the stiffness K enters through its diagonal only);
+    S~  = D - C A~^-1 B ~ C_h (x) P,  P = G M^-1 G^T,
+
+  where C_h is a small m x m matrix over the m constraint fields (EM: h [[-h/2, 1], [-1, 0]] in (lambda, gamma)). C_h
+  is not derived per scheme: at each set-up it is fitted to S~ by probing it with one fixed pseudo-random vector per
+  constraint field, c_ab = <S~_ab w_b, P w_b> / <P w_b, P w_b>, and the fit's relative residual is reported
+  (-ksp_view). P, the constraints' weighted graph Laplacian, is symmetric positive definite for independent
+  constraints and is solved by algebraic multigrid (PCGAMG unless -<prefix>mbs_schur_pc_type says otherwise):
+
+    apply:  y_p = A~^-1 r_p,  t = r_m - C y_p,  x_m = (C_h^-1 (x) P^-1) t  (m V-cycles),  x_p = y_p - A~^-1 B x_m.
+
+  This is the full block factorization with A and S replaced by A~ and C_h (x) P; GMRES on J does the rest. What it
+  neglects, relative to what it keeps, is of the order h^2 k/m (k a stiffness, m a mass: the squared Courant number of
+  transverse waves), not of the model's size, so the iterations per Newton iteration stay bounded as a net or a chain
+  grows at fixed h. P is formed at the step's start configuration q_n (O(h) from the iterate's: a preconditioner).
+
+  Not for: velocity constraints (their multipliers couple through A(q), not G), eliminated redundant rows (their
+  identity rows are not of the form C_h (x) P) and the static scheme (no masses); MbsStepperChooseSolver() does not
+  choose it there and a user's -mbs_solver schur is refused with the reason. A singular block of A~ or a singular C_h
+  fails the preconditioner (the step is then diagnosed as not converged).
+*/
+#include "stepper/stepperimpl.h"
+#include "model/operators.h"
+
+#define MBS_SCHUR_MAX_FIELDS 8  /* coordinate fields, and constraint fields, at most */
+#define MBS_SCHUR_MAX_BLOCK  96 /* the largest dense block inverted: a rigid body's 12 coordinates in 8 fields */
+
+typedef struct {
+  MbsStepper   st;     /* the stepper that owns the PC (not referenced: it outlives its KSP) */
+  PetscInt     kc, km; /* coordinate and constraint fields */
+  PetscInt     cf[MBS_SCHUR_MAX_FIELDS], mf[MBS_SCHUR_MAX_FIELDS];
+  PetscInt     nq, nc; /* this rank's coordinates and constraint rows per field */
+  IS           isP, isM;
+  Mat          A10, A01, A11, Gs, GsT, P;
+  PetscScalar *Dinv; /* one block per owned body, (kc nb) x (kc nb) row-major (nb its coordinates): A~^-1 */
+  PetscInt    *doff; /* nowned + 1 offsets of the blocks in Dinv */
+  PetscReal    Ch[MBS_SCHUR_MAX_FIELDS * MBS_SCHUR_MAX_FIELDS], Chinv[MBS_SCHUR_MAX_FIELDS * MBS_SCHUR_MAX_FIELDS];
+  PetscReal    fit; /* the fit's largest relative residual over the blocks that matter */
+  PC           amg;
+  Vec          xp, yp, xm, tm, w, z;
+  /* P's rows of constraints on a single body (a rigid body's director constraints, joints to the ground) are
+     eliminated exactly, body by body: P^-1 by the block factorization with Z = P_ss^-1 (block diagonal) and AMG on
+     T = P_jj - P_js Z P_sj, the joints between bodies */
+  PetscInt  ns, nj;      /* this rank's single-body and joint rows of P */
+  PetscInt *sidx, *jidx; /* their local rows in P (single-body rows grouped by body) */
+  PetscInt  nsb, *sboff; /* the bodies' groups of single-body rows: nsb groups, offsets into sidx */
+  PetscInt  nsglobal;    /* single-body rows on all ranks */
+  IS        isS, isJ;
+  Mat       Z, Psj, Pjs, Pjj, T;
+  Vec       rs, ys, rj, xj;
+  PetscBool failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
+  PetscInt  setups;
+} MbsSchurAMG;
+
+/* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
+   pivot is at most tol times the largest entry (tol = 0: a zero or non-finite pivot; the blocks of a rigid body with
+   thin-rod inertias span ten orders of magnitude and are regular). */
+static void MbsSmallInvert(PetscInt n, PetscReal *a, PetscReal tol, PetscBool *ok)
+{
+  PetscInt  pivrow[MBS_SCHUR_MAX_BLOCK];
+  PetscReal amax = 0;
+
+  *ok = PETSC_TRUE;
+  for (PetscInt i = 0; i < n * n; i++) amax = PetscMax(amax, PetscAbsReal(a[i]));
+  for (PetscInt k = 0; k < n; k++) {
+    PetscInt  p = k;
+    PetscReal piv;
+    for (PetscInt i = k + 1; i < n; i++)
+      if (PetscAbsReal(a[i * n + k]) > PetscAbsReal(a[p * n + k])) p = i;
+    if (!(PetscAbsReal(a[p * n + k]) > tol * amax) || PetscIsInfOrNanReal(a[p * n + k])) {
+      *ok = PETSC_FALSE;
+      return;
+    }
+    pivrow[k] = p;
+    for (PetscInt j = 0; j < n && p != k; j++) {
+      const PetscReal t = a[k * n + j];
+      a[k * n + j]      = a[p * n + j];
+      a[p * n + j]      = t;
+    }
+    piv          = a[k * n + k];
+    a[k * n + k] = 1.0;
+    for (PetscInt j = 0; j < n; j++) a[k * n + j] /= piv;
+    for (PetscInt i = 0; i < n; i++) {
+      PetscReal f;
+      if (i == k) continue;
+      f            = a[i * n + k];
+      a[i * n + k] = 0.0;
+      for (PetscInt j = 0; j < n; j++) a[i * n + j] -= f * a[k * n + j];
+    }
+  }
+  /* the row swaps of step k swap columns k and pivrow[k] of the inverse, undone in reverse order */
+  for (PetscInt k = n - 1; k >= 0; k--)
+    for (PetscInt i = 0; i < n && pivrow[k] != k; i++) {
+      const PetscReal t    = a[i * n + k];
+      a[i * n + k]         = a[i * n + pivrow[k]];
+      a[i * n + pivrow[k]] = t;
+    }
+}
+
+/* A deterministic value in [-1, 1] of a global row index, the same on any number of ranks (splitmix64) */
+static PetscReal MbsProbeValue(PetscInt i)
+{
+  uint64_t z = (uint64_t)i + 0x9E3779B97F4A7C15ULL;
+  z          = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z          = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z          = z ^ (z >> 31);
+  return 2.0 * (PetscReal)(z >> 11) / 9007199254740992.0 - 1.0;
+}
+
+static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(ISDestroy(&ctx->isP));
+  PetscCall(ISDestroy(&ctx->isM));
+  PetscCall(MatDestroy(&ctx->A10));
+  PetscCall(MatDestroy(&ctx->A01));
+  PetscCall(MatDestroy(&ctx->A11));
+  PetscCall(MatDestroy(&ctx->Gs));
+  PetscCall(MatDestroy(&ctx->GsT));
+  PetscCall(MatDestroy(&ctx->P));
+  PetscCall(PetscFree(ctx->Dinv));
+  PetscCall(PetscFree(ctx->doff));
+  PetscCall(VecDestroy(&ctx->xp));
+  PetscCall(VecDestroy(&ctx->yp));
+  PetscCall(VecDestroy(&ctx->xm));
+  PetscCall(VecDestroy(&ctx->tm));
+  PetscCall(VecDestroy(&ctx->w));
+  PetscCall(VecDestroy(&ctx->z));
+  PetscCall(PetscFree2(ctx->sidx, ctx->jidx));
+  PetscCall(PetscFree(ctx->sboff));
+  PetscCall(ISDestroy(&ctx->isS));
+  PetscCall(ISDestroy(&ctx->isJ));
+  PetscCall(MatDestroy(&ctx->Z));
+  PetscCall(MatDestroy(&ctx->Psj));
+  PetscCall(MatDestroy(&ctx->Pjs));
+  PetscCall(MatDestroy(&ctx->Pjj));
+  PetscCall(MatDestroy(&ctx->T));
+  PetscCall(VecDestroy(&ctx->rs));
+  PetscCall(VecDestroy(&ctx->ys));
+  PetscCall(VecDestroy(&ctx->rj));
+  PetscCall(VecDestroy(&ctx->xj));
+  ctx->kc = ctx->km = 0;
+  PetscFunctionReturn(0);
+}
+
+/* Why the stepper's current scheme and model cannot use this preconditioner, or "" (the same on every rank) */
+PetscErrorCode MbsStepperSchurAMGApplicable_Private(MbsStepper st, char why[], size_t len)
+{
+  const MbsSystem sys = st->sys;
+  PetscInt        kc = 0, km = 0;
+
+  PetscFunctionBegin;
+  why[0] = 0;
+  for (PetscInt f = 0; f < sys->nfields; f++) {
+    if (sys->kind[f] == MBS_FIELD_COORDINATE)
+      kc++;
+    else if (sys->kind[f] == MBS_FIELD_CONSTRAINT)
+      km++;
+  }
+  if (st->ops->quasistatic)
+    PetscCall(PetscSNPrintf(why, len, "a static solve has no masses"));
+  else if (st->model->nvcon)
+    PetscCall(PetscSNPrintf(why, len, "velocity constraints (their multipliers couple through A(q), not G)"));
+  else if (st->allow_redundant)
+    PetscCall(PetscSNPrintf(why, len, "eliminated redundant constraints (-mbs_allow_redundant_constraints)"));
+  else if (!st->model->ncon)
+    PetscCall(PetscSNPrintf(why, len, "a model without constraints"));
+  else if (kc > MBS_SCHUR_MAX_FIELDS || km > MBS_SCHUR_MAX_FIELDS || !km)
+    PetscCall(PetscSNPrintf(why, len,
+                            "scheme %s's %" PetscInt_FMT " coordinate and %" PetscInt_FMT
+                            " constraint fields (at most %d each, at least one constraint field)",
+                            st->type, kc, km, MBS_SCHUR_MAX_FIELDS));
+  PetscFunctionReturn(0);
+}
+
+/* The fields, index sets, work vectors and P's pattern, at the first set-up */
+static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
+{
+  const MbsStepper st  = ctx->st;
+  const MbsSystem  sys = st->sys;
+  IS               list[MBS_SCHUR_MAX_FIELDS];
+
+  PetscFunctionBegin;
+  for (PetscInt f = 0; f < sys->nfields; f++) { /* velocity constraint fields are empty (no such rows) */
+    if (sys->kind[f] == MBS_FIELD_COORDINATE)
+      ctx->cf[ctx->kc++] = f;
+    else if (sys->kind[f] == MBS_FIELD_CONSTRAINT)
+      ctx->mf[ctx->km++] = f;
+  }
+  ctx->nq = st->model->nq_local;
+  ctx->nc = st->model->ncon_local;
+  for (PetscInt j = 0; j < ctx->kc; j++) {
+    PetscInt n;
+    PetscCall(ISGetLocalSize(sys->is[ctx->cf[j]], &n));
+    PetscCheck(n == ctx->nq, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "coordinate field %s has %" PetscInt_FMT " rows, not %" PetscInt_FMT, sys->name[ctx->cf[j]], n, ctx->nq);
+    list[j] = sys->is[ctx->cf[j]];
+  }
+  PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), ctx->kc, list, &ctx->isP));
+  for (PetscInt j = 0; j < ctx->km; j++) {
+    PetscInt n;
+    PetscCall(ISGetLocalSize(sys->is[ctx->mf[j]], &n));
+    PetscCheck(n == ctx->nc, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "constraint field %s has %" PetscInt_FMT " rows, not %" PetscInt_FMT, sys->name[ctx->mf[j]], n, ctx->nc);
+    list[j] = sys->is[ctx->mf[j]];
+  }
+  PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), ctx->km, list, &ctx->isM));
+  {
+    const MbsModel model = st->model;
+    PetscCall(PetscMalloc1(model->nowned + 1, &ctx->doff));
+    ctx->doff[0] = 0;
+    for (PetscInt k = 0; k < model->nowned; k++) {
+      const PetscInt nb = ctx->kc * 3 * (PetscInt)model->bodies[model->owned_body[k]].type;
+      ctx->doff[k + 1]  = ctx->doff[k] + nb * nb;
+    }
+    PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->Dinv));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* A~^-1: the blocks of the Jacobian's coordinate rows and columns of each body (its coordinates in every coordinate
+   field), inverted; *ok = PETSC_FALSE if one is singular (on this rank) */
+static PetscErrorCode MbsSchurAMGBlocks(MbsSchurAMG *ctx, Mat J, PetscBool *ok)
+{
+  const MbsSystem sys   = ctx->st->sys;
+  const MbsModel  model = ctx->st->model;
+  const PetscInt  kc    = ctx->kc;
+  PetscInt        rstart;
+
+  PetscFunctionBegin;
+  *ok = PETSC_TRUE;
+  PetscCall(MatGetOwnershipRange(J, &rstart, NULL));
+  PetscCall(PetscArrayzero(ctx->Dinv, ctx->doff[model->nowned]));
+  for (PetscInt k = 0; k < model->nowned && *ok; k++) {
+    const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->bodies[b].type, n = kc * nb;
+    PetscScalar   *d = ctx->Dinv + ctx->doff[k];
+    for (PetscInt j = 0; j < kc; j++)
+      for (PetscInt i = 0; i < nb; i++) {
+        const PetscInt     row = rstart + sys->foff[ctx->cf[j]] + model->body_lq[b] + i;
+        PetscInt           ncols;
+        const PetscInt    *cols;
+        const PetscScalar *vals;
+        PetscCall(MatGetRow(J, row, &ncols, &cols, &vals));
+        for (PetscInt c = 0; c < ncols; c++) /* the body's columns in each coordinate field */
+          for (PetscInt l = 0; l < kc; l++) {
+            const PetscInt c0 = rstart + sys->foff[ctx->cf[l]] + model->body_lq[b];
+            if (cols[c] >= c0 && cols[c] < c0 + nb) d[(j * nb + i) * n + l * nb + cols[c] - c0] = vals[c];
+          }
+        PetscCall(MatRestoreRow(J, row, &ncols, &cols, &vals));
+      }
+    MbsSmallInvert(n, d, 0.0, ok);
+  }
+  PetscFunctionReturn(0);
+}
+
+/* y <- A~^-1 x, or y <- y - A~^-1 x if subtract, on the primal layout (field j's coordinate i at j nq + i) */
+static PetscErrorCode MbsSchurAMGBlockSolve(MbsSchurAMG *ctx, Vec x, Vec y, PetscBool subtract)
+{
+  const MbsModel     model = ctx->st->model;
+  const PetscInt     kc = ctx->kc, nq = ctx->nq;
+  const PetscScalar *xa;
+  PetscScalar       *ya;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(x, &xa));
+  PetscCall(VecGetArray(y, &ya));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt     b = model->owned_body[k], nb = 3 * (PetscInt)model->bodies[b].type, n = kc * nb;
+    const PetscInt     o = model->body_lq[b];
+    const PetscScalar *d = ctx->Dinv + ctx->doff[k];
+    PetscScalar        xb[MBS_SCHUR_MAX_BLOCK];
+    for (PetscInt j = 0; j < kc; j++)
+      for (PetscInt i = 0; i < nb; i++) xb[j * nb + i] = xa[j * nq + o + i];
+    for (PetscInt r = 0; r < n; r++) {
+      PetscScalar s = 0;
+      for (PetscInt c = 0; c < n; c++) s += d[r * n + c] * xb[c];
+      {
+        PetscScalar *yr = &ya[(r / nb) * nq + o + r % nb];
+        *yr             = subtract ? *yr - s : s;
+      }
+    }
+  }
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(VecRestoreArray(y, &ya));
+  PetscCall(PetscLogFlops(2.0 * ctx->doff[model->nowned]));
+  PetscFunctionReturn(0);
+}
+
+/* S~ w for the multiplier vector xm: tm <- D xm - C A~^-1 B xm */
+static PetscErrorCode MbsSchurAMGSchurMult(MbsSchurAMG *ctx, Vec xm, Vec tm)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMult(ctx->A01, xm, ctx->xp));
+  PetscCall(MbsSchurAMGBlockSolve(ctx, ctx->xp, ctx->yp, PETSC_FALSE));
+  PetscCall(MatMult(ctx->A10, ctx->yp, tm));
+  PetscCall(VecScale(tm, -1.0));
+  PetscCall(MatMultAdd(ctx->A11, xm, tm, tm));
+  PetscFunctionReturn(0);
+}
+
+/* C_h: S~'s block (a, b) against P, probed with one pseudo-random vector per constraint field; *ok = PETSC_FALSE if
+   C_h is singular (the same on every rank) */
+static PetscErrorCode MbsSchurAMGFit(MbsSchurAMG *ctx, PetscBool *ok)
+{
+  const PetscInt km = ctx->km, nc = ctx->nc;
+  PetscReal      sums[MBS_SCHUR_MAX_FIELDS * MBS_SCHUR_MAX_FIELDS * 2 + MBS_SCHUR_MAX_FIELDS];
+  PetscInt       cstart;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)ctx->st);
+
+  PetscFunctionBegin;
+  PetscCall(VecGetOwnershipRange(ctx->w, &cstart, NULL));
+  PetscCall(PetscArrayzero(sums, km * km * 2 + km));
+  for (PetscInt b = 0; b < km; b++) {
+    PetscScalar       *xa, *wa;
+    const PetscScalar *za, *ta;
+    PetscCall(VecGetArrayWrite(ctx->w, &wa));
+    for (PetscInt i = 0; i < nc; i++) wa[i] = MbsProbeValue(cstart + i);
+    PetscCall(VecRestoreArrayWrite(ctx->w, &wa));
+    PetscCall(MatMult(ctx->P, ctx->w, ctx->z));
+    PetscCall(VecSet(ctx->xm, 0.0));
+    PetscCall(VecGetArray(ctx->xm, &xa));
+    PetscCall(VecGetArrayRead(ctx->w, &za));
+    for (PetscInt i = 0; i < nc; i++) xa[b * nc + i] = za[i];
+    PetscCall(VecRestoreArrayRead(ctx->w, &za));
+    PetscCall(VecRestoreArray(ctx->xm, &xa));
+    PetscCall(MbsSchurAMGSchurMult(ctx, ctx->xm, ctx->tm));
+    PetscCall(VecGetArrayRead(ctx->z, &za));
+    PetscCall(VecGetArrayRead(ctx->tm, &ta));
+    for (PetscInt i = 0; i < nc; i++) sums[2 * km * km + b] += za[i] * za[i];
+    for (PetscInt a = 0; a < km; a++)
+      for (PetscInt i = 0; i < nc; i++) {
+        sums[2 * (a * km + b)] += ta[a * nc + i] * za[i];
+        sums[2 * (a * km + b) + 1] += ta[a * nc + i] * ta[a * nc + i];
+      }
+    PetscCall(VecRestoreArrayRead(ctx->z, &za));
+    PetscCall(VecRestoreArrayRead(ctx->tm, &ta));
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sums, (PetscMPIInt)(km * km * 2 + km), MPIU_REAL, MPIU_SUM, comm));
+  {
+    PetscReal ymax = 0;
+    for (PetscInt a = 0; a < km * km; a++) ymax = PetscMax(ymax, sums[2 * a + 1]);
+    ctx->fit = 0;
+    for (PetscInt a = 0; a < km; a++)
+      for (PetscInt b = 0; b < km; b++) {
+        const PetscReal zz = sums[2 * km * km + b], yz = sums[2 * (a * km + b)], yy = sums[2 * (a * km + b) + 1];
+        const PetscReal c   = zz > 0 ? yz / zz : 0;
+        ctx->Ch[a * km + b] = c;
+        /* blocks below 1e-8 of the largest (in norm) are round-off; the others' misfit is reported */
+        if (yy > 1e-16 * ymax) ctx->fit = PetscMax(ctx->fit, PetscSqrtReal(PetscMax(0.0, yy - c * yz) / yy));
+      }
+  }
+  PetscCall(PetscArraycpy(ctx->Chinv, ctx->Ch, km * km));
+  MbsSmallInvert(km, ctx->Chinv, 1e-12, ok);
+  PetscFunctionReturn(0);
+}
+
+/* The single-body rows (grouped by body) and the joint rows of P, at the first set-up */
+static PetscErrorCode MbsSchurAMGSplitRows(MbsSchurAMG *ctx)
+{
+  const MbsModel model = ctx->st->model;
+  const PetscInt nc    = ctx->nc;
+  PetscInt      *body, *order, cstart;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)ctx->st);
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(nc, &body, nc, &order));
+  for (PetscInt i = 0; i < nc; i++) body[i] = -1;
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const PetscInt    b  = el->body[0] >= 0 && el->body[1] >= 0 ? -1 : PetscMax(el->body[0], el->body[1]);
+    for (PetscInt r = 0; r < el->kernel->ncon; r++) body[model->elem_c[k] + r] = b;
+  }
+  ctx->ns = ctx->nj = 0;
+  for (PetscInt i = 0; i < nc; i++) {
+    if (body[i] >= 0) order[ctx->ns++] = i;
+  }
+  PetscCall(PetscMalloc2(ctx->ns + 1, &ctx->sidx, nc - ctx->ns + 1, &ctx->jidx));
+  {
+    PetscInt *key;
+    PetscCall(PetscMalloc1(ctx->ns + 1, &key));
+    for (PetscInt i = 0; i < ctx->ns; i++) key[i] = body[order[i]], ctx->sidx[i] = order[i];
+    PetscCall(PetscSortIntWithArray(ctx->ns, key, ctx->sidx)); /* stable enough: rows of a body stay a group */
+    PetscCall(PetscMalloc1(ctx->ns + 1, &ctx->sboff));
+    ctx->nsb = 0;
+    for (PetscInt i = 0; i < ctx->ns; i++)
+      if (!i || key[i] != key[i - 1]) ctx->sboff[ctx->nsb++] = i;
+    ctx->sboff[ctx->nsb] = ctx->ns;
+    PetscCall(PetscFree(key));
+  }
+  for (PetscInt i = 0; i < nc; i++)
+    if (body[i] < 0) ctx->jidx[ctx->nj++] = i;
+  PetscCall(PetscFree2(body, order));
+  PetscCall(VecGetOwnershipRange(ctx->w, &cstart, NULL));
+  {
+    PetscInt *g;
+    PetscCall(PetscMalloc1(PetscMax(ctx->ns, ctx->nj) + 1, &g));
+    for (PetscInt i = 0; i < ctx->ns; i++) g[i] = cstart + ctx->sidx[i];
+    PetscCall(ISCreateGeneral(comm, ctx->ns, g, PETSC_COPY_VALUES, &ctx->isS));
+    for (PetscInt i = 0; i < ctx->nj; i++) g[i] = cstart + ctx->jidx[i];
+    PetscCall(ISCreateGeneral(comm, ctx->nj, g, PETSC_COPY_VALUES, &ctx->isJ));
+    PetscCall(PetscFree(g));
+  }
+  ctx->nsglobal = ctx->ns;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ctx->nsglobal, 1, MPIU_INT, MPI_SUM, comm));
+  PetscFunctionReturn(0);
+}
+
+/* Z = P_ss^-1 (the blocks of each body's single-body rows inverted) and T = P_jj - P_js Z P_sj; *ok = PETSC_FALSE if
+   a block is singular (on this rank) */
+static PetscErrorCode MbsSchurAMGEliminate(MbsSchurAMG *ctx, PetscBool first, PetscBool *ok)
+{
+  const MatReuse reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
+  PetscInt       cstart, sstart;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)ctx->st);
+
+  PetscFunctionBegin;
+  *ok = PETSC_TRUE;
+  if (first) PetscCall(MbsSchurAMGSplitRows(ctx));
+  if (!ctx->nsglobal) { /* nothing to eliminate: T is P */
+    if (first) {
+      PetscCall(PetscObjectReference((PetscObject)ctx->P));
+      ctx->T = ctx->P;
+    }
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetOwnershipRange(ctx->w, &cstart, NULL));
+  if (first) {
+    PetscInt *nnz;
+    PetscCall(PetscMalloc1(ctx->ns + 1, &nnz));
+    for (PetscInt g = 0; g < ctx->nsb; g++)
+      for (PetscInt i = ctx->sboff[g]; i < ctx->sboff[g + 1]; i++) nnz[i] = ctx->sboff[g + 1] - ctx->sboff[g];
+    PetscCall(MatCreateAIJ(comm, ctx->ns, ctx->ns, PETSC_DETERMINE, PETSC_DETERMINE, 0, nnz, 0, NULL, &ctx->Z));
+    PetscCall(PetscFree(nnz));
+    PetscCall(MatCreateVecs(ctx->Z, &ctx->rs, &ctx->ys));
+  }
+  PetscCall(MatGetOwnershipRange(ctx->Z, &sstart, NULL));
+  for (PetscInt g = 0; g < ctx->nsb && *ok; g++) {
+    const PetscInt n = ctx->sboff[g + 1] - ctx->sboff[g], *rows = ctx->sidx + ctx->sboff[g];
+    PetscScalar    blk[MBS_SCHUR_MAX_BLOCK * MBS_SCHUR_MAX_BLOCK];
+    PetscInt       grow[MBS_SCHUR_MAX_BLOCK], zrow[MBS_SCHUR_MAX_BLOCK];
+    PetscCheck(n <= MBS_SCHUR_MAX_BLOCK, PETSC_COMM_SELF, PETSC_ERR_SUP,
+               "A body has %" PetscInt_FMT " constraint rows of its own, more than the %d the Schur-AMG preconditioner "
+               "eliminates; use -mbs_solver lu",
+               n, MBS_SCHUR_MAX_BLOCK);
+    for (PetscInt i = 0; i < n; i++) grow[i] = cstart + rows[i], zrow[i] = sstart + ctx->sboff[g] + i;
+    PetscCall(MatGetValues(ctx->P, n, grow, n, grow, blk));
+    MbsSmallInvert(n, blk, 0.0, ok);
+    if (*ok) PetscCall(MatSetValues(ctx->Z, n, zrow, n, zrow, blk, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(ctx->Z, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(ctx->Z, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatCreateSubMatrix(ctx->P, ctx->isS, ctx->isJ, reuse, &ctx->Psj));
+  PetscCall(MatCreateSubMatrix(ctx->P, ctx->isJ, ctx->isS, reuse, &ctx->Pjs));
+  PetscCall(MatCreateSubMatrix(ctx->P, ctx->isJ, ctx->isJ, reuse, &ctx->Pjj));
+  /* P_js Z P_sj = P_sj^T Z P_sj (P is symmetric) by MatPtAP: MatMatMatMult and MatMatMult read uninitialized memory
+     on MPIAIJ when a rank has no single-body rows (PETSc 3.18) */
+  PetscCall(MatPtAP(ctx->Z, ctx->Psj, reuse, PETSC_DEFAULT, &ctx->T));
+  PetscCall(MatAYPX(ctx->T, -1.0, ctx->Pjj, UNKNOWN_NONZERO_PATTERN));
+  if (first) PetscCall(MatCreateVecs(ctx->T, &ctx->xj, &ctx->rj));
+  PetscFunctionReturn(0);
+}
+
+/* z <- P^-1 w: the single-body rows exactly, the joints by one AMG cycle on T */
+static PetscErrorCode MbsSchurAMGPSolve(MbsSchurAMG *ctx, Vec w, Vec z)
+{
+  const PetscScalar *wa, *va;
+  PetscScalar       *ra, *za;
+
+  PetscFunctionBegin;
+  if (!ctx->nsglobal) {
+    PetscCall(PCApply(ctx->amg, w, z));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetArrayRead(w, &wa));
+  PetscCall(VecGetArrayWrite(ctx->rs, &ra));
+  for (PetscInt i = 0; i < ctx->ns; i++) ra[i] = wa[ctx->sidx[i]];
+  PetscCall(VecRestoreArrayWrite(ctx->rs, &ra));
+  PetscCall(VecGetArrayWrite(ctx->rj, &ra));
+  for (PetscInt i = 0; i < ctx->nj; i++) ra[i] = wa[ctx->jidx[i]];
+  PetscCall(VecRestoreArrayWrite(ctx->rj, &ra));
+  PetscCall(VecRestoreArrayRead(w, &wa));
+  /* y_s = Z r_s, t_j = r_j - P_js y_s, x_j = T^-1 t_j, x_s = y_s - Z P_sj x_j */
+  PetscCall(MatMult(ctx->Z, ctx->rs, ctx->ys));
+  PetscCall(VecScale(ctx->ys, -1.0));
+  PetscCall(MatMultAdd(ctx->Pjs, ctx->ys, ctx->rj, ctx->rj));
+  PetscCall(VecScale(ctx->ys, -1.0));
+  PetscCall(PCApply(ctx->amg, ctx->rj, ctx->xj));
+  PetscCall(MatMult(ctx->Psj, ctx->xj, ctx->rs));
+  PetscCall(VecScale(ctx->rs, -1.0));
+  PetscCall(MatMultAdd(ctx->Z, ctx->rs, ctx->ys, ctx->ys));
+  PetscCall(VecGetArrayWrite(z, &za));
+  PetscCall(VecGetArrayRead(ctx->ys, &va));
+  for (PetscInt i = 0; i < ctx->ns; i++) za[ctx->sidx[i]] = va[i];
+  PetscCall(VecRestoreArrayRead(ctx->ys, &va));
+  PetscCall(VecGetArrayRead(ctx->xj, &va));
+  for (PetscInt i = 0; i < ctx->nj; i++) za[ctx->jidx[i]] = va[i];
+  PetscCall(VecRestoreArrayRead(ctx->xj, &va));
+  PetscCall(VecRestoreArrayWrite(z, &za));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchurAMGSetUp(PC pc)
+{
+  MbsSchurAMG *ctx;
+  MbsStepper   st;
+  Mat          J;
+  PetscBool    ok, first;
+  MatReuse     reuse;
+  MPI_Comm     comm;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  st = ctx->st;
+  PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
+  PetscCall(PCGetOperators(pc, NULL, &J));
+  PetscCall(PetscLogEventBegin(MBS_SchurSetUp, pc, 0, 0, 0));
+  first = (PetscBool)!ctx->isP;
+  if (first) PetscCall(MbsSchurAMGCreateLayout(ctx));
+  reuse       = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
+  ctx->failed = PETSC_FALSE;
+  PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, reuse, &ctx->A10));
+  PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, reuse, &ctx->A01));
+  PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isM, reuse, &ctx->A11));
+  /* P = (G M^-1/2)(G M^-1/2)^T at the step's start configuration */
+  PetscCall(MbsModelAssembleScaledG(st->model, st->q0, reuse, &ctx->Gs));
+  PetscCall(MatTranspose(ctx->Gs, reuse, &ctx->GsT)); /* MatMatTransposeMult's reuse fails on MPIAIJ (PETSc 3.18) */
+  PetscCall(MatMatMult(ctx->Gs, ctx->GsT, reuse, PETSC_DEFAULT, &ctx->P));
+  if (first) {
+    PetscCall(MatCreateVecs(ctx->A10, &ctx->xp, &ctx->xm));
+    PetscCall(VecDuplicate(ctx->xp, &ctx->yp));
+    PetscCall(VecDuplicate(ctx->xm, &ctx->tm));
+    PetscCall(MatCreateVecs(ctx->P, &ctx->w, &ctx->z));
+  }
+  PetscCall(MbsSchurAMGBlocks(ctx, J, &ok));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
+  if (!ok) {
+    PetscCall(PetscInfo(pc, "Schur-AMG: a singular block of the coordinate fields' mass coupling\n"));
+  } else {
+    PetscCall(MbsSchurAMGFit(ctx, &ok));
+    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the multiplier block's coefficient matrix C_h is singular\n"));
+  }
+  if (!ok) {
+    ctx->failed = PETSC_TRUE;
+    PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+  } else {
+    PCFailedReason reason;
+    PetscCall(MbsSchurAMGEliminate(ctx, first, &ok));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
+    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: a body's single-body constraint rows are dependent\n"));
+    PetscCall(PCSetOperators(ctx->amg, ctx->T, ctx->T));
+    PetscCall(PCSetUp(ctx->amg));
+    PetscCall(PCGetFailedReason(ctx->amg, &reason));
+    if (reason) {
+      ctx->failed = PETSC_TRUE;
+      PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+    }
+    PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
+  }
+  ctx->setups++;
+  PetscCall(PetscLogEventEnd(MBS_SchurSetUp, pc, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchurAMGApply(PC pc, Vec b, Vec x)
+{
+  MbsSchurAMG       *ctx;
+  const PetscInt    *foff;
+  const PetscScalar *ba, *ya;
+  PetscScalar       *xa, *va;
+  PetscInt           kc, km, nq, nc;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  if (ctx->failed) { /* KSP applies a PC whose set-up failed (on every rank alike) */
+    PetscCall(VecSet(x, PETSC_INFINITY));
+    PetscFunctionReturn(0);
+  }
+  foff = ctx->st->sys->foff;
+  kc = ctx->kc, km = ctx->km, nq = ctx->nq, nc = ctx->nc;
+  /* r_p into xp, r_m into tm */
+  PetscCall(VecGetArrayRead(b, &ba));
+  PetscCall(VecGetArrayWrite(ctx->xp, &va));
+  for (PetscInt j = 0; j < kc; j++) PetscCall(PetscArraycpy(va + j * nq, ba + foff[ctx->cf[j]], nq));
+  PetscCall(VecRestoreArrayWrite(ctx->xp, &va));
+  PetscCall(VecGetArrayWrite(ctx->tm, &va));
+  for (PetscInt a = 0; a < km; a++) PetscCall(PetscArraycpy(va + a * nc, ba + foff[ctx->mf[a]], nc));
+  PetscCall(VecRestoreArrayWrite(ctx->tm, &va));
+  PetscCall(VecRestoreArrayRead(b, &ba));
+  /* y_p = A~^-1 r_p, t = r_m - C y_p */
+  PetscCall(MbsSchurAMGBlockSolve(ctx, ctx->xp, ctx->yp, PETSC_FALSE));
+  PetscCall(VecScale(ctx->tm, -1.0));
+  PetscCall(MatMultAdd(ctx->A10, ctx->yp, ctx->tm, ctx->tm));
+  PetscCall(VecScale(ctx->tm, -1.0));
+  /* x_m = (C_h^-1 (x) P^-1) t: one V-cycle per constraint field */
+  PetscCall(VecSet(ctx->xm, 0.0));
+  for (PetscInt bf = 0; bf < km; bf++) {
+    const PetscScalar *ta, *za;
+    PetscCall(VecGetArrayRead(ctx->tm, &ta));
+    PetscCall(VecGetArrayWrite(ctx->w, &va));
+    PetscCall(PetscArraycpy(va, ta + bf * nc, nc));
+    PetscCall(VecRestoreArrayWrite(ctx->w, &va));
+    PetscCall(VecRestoreArrayRead(ctx->tm, &ta));
+    PetscCall(MbsSchurAMGPSolve(ctx, ctx->w, ctx->z));
+    PetscCall(VecGetArrayRead(ctx->z, &za));
+    PetscCall(VecGetArray(ctx->xm, &va));
+    for (PetscInt a = 0; a < km; a++) {
+      const PetscReal c = ctx->Chinv[a * km + bf];
+      for (PetscInt i = 0; i < nc; i++) va[a * nc + i] += c * za[i];
+    }
+    PetscCall(VecRestoreArray(ctx->xm, &va));
+    PetscCall(VecRestoreArrayRead(ctx->z, &za));
+  }
+  /* x_p = y_p - A~^-1 B x_m */
+  PetscCall(MatMult(ctx->A01, ctx->xm, ctx->xp));
+  PetscCall(MbsSchurAMGBlockSolve(ctx, ctx->xp, ctx->yp, PETSC_TRUE));
+  PetscCall(VecGetArrayWrite(x, &xa));
+  PetscCall(VecGetArrayRead(ctx->yp, &ya));
+  for (PetscInt j = 0; j < kc; j++) PetscCall(PetscArraycpy(xa + foff[ctx->cf[j]], ya + j * nq, nq));
+  PetscCall(VecRestoreArrayRead(ctx->yp, &ya));
+  PetscCall(VecGetArrayRead(ctx->xm, &ya));
+  for (PetscInt a = 0; a < km; a++) PetscCall(PetscArraycpy(xa + foff[ctx->mf[a]], ya + a * nc, nc));
+  PetscCall(VecRestoreArrayRead(ctx->xm, &ya));
+  PetscCall(VecRestoreArrayWrite(x, &xa));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchurAMGView(PC pc, PetscViewer viewer)
+{
+  MbsSchurAMG *ctx;
+  PetscBool    isascii;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
+  if (!isascii) PetscFunctionReturn(0);
+  if (ctx->km) {
+    const MbsSystem sys = ctx->st->sys;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  %" PetscInt_FMT " coordinate fields (", ctx->kc));
+    PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
+    for (PetscInt j = 0; j < ctx->kc; j++)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s", j ? ", " : "", sys->name[ctx->cf[j]]));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "), %" PetscInt_FMT " constraint fields (", ctx->km));
+    for (PetscInt a = 0; a < ctx->km; a++)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s", a ? ", " : "", sys->name[ctx->mf[a]]));
+    PetscCall(PetscViewerASCIIPrintf(viewer, ")\n"));
+    PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
+    PetscCall(PetscViewerASCIIPrintf(
+      viewer, "  multiplier block ~ C_h (x) G M^-1 G^T, C_h fitted (relative residual %.2g):\n", (double)ctx->fit));
+    for (PetscInt a = 0; a < ctx->km; a++) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "   "));
+      PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_FALSE));
+      for (PetscInt bf = 0; bf < ctx->km; bf++)
+        PetscCall(PetscViewerASCIIPrintf(viewer, " %12.5e", (double)ctx->Ch[a * ctx->km + bf]));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+      PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
+    }
+  }
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  G M^-1 G^T solved by:\n"));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(PCView(ctx->amg, viewer));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MbsSchurAMGDestroy(PC pc)
+{
+  MbsSchurAMG *ctx;
+
+  PetscFunctionBegin;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(MbsSchurAMGClear(ctx));
+  PetscCall(PCDestroy(&ctx->amg));
+  PetscCall(PetscFree(ctx));
+  PetscFunctionReturn(0);
+}
+
+/*
+  Makes pc the Schur-AMG preconditioner of the stepper's Jacobian; G M^-1 G^T's solver is a PC with the prefix
+  <prefix>mbs_schur_ (PCGAMG unless -<prefix>mbs_schur_pc_type says otherwise).
+*/
+PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
+{
+  MbsSchurAMG *ctx;
+  const char  *prefix;
+
+  PetscFunctionBegin;
+  PetscCall(PCSetType(pc, PCSHELL));
+  PetscCall(PetscNew(&ctx));
+  ctx->st = st;
+  PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->amg));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(PCSetOptionsPrefix(ctx->amg, prefix));
+  PetscCall(PCAppendOptionsPrefix(ctx->amg, "mbs_schur_"));
+  { /* wide graphs (nets, meshes): BoomerAMG (GAMG's smoothed aggregation assumes a constant near-null vector, which
+       P's rows of either sign, g and -g being the same constraint, do not have: its V-cycle amplified the error on a
+       net); narrow graphs (chains, rigid chains): T is banded and its sparse LU costs O(n), while AMG failed on rigid
+       chains (a link's rotation couples its two joints with the sign reversed) */
+    PetscInt  width;
+    PetscBool hypre;
+    PetscCall(MbsModelGetGraphWidth(st->model, &width));
+    PetscCall(PetscHasExternalPackage("hypre", &hypre));
+    if (width >= MBS_WIDE_GRAPH)
+      PetscCall(PCSetType(ctx->amg, hypre ? PCHYPRE : PCGAMG));
+    else {
+      PetscMPIInt size;
+      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+      PetscCall(PCSetType(ctx->amg, PCLU));
+      if (size > 1) PetscCall(PCFactorSetMatSolverType(ctx->amg, MATSOLVERMUMPS));
+    }
+  }
+  PetscCall(PCSetFromOptions(ctx->amg));
+  PetscCall(PCShellSetContext(pc, ctx));
+  PetscCall(PCShellSetName(
+    pc, "gglmbs Schur-AMG (coordinate blocks by their mass coupling, multipliers by C_h (x) AMG(G M^-1 G^T))"));
+  PetscCall(PCShellSetSetUp(pc, MbsSchurAMGSetUp));
+  PetscCall(PCShellSetApply(pc, MbsSchurAMGApply));
+  PetscCall(PCShellSetView(pc, MbsSchurAMGView));
+  PetscCall(PCShellSetDestroy(pc, MbsSchurAMGDestroy));
+  PetscFunctionReturn(0);
+}
