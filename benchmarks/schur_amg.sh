@@ -55,7 +55,7 @@ newton = re.search(r"mean Newton iterations ([0-9.]+)", text)
 rss = re.findall(r"RSS (\d+)", text)
 drift = "-"
 try:
-    rows = list(csv.DictReader(open(diag)))
+    rows = list(csv.DictReader(l for l in open(diag) if not l.startswith("#")))
     E = [float(r["E"]) for r in rows]
     drift = "%.1e" % max(abs(e - E[0]) / abs(E[0]) for e in E)
 except Exception:

@@ -797,6 +797,35 @@ static void test_schur_amg_refused(void **state)
   }
 }
 
+/* A preconditioner whose set-up fails fails the step, on every rank, and the next set-up starts afresh: the same rod
+   given twice (two dependent constraints of one body, a singular block of P_ss) fails two steps in a row with the
+   failed-solve reason, not an error */
+static void test_schur_amg_failure(void **state)
+{
+  MbsModel     model;
+  MbsRunConfig cfg;
+  MbsStepper   st;
+
+  (void)state;
+  InputModel("tests/inputs/redundant/rod_twice.yaml", &model, &cfg);
+  SetOptions("-mbs_solver schur", NULL);
+  CHECK(MbsStepperCreate(model, &st));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(MbsStepperSetTimeStep(st, cfg.dt));
+  CHECK(MbsStepperSetFailureCheckpoint(st, "none"));
+  CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_FALSE));
+  for (int k = 0; k < 2; k++) {
+    MbsStepReason reason;
+    CHECK(MbsStepperStep(st));
+    CHECK(MbsStepperGetConvergedReason(st, &reason));
+    if (reason != MBS_STEP_DIVERGED_NONLINEAR_SOLVE)
+      Fail("Schur-AMG, rod given twice, attempt %d: step reason %d, expected a failed step\n", k + 1, (int)reason);
+  }
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(MbsModelDestroy(&model));
+  CHECK(PetscOptionsClear(NULL));
+}
+
 int main(int argc, char **argv)
 {
   const struct CMUnitTest tests[] = {
@@ -809,6 +838,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_schur_amg_matches_lu),
     cmocka_unit_test(test_schur_amg_bounded_iterations),
     cmocka_unit_test(test_schur_amg_refused),
+    cmocka_unit_test(test_schur_amg_failure),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;

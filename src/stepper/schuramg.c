@@ -3,31 +3,36 @@
   "The Schur-AMG preconditioner").
 
   Order the unknowns as primal (the scheme's coordinate fields: q, p, v, stages) and multipliers (its constraint
-  fields: lambda, gamma, mu, ...), J = [A B; C D]. Every scheme couples a coordinate i of one field to the same
-  coordinate of another through the mass (q' = M^-1 p, ...) with O(1) and O(h) coefficients, and to other coordinates
-  only through O(h^2) stiffness terms. The preconditioner keeps the first:
+  fields: lambda, gamma, mu, ...), J = [A B; C D]. Every scheme couples a body's coordinates in one field to the same
+  body's coordinates in another through the mass (q' = M^-1 p, ...), and bodies to each other only through O(h^2)
+  stiffness terms (the potential's, and the constraints' lambda g''). The preconditioner keeps the first:
 
-    A~  = the k x k blocks of A's entries (f, i; g, i) over the k coordinate fields f, g, one block per coordinate i
-          (exact in the mass terms; the stiffness K enters through its diagonal only);
+    A~  = A's blocks of each body (its coordinates in every coordinate field, all couplings inside the body);
     S~  = D - C A~^-1 B ~ C_h (x) P,  P = G M^-1 G^T,
 
   where C_h is a small m x m matrix over the m constraint fields (EM: h [[-h/2, 1], [-1, 0]] in (lambda, gamma)). C_h
-  is not derived per scheme: at each set-up it is fitted to S~ by probing it with one fixed pseudo-random vector per
-  constraint field, c_ab = <S~_ab w_b, P w_b> / <P w_b, P w_b>, and the fit's relative residual is reported
-  (-ksp_view). P, the constraints' weighted graph Laplacian, is symmetric positive definite for independent
-  constraints and is solved by algebraic multigrid (PCGAMG unless -<prefix>mbs_schur_pc_type says otherwise):
+  is not derived per scheme: at each set-up it is fitted to S~ by probing each block column with the same fixed
+  pseudo-random vector w, c_ab = <S~_ab w, P w> / <P w, P w>, and the fit's relative residual is reported (-ksp_view).
+  P, the constraints' weighted graph Laplacian, is symmetric positive definite for independent constraints. Its rows of
+  constraints on one body (a rigid body's director constraints, joints to the ground) are eliminated exactly, body by
+  body (Z = P_ss^-1), and T = P_jj - P_js Z P_sj on the joints between bodies is solved by BoomerAMG on wide body
+  graphs (nets, meshes; GAMG without hypre) or by sparse LU on narrow ones (chains), unless -<prefix>mbs_schur_pc_type
+  says otherwise:
 
-    apply:  y_p = A~^-1 r_p,  t = r_m - C y_p,  x_m = (C_h^-1 (x) P^-1) t  (m V-cycles),  x_p = y_p - A~^-1 B x_m.
+    apply:  y_p = A~^-1 r_p,  t = r_m - C y_p,  x_m = (C_h^-1 (x) P^-1) t  (m solves with T),  x_p = y_p - A~^-1 B x_m.
 
-  This is the full block factorization with A and S replaced by A~ and C_h (x) P; GMRES on J does the rest. What it
-  neglects, relative to what it keeps, is of the order h^2 k/m (k a stiffness, m a mass: the squared Courant number of
-  transverse waves), not of the model's size, so the iterations per Newton iteration stay bounded as a net or a chain
-  grows at fixed h. P is formed at the step's start configuration q_n (O(h) from the iterate's: a preconditioner).
+  This is the full block factorization with A and S replaced by A~ and C_h (x) P; GMRES on J does the rest. At zero
+  multipliers (the first Newton iteration from rest) both are exact, and with an exact T the preconditioner is J^-1.
+  What it neglects, relative to what it keeps, is of the order h^2 k/m (k a stiffness between bodies, m a mass: the
+  squared Courant number of transverse waves), not of the model's size, so the iterations stay bounded as a net grows
+  at fixed h and tension (a long hanging chain's tension grows with its length, and its iterations with it). P is
+  formed at the configuration the Jacobian was kept at (the step's start: O(h) from the iterate's; a preconditioner).
 
   Not for: velocity constraints (their multipliers couple through A(q), not G), eliminated redundant rows (their
   identity rows are not of the form C_h (x) P) and the static scheme (no masses); MbsStepperChooseSolver() does not
-  choose it there and a user's -mbs_solver schur is refused with the reason. A singular block of A~ or a singular C_h
-  fails the preconditioner (the step is then diagnosed as not converged).
+  choose it there and a user's -mbs_solver schur is refused with the reason. A singular block of A~, a singular C_h, a
+  singular block of P_ss (dependent constraints of one body) or a failed T solver's set-up fails the preconditioner
+  on every rank (the step is then diagnosed as not converged).
 */
 #include "stepper/stepperimpl.h"
 #include "model/operators.h"
@@ -51,15 +56,18 @@ typedef struct {
   /* P's rows of constraints on a single body (a rigid body's director constraints, joints to the ground) are
      eliminated exactly, body by body: P^-1 by the block factorization with Z = P_ss^-1 (block diagonal) and AMG on
      T = P_jj - P_js Z P_sj, the joints between bodies */
-  PetscInt  ns, nj;      /* this rank's single-body and joint rows of P */
-  PetscInt *sidx, *jidx; /* their local rows in P (single-body rows grouped by body) */
-  PetscInt  nsb, *sboff; /* the bodies' groups of single-body rows: nsb groups, offsets into sidx */
-  PetscInt  nsglobal;    /* single-body rows on all ranks */
-  IS        isS, isJ;
-  Mat       Z, Psj, Pjs, Pjj, T;
-  Vec       rs, ys, rj, xj;
-  PetscBool failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
-  PetscInt  setups;
+  PetscInt   ns, nj;      /* this rank's single-body and joint rows of P */
+  PetscInt  *sidx, *jidx; /* their local rows in P (single-body rows grouped by body) */
+  PetscInt   nsb, *sboff; /* the bodies' groups of single-body rows: nsb groups, offsets into sidx */
+  PetscInt   nsglobal;    /* single-body rows on all ranks */
+  PetscBool  split;       /* the rows are split (MbsSchurAMGSplitRows()) */
+  IS         isS, isJ;
+  Mat        Z, Psj, Pjs, Pjj, T;
+  Mat        PZP;  /* P_sj^T Z P_sj; T has the union of its pattern and P_jj's */
+  PetscReal *qjac; /* the ghosted coordinates P is formed at (a kept Jacobian's) */
+  Vec        rs, ys, rj, xj;
+  PetscBool  failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
+  PetscInt   setups;
 } MbsSchurAMG;
 
 /* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
@@ -144,7 +152,10 @@ static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
   PetscCall(MatDestroy(&ctx->Psj));
   PetscCall(MatDestroy(&ctx->Pjs));
   PetscCall(MatDestroy(&ctx->Pjj));
+  PetscCall(MatDestroy(&ctx->PZP));
   PetscCall(MatDestroy(&ctx->T));
+  PetscCall(PetscFree(ctx->qjac));
+  ctx->split = PETSC_FALSE;
   PetscCall(VecDestroy(&ctx->rs));
   PetscCall(VecDestroy(&ctx->ys));
   PetscCall(VecDestroy(&ctx->rj));
@@ -410,24 +421,35 @@ static PetscErrorCode MbsSchurAMGSplitRows(MbsSchurAMG *ctx)
     PetscCall(ISCreateGeneral(comm, ctx->nj, g, PETSC_COPY_VALUES, &ctx->isJ));
     PetscCall(PetscFree(g));
   }
-  ctx->nsglobal = ctx->ns;
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ctx->nsglobal, 1, MPIU_INT, MPI_SUM, comm));
+  {
+    PetscInt red[2] = {ctx->ns, 0};
+    for (PetscInt g = 0; g < ctx->nsb; g++) red[1] = PetscMax(red[1], ctx->sboff[g + 1] - ctx->sboff[g]);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, red, 1, MPIU_INT, MPI_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, red + 1, 1, MPIU_INT, MPI_MAX, comm));
+    ctx->nsglobal = red[0];
+    PetscCheck(red[1] <= MBS_SCHUR_MAX_BLOCK, comm, PETSC_ERR_SUP,
+               "A body has %" PetscInt_FMT " constraint rows of its own, more than the %d the Schur-AMG preconditioner "
+               "eliminates; use -mbs_solver lu",
+               red[1], MBS_SCHUR_MAX_BLOCK);
+  }
+  ctx->split = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
 /* Z = P_ss^-1 (the blocks of each body's single-body rows inverted) and T = P_jj - P_js Z P_sj; *ok = PETSC_FALSE if
-   a block is singular (on this rank) */
-static PetscErrorCode MbsSchurAMGEliminate(MbsSchurAMG *ctx, PetscBool first, PetscBool *ok)
+   a block is singular (on this rank; its place in Z then holds the identity, so that Z's pattern never changes) */
+static PetscErrorCode MbsSchurAMGEliminate(MbsSchurAMG *ctx, PetscBool *ok)
 {
-  const MatReuse reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
-  PetscInt       cstart, sstart;
-  MPI_Comm       comm = PetscObjectComm((PetscObject)ctx->st);
+  const PetscBool first = (PetscBool)!ctx->split;
+  const MatReuse  reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
+  PetscInt        cstart, sstart;
+  MPI_Comm        comm = PetscObjectComm((PetscObject)ctx->st);
 
   PetscFunctionBegin;
   *ok = PETSC_TRUE;
   if (first) PetscCall(MbsSchurAMGSplitRows(ctx));
   if (!ctx->nsglobal) { /* nothing to eliminate: T is P */
-    if (first) {
+    if (!ctx->T) {
       PetscCall(PetscObjectReference((PetscObject)ctx->P));
       ctx->T = ctx->P;
     }
@@ -440,22 +462,24 @@ static PetscErrorCode MbsSchurAMGEliminate(MbsSchurAMG *ctx, PetscBool first, Pe
     for (PetscInt g = 0; g < ctx->nsb; g++)
       for (PetscInt i = ctx->sboff[g]; i < ctx->sboff[g + 1]; i++) nnz[i] = ctx->sboff[g + 1] - ctx->sboff[g];
     PetscCall(MatCreateAIJ(comm, ctx->ns, ctx->ns, PETSC_DETERMINE, PETSC_DETERMINE, 0, nnz, 0, NULL, &ctx->Z));
+    PetscCall(MatSetOption(ctx->Z, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
     PetscCall(PetscFree(nnz));
     PetscCall(MatCreateVecs(ctx->Z, &ctx->rs, &ctx->ys));
   }
   PetscCall(MatGetOwnershipRange(ctx->Z, &sstart, NULL));
-  for (PetscInt g = 0; g < ctx->nsb && *ok; g++) {
+  for (PetscInt g = 0; g < ctx->nsb; g++) {
     const PetscInt n = ctx->sboff[g + 1] - ctx->sboff[g], *rows = ctx->sidx + ctx->sboff[g];
     PetscScalar    blk[MBS_SCHUR_MAX_BLOCK * MBS_SCHUR_MAX_BLOCK];
     PetscInt       grow[MBS_SCHUR_MAX_BLOCK], zrow[MBS_SCHUR_MAX_BLOCK];
-    PetscCheck(n <= MBS_SCHUR_MAX_BLOCK, PETSC_COMM_SELF, PETSC_ERR_SUP,
-               "A body has %" PetscInt_FMT " constraint rows of its own, more than the %d the Schur-AMG preconditioner "
-               "eliminates; use -mbs_solver lu",
-               n, MBS_SCHUR_MAX_BLOCK);
+    PetscBool      regular;
     for (PetscInt i = 0; i < n; i++) grow[i] = cstart + rows[i], zrow[i] = sstart + ctx->sboff[g] + i;
     PetscCall(MatGetValues(ctx->P, n, grow, n, grow, blk));
-    MbsSmallInvert(n, blk, 0.0, ok);
-    if (*ok) PetscCall(MatSetValues(ctx->Z, n, zrow, n, zrow, blk, INSERT_VALUES));
+    MbsSmallInvert(n, blk, 0.0, &regular);
+    if (!regular) {
+      *ok = PETSC_FALSE;
+      for (PetscInt i = 0; i < n * n; i++) blk[i] = (i % (n + 1)) ? 0.0 : 1.0;
+    }
+    PetscCall(MatSetValues(ctx->Z, n, zrow, n, zrow, blk, INSERT_VALUES));
   }
   PetscCall(MatAssemblyBegin(ctx->Z, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(ctx->Z, MAT_FINAL_ASSEMBLY));
@@ -463,10 +487,18 @@ static PetscErrorCode MbsSchurAMGEliminate(MbsSchurAMG *ctx, PetscBool first, Pe
   PetscCall(MatCreateSubMatrix(ctx->P, ctx->isJ, ctx->isS, reuse, &ctx->Pjs));
   PetscCall(MatCreateSubMatrix(ctx->P, ctx->isJ, ctx->isJ, reuse, &ctx->Pjj));
   /* P_js Z P_sj = P_sj^T Z P_sj (P is symmetric) by MatPtAP: MatMatMatMult and MatMatMult read uninitialized memory
-     on MPIAIJ when a rank has no single-body rows (PETSc 3.18) */
-  PetscCall(MatPtAP(ctx->Z, ctx->Psj, reuse, PETSC_DEFAULT, &ctx->T));
-  PetscCall(MatAYPX(ctx->T, -1.0, ctx->Pjj, UNKNOWN_NONZERO_PATTERN));
-  if (first) PetscCall(MatCreateVecs(ctx->T, &ctx->xj, &ctx->rj));
+     on MPIAIJ when a rank has no single-body rows (PETSc 3.18). T's pattern, the union of P_jj's and PZP's, is fixed
+     at the first set-up (P's pattern is that of G G^T, the same at every set-up). */
+  PetscCall(MatPtAP(ctx->Z, ctx->Psj, reuse, PETSC_DEFAULT, &ctx->PZP));
+  if (first) {
+    PetscCall(MatDuplicate(ctx->Pjj, MAT_COPY_VALUES, &ctx->T));
+    PetscCall(MatAXPY(ctx->T, -1.0, ctx->PZP, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatCreateVecs(ctx->T, &ctx->xj, &ctx->rj));
+  } else {
+    PetscCall(MatZeroEntries(ctx->T));
+    PetscCall(MatAXPY(ctx->T, 1.0, ctx->Pjj, SUBSET_NONZERO_PATTERN));
+    PetscCall(MatAXPY(ctx->T, -1.0, ctx->PZP, SUBSET_NONZERO_PATTERN));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -511,12 +543,13 @@ static PetscErrorCode MbsSchurAMGPSolve(MbsSchurAMG *ctx, Vec w, Vec z)
 
 static PetscErrorCode MbsSchurAMGSetUp(PC pc)
 {
-  MbsSchurAMG *ctx;
-  MbsStepper   st;
-  Mat          J;
-  PetscBool    ok, first;
-  MatReuse     reuse;
-  MPI_Comm     comm;
+  MbsSchurAMG       *ctx;
+  MbsStepper         st;
+  Mat                J;
+  PetscBool          ok, first;
+  MatReuse           reuse;
+  MPI_Comm           comm;
+  const PetscScalar *q;
 
   PetscFunctionBegin;
   PetscCall(PCShellGetContext(pc, &ctx));
@@ -524,15 +557,23 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   PetscCall(PetscObjectGetComm((PetscObject)pc, &comm));
   PetscCall(PCGetOperators(pc, NULL, &J));
   PetscCall(PetscLogEventBegin(MBS_SchurSetUp, pc, 0, 0, 0));
-  first = (PetscBool)!ctx->isP;
-  if (first) PetscCall(MbsSchurAMGCreateLayout(ctx));
-  reuse       = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
+  PetscCall(PCSetFailedReason(pc, PC_NOERROR)); /* a PCSHELL keeps a failure until its set-up clears it */
   ctx->failed = PETSC_FALSE;
+  first       = (PetscBool)!ctx->isP;
+  if (first) PetscCall(MbsSchurAMGCreateLayout(ctx));
+  reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
   PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, reuse, &ctx->A10));
   PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, reuse, &ctx->A01));
   PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isM, reuse, &ctx->A11));
-  /* P = (G M^-1/2)(G M^-1/2)^T at the step's start configuration */
-  PetscCall(MbsModelAssembleScaledG(st->model, st->q0, reuse, &ctx->Gs));
+  /* P = (G M^-1/2)(G M^-1/2)^T at the step's start: that of the step the Jacobian was assembled in (a kept Jacobian
+     keeps its configuration, qjac), so that a run restarted with its kept Jacobian rebuilds the same P */
+  q = st->q0;
+  if (st->reuse && st->jac_valid && st->qjac) {
+    if (!ctx->qjac) PetscCall(PetscMalloc1(st->model->nq_ghosted, &ctx->qjac));
+    PetscCall(MbsModelCoordinatesToLocal(st->model, st->qjac, ctx->qjac));
+    q = ctx->qjac;
+  }
+  PetscCall(MbsModelAssembleScaledG(st->model, q, reuse, &ctx->Gs));
   PetscCall(MatTranspose(ctx->Gs, reuse, &ctx->GsT)); /* MatMatTransposeMult's reuse fails on MPIAIJ (PETSc 3.18) */
   PetscCall(MatMatMult(ctx->Gs, ctx->GsT, reuse, PETSC_DEFAULT, &ctx->P));
   if (first) {
@@ -541,30 +582,33 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(VecDuplicate(ctx->xm, &ctx->tm));
     PetscCall(MatCreateVecs(ctx->P, &ctx->w, &ctx->z));
   }
+  /* every step below runs on every rank (the collective calls in the same order); a failure is agreed on */
   PetscCall(MbsSchurAMGBlocks(ctx, J, &ok));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
-  if (!ok) {
-    PetscCall(PetscInfo(pc, "Schur-AMG: a singular block of the coordinate fields' mass coupling\n"));
-  } else {
+  if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: a singular block of a body's coordinate fields\n"));
+  if (ok) {
     PetscCall(MbsSchurAMGFit(ctx, &ok));
     if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the multiplier block's coefficient matrix C_h is singular\n"));
+  }
+  {
+    PetscBool regular;
+    PetscCall(MbsSchurAMGEliminate(ctx, &regular));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &regular, 1, MPIU_BOOL, MPI_LAND, comm));
+    if (!regular) PetscCall(PetscInfo(pc, "Schur-AMG: a body's single-body constraint rows are dependent\n"));
+    ok = (PetscBool)(ok && regular);
+  }
+  if (ok) {
+    PCFailedReason reason;
+    PetscCall(PCSetOperators(ctx->amg, ctx->T, ctx->T));
+    PetscCall(PCSetUp(ctx->amg));
+    PetscCall(PCGetFailedReason(ctx->amg, &reason));
+    ok = (PetscBool)(reason == PC_NOERROR);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
+    PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
   }
   if (!ok) {
     ctx->failed = PETSC_TRUE;
     PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
-  } else {
-    PCFailedReason reason;
-    PetscCall(MbsSchurAMGEliminate(ctx, first, &ok));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
-    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: a body's single-body constraint rows are dependent\n"));
-    PetscCall(PCSetOperators(ctx->amg, ctx->T, ctx->T));
-    PetscCall(PCSetUp(ctx->amg));
-    PetscCall(PCGetFailedReason(ctx->amg, &reason));
-    if (reason) {
-      ctx->failed = PETSC_TRUE;
-      PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
-    }
-    PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
   }
   ctx->setups++;
   PetscCall(PetscLogEventEnd(MBS_SchurSetUp, pc, 0, 0, 0));
@@ -685,8 +729,9 @@ static PetscErrorCode MbsSchurAMGDestroy(PC pc)
 }
 
 /*
-  Makes pc the Schur-AMG preconditioner of the stepper's Jacobian; G M^-1 G^T's solver is a PC with the prefix
-  <prefix>mbs_schur_ (PCGAMG unless -<prefix>mbs_schur_pc_type says otherwise).
+  Makes pc the Schur-AMG preconditioner of the stepper's Jacobian; the solver of T (G M^-1 G^T's joint part) is a PC
+  with the prefix <prefix>mbs_schur_: BoomerAMG on wide body graphs, sparse LU on narrow ones, unless
+  -<prefix>mbs_schur_pc_type says otherwise.
 */
 PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
 {
@@ -720,8 +765,8 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
   }
   PetscCall(PCSetFromOptions(ctx->amg));
   PetscCall(PCShellSetContext(pc, ctx));
-  PetscCall(PCShellSetName(
-    pc, "gglmbs Schur-AMG (coordinate blocks by their mass coupling, multipliers by C_h (x) AMG(G M^-1 G^T))"));
+  PetscCall(
+    PCShellSetName(pc, "gglmbs Schur-AMG (each body's blocks inverted, the multipliers by C_h (x) G M^-1 G^T)"));
   PetscCall(PCShellSetSetUp(pc, MbsSchurAMGSetUp));
   PetscCall(PCShellSetApply(pc, MbsSchurAMGApply));
   PetscCall(PCShellSetView(pc, MbsSchurAMGView));

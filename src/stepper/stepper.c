@@ -786,31 +786,41 @@ static PetscErrorCode MbsStepperSerialPackage(MbsStepper st, PetscInt n, MatSolv
 }
 
 /* GMRES (right-preconditioned: it tests the true residual) to a relative 1e-8, an inexact Newton step that still
-   converges to the round-off floor (docs/solvers.md), unless the user chose the KSP's type or tolerance */
+   converges to the round-off floor (docs/solvers.md), at most 500 iterations; each setting only where neither the
+   options database nor the host program (a KSP type other than preonly, tolerances other than PETSc's defaults) chose
+   it. st->ksp_auto records which the stepper set (MBS_KSP_AUTO_*), for MbsStepperSetUpFactorization() to undo. */
 static PetscErrorCode MbsStepperSetSchurKSP(MbsStepper st)
 {
   KSP         ksp;
   const char *prefix;
-  PetscBool   set;
+  PetscBool   set, preonly;
+  PetscReal   rtol;
+  PetscInt    maxit;
 
   PetscFunctionBegin;
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
   PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_type", &set));
-  if (!set) {
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPPREONLY, &preonly));
+  if (!set && preonly) {
     PetscCall(KSPSetType(ksp, KSPGMRES));
-    PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
-    st->ksp_auto = PETSC_TRUE;
+    st->ksp_auto |= MBS_KSP_AUTO_TYPE;
   }
+  PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_pc_side", &set));
+  if (!set && (st->ksp_auto & MBS_KSP_AUTO_TYPE)) {
+    PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+    st->ksp_auto |= MBS_KSP_AUTO_SIDE;
+  }
+  PetscCall(KSPGetTolerances(ksp, &rtol, NULL, NULL, &maxit));
   PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_rtol", &set));
-  if (!set) {
+  if (!set && rtol == 1e-5) { /* PETSc's default */
     PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
-    st->ksp_auto = PETSC_TRUE;
+    st->ksp_auto |= MBS_KSP_AUTO_RTOL;
   }
   PetscCall(PetscOptionsHasName(((PetscObject)ksp)->options, prefix, "-ksp_max_it", &set));
-  if (!set) { /* a preconditioner that does not fit the step fails it early (diagnosed) rather than after 10^4 */
+  if (!set && maxit == 10000) { /* a preconditioner that does not fit the step fails it early (diagnosed) */
     PetscCall(KSPSetTolerances(ksp, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 500));
-    st->ksp_auto = PETSC_TRUE;
+    st->ksp_auto |= MBS_KSP_AUTO_MAXIT;
   }
   PetscFunctionReturn(0);
 }
@@ -939,12 +949,14 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
       PetscFunctionReturn(0);
     }
     PetscCall(PCSetType(pc, PCLU));
-    if (st->ksp_auto) { /* the stepper's choice of a Krylov method for the Schur-AMG preconditioner */
-      PetscCall(KSPSetType(ksp, KSPPREONLY));
-      PetscCall(KSPSetPCSide(ksp, PC_LEFT));
-      PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
-      st->ksp_auto = PETSC_FALSE;
-    }
+    /* undo what the stepper set for the Schur-AMG preconditioner (MbsStepperSetSchurKSP()), nothing else */
+    if (st->ksp_auto & MBS_KSP_AUTO_TYPE) PetscCall(KSPSetType(ksp, KSPPREONLY));
+    if (st->ksp_auto & MBS_KSP_AUTO_SIDE) PetscCall(KSPSetPCSide(ksp, PC_LEFT));
+    if (st->ksp_auto & MBS_KSP_AUTO_RTOL)
+      PetscCall(KSPSetTolerances(ksp, 1e-5, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT));
+    if (st->ksp_auto & MBS_KSP_AUTO_MAXIT)
+      PetscCall(KSPSetTolerances(ksp, PETSC_DEFAULT, PETSC_DEFAULT, PETSC_DEFAULT, 10000));
+    st->ksp_auto       = 0;
     st->solver_auto[0] = 0;
   }
   PetscCall(MbsStepperChooseSolver(st, pc));
@@ -1175,7 +1187,7 @@ PetscErrorCode MbsStepperView(MbsStepper st, PetscViewer viewer)
                                      (double)st->reuse_rate));
   else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  Newton's method proper\n"));
-  if (st->solver_choice[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "  LU: %s\n", st->solver_choice));
+  if (st->solver_choice[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "  linear solver: %s\n", st->solver_choice));
   PetscCall(PetscViewerASCIIPrintf(
     viewer,
     "  converged at the round-off floor: a residual norm below %g eps || |J| |X| || that "

@@ -67,6 +67,7 @@ PETSC_INTERN const char *const MbsParallelLUTypes[];
 /* -mbs_solver: LU (direct, or the interface LU) or GMRES with the Schur-AMG preconditioner (MbsStepperChooseSolver())
  */
 enum { MBS_SOLVER_AUTO, MBS_SOLVER_LU, MBS_SOLVER_SCHUR };
+enum { MBS_KSP_AUTO_TYPE = 1, MBS_KSP_AUTO_SIDE = 2, MBS_KSP_AUTO_RTOL = 4, MBS_KSP_AUTO_MAXIT = 8 };
 PETSC_INTERN const char *const MbsSolverTypes[];
 #define MBS_WIDE_GRAPH \
   8 /* body graphs at least this wide (RCM bandwidth) are nets or meshes (MbsStepperChooseSolver()) */
@@ -172,9 +173,9 @@ struct _p_MbsStepper {
   char      solver_choice[320]; /* the LU package and why (MbsStepperChooseSolver()), for the view */
   char      solver_auto[32]; /* the package the stepper chose ("dense" for dense LU, "interface" for the interface LU),
                                 chosen again at a new set-up */
-  PetscInt  parallel_lu;     /* -mbs_parallel_lu: MBS_PARALLEL_LU_AUTO, _INTERFACE or _MUMPS */
-  PetscInt  solver;          /* -mbs_solver: MBS_SOLVER_AUTO, _LU or _SCHUR */
-  PetscBool ksp_auto;        /* the stepper set the KSP's type and tolerances for the Schur-AMG preconditioner */
+  PetscInt parallel_lu;      /* -mbs_parallel_lu: MBS_PARALLEL_LU_AUTO, _INTERFACE or _MUMPS */
+  PetscInt solver;           /* -mbs_solver: MBS_SOLVER_AUTO, _LU or _SCHUR */
+  PetscInt ksp_auto;         /* what the stepper set on the KSP for the Schur-AMG preconditioner (MBS_KSP_AUTO_*) */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
   PetscInt output_every;
