@@ -79,7 +79,8 @@ for study in $STUDIES; do
       mkdir -p "$dir"
       echo "$(date +%T) $study, $model of $size, $np rank(s)" >&2
       # shellcheck disable=SC2086
-      args=(-i "$in" -mbs_t_end "$tend" -mbs_output_every 10 -mbs_output_dir "$dir/out" -log_view ":$dir/log.txt" $EXTRA)
+      args=(-i "$in" -mbs_t_end "$tend" -mbs_output_every 10 -mbs_output_dir "$dir/out" -log_view ":$dir/log.txt"
+        -mbs_stepper_view ":$dir/view.txt" $EXTRA)
       set +e
       # one /usr/bin/time per rank (OpenMPI's OMPI_COMM_WORLD_RANK, Slurm's SLURM_PROCID or PMI_RANK names its file)
       # shellcheck disable=SC2086
