@@ -406,8 +406,8 @@ static void test_graph_width(void **state)
 /* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 80 unknowns, UMFPACK for
    chains and for small nets, MUMPS for nets of at least 6000 unknowns; on several ranks the interface LU for a small
    interface (a chain, a small net), MUMPS for a large one (a 40 x 40 net cut in two) or with -mbs_parallel_lu mumps; a
-   user's choice is kept. Nets of at least 20000 unknowns (60 x 60) get GMRES with the Schur-AMG preconditioner
-   unless -mbs_solver lu; chains never do (a chain of 20000 particles, 160000 unknowns, keeps LU). */
+   user's choice is kept. Nets of at least 200000 unknowns (150 x 150 under EM) get GMRES with the Schur-AMG
+   preconditioner unless -mbs_solver lu; chains never do (a chain of 20000 particles, 160000 unknowns, keeps LU). */
 static void test_solver_choice(void **state)
 {
   const struct {
@@ -423,8 +423,8 @@ static void test_solver_choice(void **state)
     {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS, MATSOLVERMUMPS},
     {PETSC_TRUE, 40, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST},
     {PETSC_FALSE, 1000, "-mbs_parallel_lu mumps", MATSOLVERUMFPACK, MATSOLVERMUMPS},
-    {PETSC_TRUE, 60, NULL, "schur", "schur"},
-    {PETSC_TRUE, 60, "-mbs_solver lu", MATSOLVERMUMPS, MATSOLVERMUMPS},
+    {PETSC_TRUE, 150, NULL, "schur", "schur"},
+    {PETSC_TRUE, 150, "-mbs_solver lu", MATSOLVERMUMPS, MATSOLVERMUMPS},
     {PETSC_FALSE, 20000, NULL, MATSOLVERUMFPACK, "interface"},
   };
   PetscMPIInt size;
@@ -467,25 +467,41 @@ static void test_solver_choice(void **state)
                    : "(none)",
            expect ? expect : "dense");
     if (cases[k].net && cases[k].n == 40 && !cases[k].user) {
-      /* chosen again for another scheme: VI-B's third coordinate field takes the net past 20000 unknowns, so the
-         Schur-AMG preconditioner under GMRES; back to EM, LU again under KSPPREONLY */
-      KSPType kt;
+      /* chosen again for another scheme: UMFPACK for VI-B (its solves are faster; it refactors rarely) */
+      const char *vib = size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK;
       CHECK(MbsStepperSetType(st, MBSSCHEMEVIB));
+      CHECK(MbsStepperSetUp(st));
+      CHECK(PCFactorGetMatSolverType(pc, &type));
+      if (!type || strcmp(type, vib)) Fail("net of 40, VI-B after EM: LU package %s, expected %s\n", type, vib);
+    }
+    if (cases[k].net && cases[k].n == 150 && !cases[k].user) {
+      /* chosen again after a scheme change and back: -mbs_solver lu through the options, LU under KSPPREONLY; the
+         default again, the Schur-AMG preconditioner under GMRES */
+      KSPType kt;
+      CHECK(PetscOptionsInsertString(NULL, "-mbs_solver lu"));
+      CHECK(MbsStepperSetFromOptions(st));
+      CHECK(PetscOptionsClear(NULL));
+      CHECK(MbsStepperSetType(st, MBSSCHEMEVIS));
+      CHECK(MbsStepperSetUp(st));
+      CHECK(KSPGetPC(ksp, &pc));
+      CHECK(PCFactorGetMatSolverType(pc, &type));
+      CHECK(KSPGetType(ksp, &kt));
+      if (!type || strcmp(type, MATSOLVERMUMPS) || strcmp(kt, KSPPREONLY))
+        Fail("net of 150, VI-S with -mbs_solver lu after the Schur-AMG: LU package %s under %s, expected mumps under "
+             "preonly\n",
+             type, kt);
+      CHECK(PetscOptionsInsertString(NULL, "-mbs_solver auto"));
+      CHECK(MbsStepperSetFromOptions(st));
+      CHECK(PetscOptionsClear(NULL));
+      CHECK(MbsStepperSetType(st, MBSSCHEMEEM));
       CHECK(MbsStepperSetUp(st));
       CHECK(KSPGetPC(ksp, &pc));
       CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
       if (isshell) CHECK(PCShellGetName(pc, &shell));
       CHECK(KSPGetType(ksp, &kt));
       if (!isshell || strncmp(shell, "gglmbs Schur-AMG", 16) || strcmp(kt, KSPGMRES))
-        Fail("net of 40, VI-B after EM: %s under %s, expected the Schur-AMG preconditioner under gmres\n",
+        Fail("net of 150, EM again: %s under %s, expected the Schur-AMG preconditioner under gmres\n",
              isshell ? shell : "LU", kt);
-      CHECK(MbsStepperSetType(st, MBSSCHEMEEM));
-      CHECK(MbsStepperSetUp(st));
-      CHECK(KSPGetPC(ksp, &pc));
-      CHECK(PCFactorGetMatSolverType(pc, &type));
-      CHECK(KSPGetType(ksp, &kt));
-      if (!type || strcmp(type, MATSOLVERMUMPS) || strcmp(kt, KSPPREONLY))
-        Fail("net of 40, EM after VI-B: LU package %s under %s, expected mumps under preonly\n", type, kt);
     }
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
