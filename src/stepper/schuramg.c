@@ -67,7 +67,6 @@ typedef struct {
   PetscReal *qjac; /* the ghosted coordinates P is formed at (a kept Jacobian's) */
   Vec        rs, ys, rj, xj;
   PetscBool  failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
-  PetscInt   setups;
 } MbsSchurAMG;
 
 /* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
@@ -194,12 +193,30 @@ PetscErrorCode MbsStepperSchurAMGApplicable_Private(MbsStepper st, char why[], s
   PetscFunctionReturn(0);
 }
 
+/* The index set of the n fields f[] together (each with nlocal rows on this rank), in field order */
+static PetscErrorCode MbsSchurAMGConcatenateFields(MbsStepper st, PetscInt n, const PetscInt f[], PetscInt nlocal,
+                                                   IS *is)
+{
+  const MbsSystem sys = st->sys;
+  IS              list[MBS_SCHUR_MAX_FIELDS];
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < n; j++) {
+    PetscInt m;
+    PetscCall(ISGetLocalSize(sys->is[f[j]], &m));
+    PetscCheck(m == nlocal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "field %s has %" PetscInt_FMT " rows, not %" PetscInt_FMT,
+               sys->name[f[j]], m, nlocal);
+    list[j] = sys->is[f[j]];
+  }
+  PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), n, list, is));
+  PetscFunctionReturn(0);
+}
+
 /* The fields, index sets, work vectors and P's pattern, at the first set-up */
 static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
 {
   const MbsStepper st  = ctx->st;
   const MbsSystem  sys = st->sys;
-  IS               list[MBS_SCHUR_MAX_FIELDS];
 
   PetscFunctionBegin;
   for (PetscInt f = 0; f < sys->nfields; f++) { /* velocity constraint fields are empty (no such rows) */
@@ -210,22 +227,8 @@ static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
   }
   ctx->nq = st->model->nq_local;
   ctx->nc = st->model->ncon_local;
-  for (PetscInt j = 0; j < ctx->kc; j++) {
-    PetscInt n;
-    PetscCall(ISGetLocalSize(sys->is[ctx->cf[j]], &n));
-    PetscCheck(n == ctx->nq, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "coordinate field %s has %" PetscInt_FMT " rows, not %" PetscInt_FMT, sys->name[ctx->cf[j]], n, ctx->nq);
-    list[j] = sys->is[ctx->cf[j]];
-  }
-  PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), ctx->kc, list, &ctx->isP));
-  for (PetscInt j = 0; j < ctx->km; j++) {
-    PetscInt n;
-    PetscCall(ISGetLocalSize(sys->is[ctx->mf[j]], &n));
-    PetscCheck(n == ctx->nc, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "constraint field %s has %" PetscInt_FMT " rows, not %" PetscInt_FMT, sys->name[ctx->mf[j]], n, ctx->nc);
-    list[j] = sys->is[ctx->mf[j]];
-  }
-  PetscCall(ISConcatenate(PetscObjectComm((PetscObject)st), ctx->km, list, &ctx->isM));
+  PetscCall(MbsSchurAMGConcatenateFields(st, ctx->kc, ctx->cf, ctx->nq, &ctx->isP));
+  PetscCall(MbsSchurAMGConcatenateFields(st, ctx->km, ctx->mf, ctx->nc, &ctx->isM));
   {
     const MbsModel model = st->model;
     PetscCall(PetscMalloc1(model->nowned + 1, &ctx->doff));
@@ -610,7 +613,6 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     ctx->failed = PETSC_TRUE;
     PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
   }
-  ctx->setups++;
   PetscCall(PetscLogEventEnd(MBS_SchurSetUp, pc, 0, 0, 0));
   PetscFunctionReturn(0);
 }
