@@ -10,7 +10,7 @@
   internal constraints, gravity) have no cell. The topology is written once; each written step adds a
   group with the step's data (docs/output.md has the layout).
 */
-#define _POSIX_C_SOURCE 200809L /* pwrite, access, statvfs */
+#define _POSIX_C_SOURCE 200809L /* pread, access, statvfs */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -41,6 +41,9 @@ static const char *const MbsTrajFields[] = {"position",        "velocity",      
 /* 3: the resultants; 2: a dataset per field; 1: one dataset "data" per step (neither continued) */
 #define MBS_TRAJ_VERSION  3
 #define MBS_TRAJ_GRID_MAX 8192 /* bytes of the XDMF text of one step */
+/* A sync waits at least this many times as long as the last rewrite of the XDMF file took: rewriting the
+   growing file then costs at most 1/MBS_TRAJ_SYNC_SPACING of the run, however many steps it lists. */
+#define MBS_TRAJ_SYNC_SPACING 50
 
 /* Cell kinds (the "kind" cell field). Two-point elements between two bodies always get a cell (kind 0
    for a type not listed here); an element attached to the ground gets one only if its type is listed,
@@ -83,6 +86,7 @@ struct _n_MbsTrajectory {
      times a small model's step), then the XDMF file lists them. */
   PetscReal      sync;      /* seconds between syncs (MbsStepperSetTrajectorySync()); 0: after every write */
   PetscLogDouble synced_at; /* when the last sync ended */
+  PetscLogDouble xml_cost;  /* seconds the last rewrite of the XDMF file took (rank 0's, known to all) */
   PetscInt       npending, maxpending;
   PetscInt      *pending_step; /* written, not yet flushed and listed */
   PetscReal     *pending_time;
@@ -478,23 +482,46 @@ static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const Petsc
   PetscFunctionReturn(0);
 }
 
+/* Copies the first len bytes of the file open as in to the file open as out (at its current offset); 0 or an errno. */
+static int MbsTrajCopyPrefix(int in, int out, off_t len)
+{
+  char buf[1 << 16];
+
+  for (off_t off = 0; off < len;) {
+    const ssize_t r = pread(in, buf, (size_t)PetscMin((off_t)sizeof(buf), len - off), off);
+    if (r <= 0) return r < 0 ? errno : EIO; /* the file is shorter than it was written: someone changed it */
+    for (ssize_t w = 0; w < r;) {
+      const ssize_t n = write(out, buf + w, (size_t)(r - w));
+      if (n < 0) return errno;
+      w += n;
+    }
+    off += r;
+  }
+  return 0;
+}
+
 /*
-  Rank 0 adds the pending steps to the XDMF file: their grids and the closing tags replace the old closing tags
-  in one write(), so the file is complete before and after, and a write costs the same however many steps the
-  file lists (rewriting the whole file would make it grow with their number).
+  Rank 0 adds the pending steps to the XDMF file. The new file (the old grids, the new grids, the closing tags)
+  is written under a temporary name and renamed over the old one, so a reader (ParaView reloading, a script
+  polling the file) opens either the old file or the new one, both complete. Writing the new grids into the
+  file in place is not enough: a reader can see a write half done. The copy of the old grids costs time in
+  proportion to the file; MbsTrajectoryWrite() spaces the syncs so that it stays a small part of the run
+  (xml_cost). Every rank learns whether the write succeeded and what it cost.
 */
 static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
 {
-  int err = 0;
+  double res[2] = {0, 0}; /* errno, seconds */
 
   PetscFunctionBegin;
   if (tr->rank == 0 && tr->npending) {
-    char       *all;
-    size_t      len = 0, cap = (size_t)tr->npending * MBS_TRAJ_GRID_MAX / 2 + sizeof(MbsTrajXDMFFooter);
-    int         fd;
-    char        buf[MBS_TRAJ_GRID_MAX];
-    MbsTrajText t = {buf, 0, sizeof(buf), 0};
+    char          *all;
+    size_t         len = 0, cap = (size_t)tr->npending * MBS_TRAJ_GRID_MAX / 2 + sizeof(MbsTrajXDMFFooter);
+    int            err = 0, in, out;
+    char           buf[MBS_TRAJ_GRID_MAX], tmp[PETSC_MAX_PATH_LEN + 8];
+    MbsTrajText    t = {buf, 0, sizeof(buf), 0};
+    PetscLogDouble t0, t1;
 
+    PetscCall(PetscTime(&t0));
     if (PetscMalloc1(cap, &all)) err = ENOMEM, all = NULL; /* reported to every rank below, not returned early */
     for (PetscInt i = 0; i < tr->npending && !err; i++) {
       t.len = 0;
@@ -521,20 +548,38 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
       const size_t grids = len;
       PetscCall(PetscArraycpy(all + len, MbsTrajXDMFFooter, sizeof(MbsTrajXDMFFooter) - 1));
       len += sizeof(MbsTrajXDMFFooter) - 1;
-      if ((fd = open(tr->xdmf, O_WRONLY)) < 0)
+      PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", tr->xdmf));
+      if ((in = open(tr->xdmf, O_RDONLY)) < 0)
         err = errno;
       else {
-        const ssize_t n = pwrite(fd, all, len, tr->xdmf_end);
-        if (n != (ssize_t)len) err = n < 0 ? errno : EIO;
-        if (close(fd) && !err) err = errno;
-        if (!err) tr->xdmf_end += (off_t)grids;
+        if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+          err = errno;
+        else {
+          err = MbsTrajCopyPrefix(in, out, tr->xdmf_end);
+          for (size_t w = 0; !err && w < len;) {
+            const ssize_t n = write(out, all + w, len - w);
+            if (n < 0)
+              err = errno;
+            else
+              w += (size_t)n;
+          }
+          if (close(out) && !err) err = errno;
+          if (!err && rename(tmp, tr->xdmf)) err = errno;
+          if (err) remove(tmp);
+        }
+        close(in);
       }
+      if (!err) tr->xdmf_end += (off_t)grids;
     }
     PetscCall(PetscFree(all));
+    PetscCall(PetscTime(&t1));
+    res[0] = err;
+    res[1] = t1 - t0;
   }
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
-  PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s",
-             tr->xdmf, tr->npending ? tr->pending_step[tr->npending - 1] : tr->last_step, strerror(err));
+  PetscCallMPI(MPI_Bcast(res, 2, MPI_DOUBLE, 0, tr->comm));
+  PetscCheck(!res[0], tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s' at step %" PetscInt_FMT ": %s",
+             tr->xdmf, tr->npending ? tr->pending_step[tr->npending - 1] : tr->last_step, strerror((int)res[0]));
+  if (tr->npending) tr->xml_cost = res[1];
   tr->npending = 0;
   PetscFunctionReturn(0);
 }
@@ -1074,7 +1119,7 @@ static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscB
     int            flags[2];
     PetscCall(PetscTime(&now));
     flags[0] = (int)ierr;
-    flags[1] = force || ckpt || tr->sync <= 0 || now - tr->synced_at >= tr->sync;
+    flags[1] = force || ckpt || now - tr->synced_at >= PetscMax(tr->sync, MBS_TRAJ_SYNC_SPACING * tr->xml_cost);
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, tr->comm));
     ierr = (PetscErrorCode)flags[0];
     if (ierr) PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));

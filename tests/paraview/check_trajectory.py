@@ -224,16 +224,17 @@ def check_restart(args):
 def check_sync(args):
     """Written steps are flushed and listed together at most -mbs_trajectory_sync seconds apart: while the run goes
     on, the XDMF file is complete (it parses) and its list grows; a run stopped by SIGTERM lists every step it wrote
-    (the last sync is at the stop), which ParaView reads."""
+    (the last sync is at the stop), which ParaView reads. The file is read back to back for 2 s, across about 100
+    syncs: a sync that let a reader see a half-written file is caught here (extending the file in place was)."""
     outdir = os.path.join(args.work, "sync")
     xdmf = os.path.join(outdir, "trajectory.xdmf")
     cmd = [args.gglmbs, "-i", os.path.join(args.source, "inputs/heavy_top.yaml"), "-mbs_output_dir", outdir,
-           "-mbs_t_end", "40", "-mbs_output_every", "100", "-mbs_trajectory", "xdmf", "-mbs_trajectory_every", "10",
-           "-mbs_trajectory_sync", "0.2"]
+           "-mbs_t_end", "400", "-mbs_output_every", "100", "-mbs_trajectory", "xdmf", "-mbs_trajectory_every", "10",
+           "-mbs_trajectory_sync", "0.02"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, env=child_environment())
     seen = []
+    start = time.time()
     while proc.poll() is None:
-        time.sleep(0.05)
         try:
             grids = ET.parse(xdmf).getroot().findall("./Domain/Grid/Grid")
         except (OSError, ET.ParseError) as e:  # absent before the first write; never incomplete once written
@@ -243,7 +244,7 @@ def check_sync(args):
             continue
         if not seen or len(grids) != seen[-1]:
             seen.append(len(grids))
-        if len(seen) >= 3 and seen[-1] > 0:
+        if len(seen) >= 3 and seen[-1] > 0 and time.time() - start > 2:
             break
     check(proc.poll() is None, "sync: the run ended before the check (steps listed while running: %s)" % seen)
     proc.send_signal(signal.SIGTERM)
