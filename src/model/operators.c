@@ -501,7 +501,9 @@ PetscErrorCode MbsSystemDestroy(MbsSystem *system)
   PetscCall(VecScatterDestroy(&sys->scatter));
   PetscCall(PetscFree2(sys->lq_global, sys->lq_rank));
   PetscCall(PetscFree(sys->rank_xstart));
-  PetscCall(PetscFree3(sys->coo_i, sys->coo_j, sys->coo_v));
+  PetscCall(PetscFree(sys->coo_i));
+  PetscCall(PetscFree(sys->coo_j));
+  PetscCall(PetscFree(sys->coo_v));
   PetscCall(PetscFree(sys));
   *system = NULL;
   PetscFunctionReturn(0);
@@ -542,18 +544,23 @@ PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys)
 }
 
 /* The first assembly records the COO pattern and preallocates the matrix exactly from it; later
-   assemblies only write values, in the same order. */
+   assemblies only write values, in the same order. The matrix keeps the pattern, so the recorded indices are
+   freed (MatSetPreallocationCOO() may change them) and the values shrink to their count: the assembly then holds
+   8 bytes per entry, where the recording held 16 per entry of a capacity up to twice the count. */
 PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
 {
   PetscFunctionBegin;
   if (sys->recording) {
-    PetscInt *ci, *cj;
+    PetscScalar *v;
     sys->ncoo = sys->pos;
-    PetscCall(PetscMalloc2(sys->ncoo, &ci, sys->ncoo, &cj));
-    PetscCall(PetscArraycpy(ci, sys->coo_i, sys->ncoo));
-    PetscCall(PetscArraycpy(cj, sys->coo_j, sys->ncoo));
-    PetscCall(MatSetPreallocationCOO(J, sys->ncoo, ci, cj));
-    PetscCall(PetscFree2(ci, cj));
+    PetscCall(MatSetPreallocationCOO(J, sys->ncoo, sys->coo_i, sys->coo_j));
+    PetscCall(PetscFree(sys->coo_i));
+    PetscCall(PetscFree(sys->coo_j));
+    PetscCall(PetscMalloc1(sys->ncoo, &v));
+    PetscCall(PetscArraycpy(v, sys->coo_v, sys->ncoo));
+    PetscCall(PetscFree(sys->coo_v));
+    sys->coo_v     = v;
+    sys->capcoo    = sys->ncoo;
     sys->recording = PETSC_FALSE;
   }
   PetscCheck(sys->pos == sys->ncoo, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
@@ -573,11 +580,15 @@ static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
     PetscInt     cap = PetscMax(2 * sys->capcoo, sys->pos + n + 1024);
     PetscInt    *ci, *cj;
     PetscScalar *cv;
-    PetscCall(PetscMalloc3(cap, &ci, cap, &cj, cap, &cv));
+    PetscCall(PetscMalloc1(cap, &ci));
+    PetscCall(PetscMalloc1(cap, &cj));
+    PetscCall(PetscMalloc1(cap, &cv));
     PetscCall(PetscArraycpy(ci, sys->coo_i, sys->pos));
     PetscCall(PetscArraycpy(cj, sys->coo_j, sys->pos));
     PetscCall(PetscArraycpy(cv, sys->coo_v, sys->pos));
-    PetscCall(PetscFree3(sys->coo_i, sys->coo_j, sys->coo_v));
+    PetscCall(PetscFree(sys->coo_i));
+    PetscCall(PetscFree(sys->coo_j));
+    PetscCall(PetscFree(sys->coo_v));
     sys->coo_i  = ci;
     sys->coo_j  = cj;
     sys->coo_v  = cv;

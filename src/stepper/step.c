@@ -23,6 +23,66 @@ static PetscErrorCode MbsStepperFieldNorms(MbsStepper st, Vec v, PetscReal norms
 }
 
 /*
+  S = |J| |X|, read from J's own values: no copy of J (a Jacobian's worth of memory) and no change of J's state (which
+  would make the preconditioner refactor it). On several ranks the off-diagonal block's columns are gathered from X
+  by a scatter made once per nonzero pattern.
+*/
+static PetscErrorCode MbsStepperAbsMult(MbsStepper st, Vec X, Vec S)
+{
+  Mat                blocks[2] = {st->J, NULL};
+  const PetscInt    *colmap;
+  const PetscScalar *x[2] = {NULL, NULL};
+  PetscScalar       *s;
+  PetscBool          ismpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpi));
+  if (ismpi) {
+    PetscObjectState nz;
+    PetscCall(MatMPIAIJGetSeqAIJ(st->J, &blocks[0], &blocks[1], &colmap));
+    PetscCall(MatGetNonzeroState(st->J, &nz));
+    if (!st->abs_scatter || nz != st->abs_nzstate) {
+      PetscInt nghost;
+      IS       is;
+      PetscCall(VecScatterDestroy(&st->abs_scatter));
+      PetscCall(VecDestroy(&st->abs_ghost));
+      PetscCall(MatGetSize(blocks[1], NULL, &nghost));
+      PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nghost, colmap, PETSC_COPY_VALUES, &is));
+      PetscCall(VecCreateSeq(PETSC_COMM_SELF, nghost, &st->abs_ghost));
+      PetscCall(VecScatterCreate(X, is, st->abs_ghost, NULL, &st->abs_scatter));
+      PetscCall(ISDestroy(&is));
+      st->abs_nzstate = nz;
+    }
+    PetscCall(VecScatterBegin(st->abs_scatter, X, st->abs_ghost, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecScatterEnd(st->abs_scatter, X, st->abs_ghost, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecGetArrayRead(st->abs_ghost, &x[1]));
+  }
+  PetscCall(VecGetArrayRead(X, &x[0]));
+  PetscCall(VecGetArrayWrite(S, &s));
+  for (int b = 0; b < 2; b++) {
+    const PetscInt    *ia, *ja;
+    const PetscScalar *v;
+    PetscInt           n;
+    PetscBool          done;
+    if (!blocks[b]) continue;
+    PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
+    PetscCall(MatSeqAIJGetArrayRead(blocks[b], &v));
+    for (PetscInt i = 0; i < n; i++) {
+      PetscScalar sum = b ? s[i] : 0;
+      for (PetscInt k = ia[i]; k < ia[i + 1]; k++) sum += PetscAbsScalar(v[k]) * PetscAbsScalar(x[b][ja[k]]);
+      s[i] = sum;
+    }
+    PetscCall(MatSeqAIJRestoreArrayRead(blocks[b], &v));
+    PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  }
+  PetscCall(VecRestoreArrayWrite(S, &s));
+  PetscCall(VecRestoreArrayRead(X, &x[0]));
+  if (x[1]) PetscCall(VecRestoreArrayRead(st->abs_ghost, &x[1]));
+  PetscFunctionReturn(0);
+}
+
+/*
   The round-off scale of the residual at X: s = |J| |X| + |F - J X|, J the Jacobian Newton works with.
   Row i of |J| |X| sums the magnitudes of the terms in the unknowns, and F - J X holds the rest (the
   step-start state p_n, q_n, forces, to first order), so s_i is the size of the terms that cancel in F_i near
@@ -38,10 +98,8 @@ static PetscErrorCode MbsStepperFieldNorms(MbsStepper st, Vec v, PetscReal norms
 */
 PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, PetscReal *ratio)
 {
-  Mat              blocks[2] = {NULL, NULL};
-  PetscBool        isseq, ismpi;
-  PetscReal        stotal;
-  PetscObjectState state;
+  PetscBool isseq, ismpi;
+  PetscReal stotal;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isseq));
@@ -55,37 +113,11 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
     *ratio = nj * nx > 0 ? nf / (nj * nx) : (nf > 0 ? PETSC_MAX_REAL : 0);
     PetscFunctionReturn(0);
   }
-  if (!st->Jabs) {
-    PetscCall(MatDuplicate(st->J, MAT_DO_NOT_COPY_VALUES, &st->Jabs));
+  if (!st->Xabs) {
     PetscCall(VecDuplicate(X, &st->Xabs));
     PetscCall(VecDuplicate(X, &st->Sabs));
-    st->jabs_state = -1;
   }
-  PetscCall(PetscObjectStateGet((PetscObject)st->J, &state));
-  if (state != st->jabs_state) { /* |J| of a kept Jacobian is taken once */
-    PetscCall(MatCopy(st->J, st->Jabs, SAME_NONZERO_PATTERN));
-    if (isseq)
-      blocks[0] = st->Jabs;
-    else
-      PetscCall(MatMPIAIJGetSeqAIJ(st->Jabs, &blocks[0], &blocks[1], NULL));
-    for (int b = 0; b < 2; b++) {
-      const PetscInt *ia, *ja;
-      PetscInt        n;
-      PetscBool       done;
-      PetscScalar    *v;
-      if (!blocks[b]) continue;
-      PetscCall(MatGetRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
-      PetscCall(MatSeqAIJGetArray(blocks[b], &v));
-      for (PetscInt k = 0; k < ia[n]; k++) v[k] = PetscAbsScalar(v[k]);
-      PetscCall(MatSeqAIJRestoreArray(blocks[b], &v));
-      PetscCall(MatRestoreRowIJ(blocks[b], 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-    }
-    st->jabs_state = state;
-  }
-  PetscCall(VecCopy(X, st->Xabs));
-  PetscCall(VecAbs(st->Xabs));
-  PetscCall(MatMult(st->Jabs, st->Xabs, st->Sabs));
+  PetscCall(MbsStepperAbsMult(st, X, st->Sabs));
   /* max over the fields f of ||F_f|| / ||s_f||, s = |J| |X| + |F - J X| */
   PetscCall(MatMult(st->J, X, st->Xabs));
   PetscCall(VecAYPX(st->Xabs, -1.0, F));

@@ -89,8 +89,8 @@ PetscErrorCode MbsStepperReset_Private(MbsStepper st)
   st->jac_valid = PETSC_FALSE;
   PetscCall(MbsSystemDestroy(&st->sys));
   PetscCall(MatDestroy(&st->J));
-  PetscCall(MatDestroy(&st->Jabs));
-  st->jabs_state = -1;
+  PetscCall(VecScatterDestroy(&st->abs_scatter));
+  PetscCall(VecDestroy(&st->abs_ghost));
   PetscCall(PetscFree(st->drop));
   PetscCall(PetscFree(st->drop_x));
   PetscCall(VecDestroy(&st->qsub));

@@ -137,8 +137,11 @@ struct _p_MbsStepper {
   MbsSystem        sys;
   SNES             snes;
   Mat              J;
-  Mat              Jabs;       /* |J|, for the round-off scale of the residual (MbsStepperResidualScale_Private()) */
-  PetscObjectState jabs_state; /* the state of J that Jabs and jnorm were taken from */
+  /* |J| |X|, for the round-off scale of the residual (MbsStepperResidualScale_Private()): on several ranks, the
+     scatter of X to the columns of J's off-diagonal block, made for J's nonzero state abs_nzstate */
+  VecScatter       abs_scatter;
+  Vec              abs_ghost;
+  PetscObjectState abs_nzstate;
   PetscReal sfield[MBS_MAX_FIELDS]; /* ||s_f|| + MBS_FLOOR_FIELD_MIN ||s|| at the last floor test (0: none yet) */
   Vec       Xabs, Sabs;             /* |X| and |J| |X| */
   Vec       X, F, Xsave;
