@@ -134,9 +134,9 @@ struct _p_MbsStepper {
   PetscBool    adapt;
   PetscInt     adapt_max, retries;
 
-  MbsSystem        sys;
-  SNES             snes;
-  Mat              J;
+  MbsSystem sys;
+  SNES      snes;
+  Mat       J;
   /* |J| |X|, for the round-off scale of the residual (MbsStepperResidualScale_Private()): on several ranks, the
      scatter of X to the columns of J's off-diagonal block, made for J's nonzero state abs_nzstate */
   VecScatter       abs_scatter;
