@@ -1421,7 +1421,12 @@ static const char *const galerkin_variants[] = {"ell", "egl", "elg", "egg", "lll
    0.1) against a
    converged reference (galerkin-lgg, 6 points, h = 0.01): 2m - 2 with Lobatto control points, m (m even) or m + 1
    (m odd) with equidistant ones; m = 2, 3, 4 for all eight and m = 5 for the equidistant ones (the Lobatto ones' order
-   8 at m = 5 reaches round-off at these steps: docs/galerkin.md). */
+   8 at m = 5 reaches round-off at these steps: docs/galerkin.md). An error below GALERKIN_NOISE is round-off, not
+   truncation, and is left out of the fit (at least two points stay): each step converges to the round-off floor of
+   its own terms, which leaves q(2) uncertain by a few 10^-12 here (the Lobatto variants at m = 4 and h = 0.05: the same
+   Jacobian summed in another order moved galerkin-lll's error from 5.3e-12 to 3.3e-12 and its fitted order from 5.89
+   to 6.22, while the first two points give 6.0 either way). */
+#define GALERKIN_NOISE 1e-10
 static void test_galerkin_orders(void **state)
 {
   const PetscReal h[3]    = {0.2, 0.1, 0.05}; /* m = 5: the first two, above the round-off floor */
@@ -1450,7 +1455,10 @@ static void test_galerkin_orders(void **state)
         FreeResult(&r);
       }
       {
-        const PetscReal p = ObservedOrder(nh, h, e);
+        int       nfit = 2;
+        PetscReal p;
+        while (nfit < nh && e[nfit] >= GALERKIN_NOISE) nfit++;
+        p = ObservedOrder(nfit, h, e);
         if (!(PetscAbsReal(p - nominal) <= 0.2))
           Fail("%s, %d points: observed order %.3f, expected %g (errors %.3e %.3e %.3e)\n", scheme, m, (double)p,
                (double)nominal, (double)e[0], (double)e[1], (double)e[2]);

@@ -501,8 +501,10 @@ PetscErrorCode MbsSystemDestroy(MbsSystem *system)
   PetscCall(VecScatterDestroy(&sys->scatter));
   PetscCall(PetscFree2(sys->lq_global, sys->lq_rank));
   PetscCall(PetscFree(sys->rank_xstart));
+  if (sys->direct) PetscCall(MatSeqAIJRestoreArrayWrite(sys->directmat, &sys->direct));
   PetscCall(PetscFree(sys->coo_i));
   PetscCall(PetscFree(sys->coo_j));
+  PetscCall(PetscFree(sys->coo_pos));
   PetscCall(PetscFree(sys->coo_v));
   PetscCall(PetscFree(sys));
   *system = NULL;
@@ -536,38 +538,121 @@ PetscErrorCode MbsSystemCreateMatrix(MbsSystem sys, Mat *J)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys)
+PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys, Mat J)
 {
   PetscFunctionBegin;
+  if (sys->direct) { /* an earlier assembly stopped with an error */
+    PetscCall(MatSeqAIJRestoreArrayWrite(sys->directmat, &sys->direct));
+    sys->directmat = NULL;
+  }
   sys->pos = 0;
+  if (sys->coo_pos) {
+    PetscCall(MatSeqAIJGetArrayWrite(J, &sys->direct));
+    PetscCall(PetscArrayzero(sys->direct, sys->nnz));
+    sys->directmat = J;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* One rank: the matrix's pattern (CSR, columns sorted, duplicates merged) from the recorded triples, and the place of
+   each triple among its values (sys->coo_pos). The indices are sorted row by row (a counting sort of the rows, then
+   each row's columns), so the cost is linear in the entries but for the sort of a row's few columns. */
+static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
+{
+  const PetscInt n = sys->nglobal, ncoo = sys->ncoo;
+  PetscInt      *ia, *ja, *start, *order, *cols, nnz = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(n + 1, &start));
+  PetscCall(PetscMalloc2(ncoo, &order, ncoo, &cols));
+  for (PetscInt k = 0; k < ncoo; k++) {
+    PetscCheck(sys->coo_i[k] >= 0 && sys->coo_i[k] < n && sys->coo_j[k] >= 0 && sys->coo_j[k] < n, PETSC_COMM_SELF,
+               PETSC_ERR_PLIB,
+               "Jacobian entry (%" PetscInt_FMT ", %" PetscInt_FMT ") outside the %" PetscInt_FMT " unknowns",
+               sys->coo_i[k], sys->coo_j[k], n);
+    start[sys->coo_i[k] + 1]++;
+  }
+  for (PetscInt i = 0; i < n; i++) start[i + 1] += start[i];
+  for (PetscInt k = 0; k < ncoo; k++) order[start[sys->coo_i[k]]++] = k; /* start[i] now ends row i */
+  for (PetscInt i = n; i > 0; i--) start[i] = start[i - 1];
+  start[0] = 0;
+  PetscCall(PetscMalloc1(ncoo, &sys->coo_pos));
+  PetscCall(PetscMalloc1(n + 1, &ia));
+  ia[0] = 0;
+  for (PetscInt i = 0; i < n; i++) { /* sort row i's entries by column; cols[] is the scratch of the row */
+    const PetscInt lo = start[i], m = start[i + 1] - start[i];
+    for (PetscInt k = 0; k < m; k++) cols[lo + k] = sys->coo_j[order[lo + k]];
+    PetscCall(PetscSortIntWithArray(m, cols + lo, order + lo));
+    for (PetscInt k = 0; k < m; k++) {
+      if (k == 0 || cols[lo + k] != cols[lo + k - 1]) cols[nnz++] = cols[lo + k]; /* nnz <= lo + k: in place */
+      sys->coo_pos[order[lo + k]] = nnz - 1;
+    }
+    ia[i + 1] = nnz;
+  }
+  PetscCall(PetscMalloc1(nnz, &ja));
+  PetscCall(PetscArraycpy(ja, cols, nnz));
+  PetscCall(PetscFree2(order, cols));
+  PetscCall(PetscFree(start));
+  PetscCall(MatSeqAIJSetPreallocationCSR(J, ia, ja, NULL));
+  PetscCall(PetscFree(ia));
+  PetscCall(PetscFree(ja));
+  sys->nnz = nnz;
   PetscFunctionReturn(0);
 }
 
 /* The first assembly records the COO pattern and preallocates the matrix exactly from it; later
-   assemblies only write values, in the same order. The matrix keeps the pattern, so the recorded indices are
-   freed (MatSetPreallocationCOO() may change them) and the values shrink to their count: the assembly then holds
-   8 bytes per entry, where the recording held 16 per entry of a capacity up to twice the count. */
+   assemblies only write values, in the same order (see MbsSystem). The matrix keeps the pattern, so the recorded
+   indices are freed (MatSetPreallocationCOO() may change them); on several ranks the values shrink to their count,
+   on one rank they go too. */
 PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
 {
   PetscFunctionBegin;
-  if (sys->recording) {
-    PetscScalar *v;
-    sys->ncoo = sys->pos;
-    PetscCall(MatSetPreallocationCOO(J, sys->ncoo, sys->coo_i, sys->coo_j));
-    PetscCall(PetscFree(sys->coo_i));
-    PetscCall(PetscFree(sys->coo_j));
-    PetscCall(PetscMalloc1(sys->ncoo, &v));
-    PetscCall(PetscArraycpy(v, sys->coo_v, sys->ncoo));
-    PetscCall(PetscFree(sys->coo_v));
-    sys->coo_v     = v;
-    sys->capcoo    = sys->ncoo;
-    sys->recording = PETSC_FALSE;
-  }
-  PetscCheck(sys->pos == sys->ncoo, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
+  PetscCheck(sys->pos == sys->ncoo || sys->recording, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
              "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos,
              sys->ncoo);
+  if (sys->direct) {
+    PetscCheck(J == sys->directmat, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Jacobian assembly ended on another matrix");
+    PetscCall(MatSeqAIJRestoreArrayWrite(J, &sys->direct));
+    sys->directmat = NULL;
+    PetscFunctionReturn(0);
+  }
+  if (sys->recording) {
+    PetscBool isseq;
+    sys->ncoo = sys->pos;
+    PetscCall(PetscObjectBaseTypeCompare((PetscObject)J, MATSEQAIJ, &isseq));
+    if (isseq) {
+      PetscScalar *a;
+      PetscCall(MbsSystemPreallocateSeq(sys, J));
+      PetscCall(MatSeqAIJGetArrayWrite(J, &a));
+      PetscCall(PetscArrayzero(a, sys->nnz));
+      for (PetscInt k = 0; k < sys->ncoo; k++) a[sys->coo_pos[k]] += sys->coo_v[k];
+      PetscCall(MatSeqAIJRestoreArrayWrite(J, &a));
+      PetscCall(PetscFree(sys->coo_v));
+    } else {
+      PetscScalar *v;
+      PetscCall(MatSetPreallocationCOO(J, sys->ncoo, sys->coo_i, sys->coo_j));
+      PetscCall(PetscMalloc1(sys->ncoo, &v));
+      PetscCall(PetscArraycpy(v, sys->coo_v, sys->ncoo));
+      PetscCall(PetscFree(sys->coo_v));
+      sys->coo_v = v;
+    }
+    PetscCall(PetscFree(sys->coo_i));
+    PetscCall(PetscFree(sys->coo_j));
+    sys->capcoo    = sys->ncoo;
+    sys->recording = PETSC_FALSE;
+    if (isseq) PetscFunctionReturn(0);
+  }
   PetscCall(MatSetValuesCOO(J, sys->coo_v, INSERT_VALUES));
   PetscFunctionReturn(0);
+}
+
+/* Entry k of the assembly: into the matrix in place, or into the COO values */
+static inline void MbsSystemPut(MbsSystem sys, PetscInt k, PetscScalar v)
+{
+  if (sys->direct)
+    sys->direct[sys->coo_pos[k]] += v;
+  else
+    sys->coo_v[k] = v;
 }
 
 static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
@@ -645,7 +730,7 @@ static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr,
   for (PetscInt i = 0; i < nr; i++) {
     const PetscReal sr = (scale & MBS_SCALE_MINV_ROW) ? alpha * minv[rl[i]] : alpha;
     for (PetscInt j = 0; j < nc; j++)
-      sys->coo_v[sys->pos + i * nc + j] = sr * ((scale & MBS_SCALE_MINV_COL) ? minv[cl[j]] : 1.0) * v[i * nc + j];
+      MbsSystemPut(sys, sys->pos + i * nc + j, sr * ((scale & MBS_SCALE_MINV_COL) ? minv[cl[j]] : 1.0) * v[i * nc + j]);
   }
   sys->pos += nr * nc;
   PetscFunctionReturn(0);
@@ -944,7 +1029,7 @@ PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt c
         sys->coo_j[sys->pos + k] =
           sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, col) + cols[k] - model->rank_qstart[r];
       }
-    for (PetscInt k = 0; k < n; k++) sys->coo_v[sys->pos + k] = alpha * vals[k];
+    for (PetscInt k = 0; k < n; k++) MbsSystemPut(sys, sys->pos + k, alpha * vals[k]);
     sys->pos += n;
     PetscCall(MatRestoreRow(A, i, &n, &cols, &vals));
   }

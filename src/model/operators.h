@@ -57,11 +57,16 @@ struct _n_MbsSystem {
   IS        *is;
   Vec        X, Xloc, Floc;
   VecScatter scatter;
-  /* COO Jacobian assembly */
+  /* Jacobian assembly. The first (recording) assembly writes COO triples (coo_i, coo_j, coo_v) and preallocates the
+     matrix from them. Later ones write the same entries in the same order: on one rank (SeqAIJ) straight into the
+     matrix's values (direct, at coo_pos[k], the place of entry k among the matrix's nnz values; 4 or 8 bytes per
+     entry), on several ranks into coo_v for MatSetValuesCOO() (PETSc's maps then hold 16 bytes per entry more). */
   PetscBool    recording;
-  PetscInt     ncoo, capcoo, pos;
-  PetscInt    *coo_i, *coo_j;
+  PetscInt     ncoo, capcoo, pos, nnz;
+  PetscInt    *coo_i, *coo_j, *coo_pos;
   PetscScalar *coo_v;
+  PetscScalar *direct; /* during an assembly in place: the values of directmat */
+  Mat          directmat;
   PetscBool    coo_set;
   /* MBS_SCALE_ROWT: a row-major 3 x 3 matrix per ghosted coordinate triple (9 nq_ghosted / 3 entries), set by the
      scheme before the blocks that use it */
@@ -74,7 +79,7 @@ PETSC_EXTERN PetscErrorCode MbsSystemDestroy(MbsSystem *);
 PETSC_EXTERN PetscErrorCode MbsSystemGlobalToLocal(MbsSystem, Vec X, Vec Xloc);
 PETSC_EXTERN PetscErrorCode MbsSystemLocalToGlobalAdd(MbsSystem, Vec Floc, Vec F);
 PETSC_EXTERN PetscErrorCode MbsSystemCreateMatrix(MbsSystem, Mat *);
-PETSC_EXTERN PetscErrorCode MbsSystemAssemblyBegin(MbsSystem);
+PETSC_EXTERN PetscErrorCode MbsSystemAssemblyBegin(MbsSystem, Mat);
 PETSC_EXTERN PetscErrorCode MbsSystemAssemblyEnd(MbsSystem, Mat);
 
 /* A dense block v (nr x nc, row-major) at the ghosted local rows rl of field row and local columns cl of field col:

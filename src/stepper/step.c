@@ -337,7 +337,7 @@ static PetscErrorCode MbsStepperAssembleJacobian(MbsStepper st, Vec X, Mat J, Ma
   PetscCall(PetscLogEventBegin(MBS_Jacobian, 0, 0, 0, 0));
   PetscCall(MbsSystemGlobalToLocal(sys, X, sys->Xloc));
   PetscCall(VecGetArrayRead(sys->Xloc, &x));
-  PetscCall(MbsSystemAssemblyBegin(sys));
+  PetscCall(MbsSystemAssemblyBegin(sys, P));
   PetscCall(st->ops->jacobian(st, x));
   if (st->has_forces && !st->ops->own_forces)
     PetscCall(MbsJacAddForce(sys, st->field_p, st->field_q, st->q0, x + sys->loff[st->field_q], st->hstep, st->tmid,
