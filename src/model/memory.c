@@ -18,15 +18,17 @@
   k_e (r_e + 1) the Jacobian's nonzeros (k: coordinates of a body or of an element's bodies, r: its
   constraint rows), fitted to the Jacobians PETSc assembles for particle chains, rigid chains and nets
   (within 15 %). The per-unknown and per-nonzero costs (vectors, the matrix, the LU factor and its
-  workspace) were fitted to the peak RSS of particle and rigid chains; the LU fill of a 2-D graph (nested
-  dissection) grows like log2 n, fitted to a net. Every rank holds the whole model (C_obj). The vi-*
-  schemes add a velocity per coordinate: about 1.3 times the estimate.
+  workspace) were fitted, with C_obj from the structs' sizes (massif: 490 bytes per body and element of a chain
+  touched, 800 allocated), to the peak RSS of a particle chain of 10^5 and a rigid chain of 10^4 links, the fill
+  of a 2-D graph to a 50 x 50 net (28 Nov 2026, docs/robustness.md: within 1 % of those, of a chain of 10^4 and,
+  with MUMPS, 4 % of a chain of 10^6). Every rank holds the whole model (C_obj). The vi-* schemes add a velocity
+  per coordinate: about 1.3 times the estimate.
 */
 #define MBS_MEM_BASE    (48.0 * 1048576.0) /* PETSc, MPI and the program before any model */
-#define MBS_MEM_OBJECT  300.0 /* a body or element: structs, name, label, layout, the partitioner's graph */
-#define MBS_MEM_UNKNOWN 680.0 /* per unknown: vectors (stepper, SNES, line search) and the factor's work arrays */
-#define MBS_MEM_NONZERO 73.0  /* per Jacobian nonzero: the matrix, its copy in the factor package, the factor */
-#define MBS_MEM_FILL_2D 10.0  /* per Jacobian nonzero and log2 n: LU fill of a 2-D graph */
+#define MBS_MEM_OBJECT  500.0 /* a body or element: structs (280 and 592 bytes), name, label, layout, graph */
+#define MBS_MEM_UNKNOWN 1040.0 /* per unknown: vectors (stepper, SNES, line search) and the factor's workspace */
+#define MBS_MEM_NONZERO 42.0   /* per Jacobian nonzero: the matrix, its place map, the factor */
+#define MBS_MEM_FILL_2D 4.0    /* per Jacobian nonzero and log2 n: LU fill of a 2-D graph */
 
 void MbsModelSizeAddBodies(MbsModelSize *s, PetscReal count, PetscInt blocks)
 {
