@@ -784,8 +784,9 @@ static void test_schur_amg_refused(void **state)
   const struct {
     const char *input, *scheme, *reason;
   } cases[] = {
-    {"tests/inputs/nonholonomic/skate_train.yaml", "em", "velocity constraints"},
-    {"tests/inputs/parallel/rigid_chain_revolute.yaml", "static", "static solve"},
+    {"tests/inputs/nonholonomic/skate_train.yaml", "em", "does not apply to velocity constraints"},
+    {"tests/inputs/parallel/rigid_chain_revolute.yaml", "static", "does not apply to a static solve"},
+    {"tests/inputs/redundant/rod_twice.yaml", "em", "does not apply to eliminated redundant constraints"},
   };
 
   (void)state;
@@ -796,7 +797,7 @@ static void test_schur_amg_refused(void **state)
     PetscErrorCode ierr;
     const char    *msg = NULL;
     InputModel(cases[c].input, &model, &cfg);
-    SetOptions("-mbs_solver schur", NULL);
+    SetOptions("-mbs_solver schur", strstr(cases[c].input, "redundant") ? "-mbs_allow_redundant_constraints" : NULL);
     CHECK(MbsStepperCreate(model, &st));
     CHECK(MbsStepperSetType(st, cases[c].scheme));
     CHECK(MbsStepperSetFromOptions(st));
@@ -807,6 +808,9 @@ static void test_schur_amg_refused(void **state)
     if (!ierr || ierr != PETSC_ERR_SUP)
       Fail("%s, %s, -mbs_solver schur: set-up returned %d, expected PETSC_ERR_SUP\n", cases[c].input, cases[c].scheme,
            (int)ierr);
+    else if (!msg || !strstr(msg, cases[c].reason))
+      Fail("%s, %s, -mbs_solver schur: the message '%s' does not say '%s'\n", cases[c].input, cases[c].scheme,
+           msg ? msg : "(none)", cases[c].reason);
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
     CHECK(PetscOptionsClear(NULL));
