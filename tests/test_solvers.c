@@ -778,7 +778,7 @@ static void test_schur_amg_bounded_iterations(void **state)
 }
 
 /* -mbs_solver schur where the preconditioner does not apply is refused at set-up, with the reason: velocity
-   constraints (a train of skates), the static scheme */
+   constraints (a train of skates), the static scheme, eliminated redundant constraints (a rod given twice) */
 static void test_schur_amg_refused(void **state)
 {
   const struct {

@@ -546,7 +546,7 @@ PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys, Mat J)
     sys->directmat = NULL;
   }
   sys->pos = 0;
-  if (sys->coo_pos) {
+  if (!sys->recording && sys->coo_pos) {
     PetscCall(MatSeqAIJGetArrayWrite(J, &sys->direct));
     PetscCall(PetscArrayzero(sys->direct, sys->nnz));
     sys->directmat = J;
@@ -555,28 +555,28 @@ PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys, Mat J)
 }
 
 /* One rank: the matrix's pattern (CSR, columns sorted, duplicates merged) from the recorded triples, and the place of
-   each triple among its values (sys->coo_pos). The indices are sorted row by row (a counting sort of the rows, then
-   each row's columns), so the cost is linear in the entries but for the sort of a row's few columns. */
+   each triple among its values (sys->coo_pos, set only once the matrix is preallocated). The indices are sorted row by
+   row (a counting sort of the rows, then each row's columns), so the cost is linear in the entries but for the sort of
+   a row's few columns. */
 static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
 {
   const PetscInt n = sys->nglobal, ncoo = sys->ncoo;
-  PetscInt      *ia, *ja, *start, *order, *cols, nnz = 0;
+  PetscInt      *ia, *ja, *start, *order, *cols, *place, nnz = 0;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc1(n + 1, &start));
-  PetscCall(PetscMalloc2(ncoo, &order, ncoo, &cols));
-  for (PetscInt k = 0; k < ncoo; k++) {
+  for (PetscInt k = 0; k < ncoo; k++)
     PetscCheck(sys->coo_i[k] >= 0 && sys->coo_i[k] < n && sys->coo_j[k] >= 0 && sys->coo_j[k] < n, PETSC_COMM_SELF,
                PETSC_ERR_PLIB,
                "Jacobian entry (%" PetscInt_FMT ", %" PetscInt_FMT ") outside the %" PetscInt_FMT " unknowns",
                sys->coo_i[k], sys->coo_j[k], n);
-    start[sys->coo_i[k] + 1]++;
-  }
+  PetscCall(PetscCalloc1(n + 1, &start));
+  PetscCall(PetscMalloc2(ncoo, &order, ncoo, &cols));
+  for (PetscInt k = 0; k < ncoo; k++) start[sys->coo_i[k] + 1]++;
   for (PetscInt i = 0; i < n; i++) start[i + 1] += start[i];
   for (PetscInt k = 0; k < ncoo; k++) order[start[sys->coo_i[k]]++] = k; /* start[i] now ends row i */
   for (PetscInt i = n; i > 0; i--) start[i] = start[i - 1];
   start[0] = 0;
-  PetscCall(PetscMalloc1(ncoo, &sys->coo_pos));
+  PetscCall(PetscMalloc1(ncoo, &place));
   PetscCall(PetscMalloc1(n + 1, &ia));
   ia[0] = 0;
   for (PetscInt i = 0; i < n; i++) { /* sort row i's entries by column; cols[] is the scratch of the row */
@@ -585,7 +585,7 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
     PetscCall(PetscSortIntWithArray(m, cols + lo, order + lo));
     for (PetscInt k = 0; k < m; k++) {
       if (k == 0 || cols[lo + k] != cols[lo + k - 1]) cols[nnz++] = cols[lo + k]; /* nnz <= lo + k: in place */
-      sys->coo_pos[order[lo + k]] = nnz - 1;
+      place[order[lo + k]] = nnz - 1;
     }
     ia[i + 1] = nnz;
   }
@@ -596,7 +596,9 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
   PetscCall(MatSeqAIJSetPreallocationCSR(J, ia, ja, NULL));
   PetscCall(PetscFree(ia));
   PetscCall(PetscFree(ja));
-  sys->nnz = nnz;
+  PetscCall(PetscFree(sys->coo_pos)); /* of an earlier recording that stopped with an error */
+  sys->coo_pos = place;
+  sys->nnz     = nnz;
   PetscFunctionReturn(0);
 }
 
@@ -607,11 +609,11 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
 PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
 {
   PetscFunctionBegin;
-  PetscCheck(sys->pos == sys->ncoo || sys->recording, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
-             "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos,
-             sys->ncoo);
   if (sys->direct) {
     PetscCheck(J == sys->directmat, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Jacobian assembly ended on another matrix");
+    PetscCheck(sys->pos == sys->ncoo, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos,
+               sys->ncoo);
     PetscCall(MatSeqAIJRestoreArrayWrite(J, &sys->direct));
     sys->directmat = NULL;
     PetscFunctionReturn(0);
@@ -619,7 +621,8 @@ PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
   if (sys->recording) {
     PetscBool isseq;
     sys->ncoo = sys->pos;
-    PetscCall(PetscObjectBaseTypeCompare((PetscObject)J, MATSEQAIJ, &isseq));
+    /* exactly SeqAIJ: a subtype that keeps its own copy of the values (seqaijcrl) needs MatSetValuesCOO()'s assembly */
+    PetscCall(PetscObjectTypeCompare((PetscObject)J, MATSEQAIJ, &isseq));
     if (isseq) {
       PetscScalar *a;
       PetscCall(MbsSystemPreallocateSeq(sys, J));
@@ -641,6 +644,14 @@ PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
     sys->capcoo    = sys->ncoo;
     sys->recording = PETSC_FALSE;
     if (isseq) PetscFunctionReturn(0);
+  } else { /* checked on every rank together: one rank's error would leave the others waiting in MatSetValuesCOO() */
+    PetscInt bad = sys->pos != sys->ncoo;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)J)));
+    PetscCheck(
+      !bad, PetscObjectComm((PetscObject)J), PETSC_ERR_PLIB,
+      "Jacobian assembly: the entries written and those of the recorded pattern differ on a rank (here %" PetscInt_FMT
+      " and %" PetscInt_FMT ")",
+      sys->pos, sys->ncoo);
   }
   PetscCall(MatSetValuesCOO(J, sys->coo_v, INSERT_VALUES));
   PetscFunctionReturn(0);

@@ -84,9 +84,10 @@ struct _n_MbsTrajectory {
 
   /* Written steps are made durable together: one flush of trajectory.h5 (with MPI-IO an fsync, 1 ms, several
      times a small model's step), then the XDMF file lists them. */
-  PetscReal      sync;      /* seconds between syncs (MbsStepperSetTrajectorySync()); 0: after every write */
+  PetscReal      sync; /* seconds between syncs (MbsStepperSetTrajectorySync()); 0: as often as the spacing allows */
   PetscLogDouble synced_at; /* when the last sync ended */
   PetscLogDouble xml_cost;  /* seconds the last rewrite of the XDMF file took (rank 0's, known to all) */
+  PetscBool      unflushed; /* a step was written since the last flush of trajectory.h5 */
   PetscInt       npending, maxpending;
   PetscInt      *pending_step; /* written, not yet flushed and listed */
   PetscReal     *pending_time;
@@ -471,6 +472,7 @@ static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const Petsc
           err = errno ? errno : EIO;
       }
       if (!err && ((end = ftell(fp)) < 0 || fputs(MbsTrajXDMFFooter, fp) < 0)) err = errno ? errno : EIO;
+      if (!err && (fflush(fp) || fsync(fileno(fp)))) err = errno ? errno : EIO;
       if (fclose(fp) && !err) err = errno ? errno : EIO;
       if (!err && rename(tmp, tr->xdmf)) err = errno;
       if (err) remove(tmp);
@@ -563,6 +565,7 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
             else
               w += (size_t)n;
           }
+          if (!err && fsync(out)) err = errno; /* on the disk before it replaces the old file */
           if (close(out) && !err) err = errno;
           if (!err && rename(tmp, tr->xdmf)) err = errno;
           if (err) remove(tmp);
@@ -687,7 +690,7 @@ static PetscErrorCode MbsTrajReadEarlierSteps(MbsTrajectory tr, PetscInt *n, Pet
 #define MBS_TRAJ_SPACE_MARGIN (256 * 1024)
 #define MBS_TRAJ_STEP_META    (16 * 1024)
 
-static PetscErrorCode MbsTrajSync(MbsTrajectory, PetscInt);
+static PetscErrorCode MbsTrajSync(MbsTrajectory, PetscInt, PetscBool);
 
 static PetscErrorCode MbsTrajCheckSpace(MbsTrajectory tr, PetscInt64 bytes, PetscInt step)
 {
@@ -700,6 +703,7 @@ static PetscErrorCode MbsTrajCheckSpace(MbsTrajectory tr, PetscInt64 bytes, Pets
     err  = 0;
     if (tr->rank == 0) {
       struct statvfs fs;
+      need += (double)tr->xdmf_end + (double)(tr->npending + 1) * MBS_TRAJ_GRID_MAX; /* the XML's new copy */
       if (statvfs(tr->dir, &fs))
         err = errno;
       else
@@ -708,8 +712,9 @@ static PetscErrorCode MbsTrajCheckSpace(MbsTrajectory tr, PetscInt64 bytes, Pets
     }
     PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
     PetscCallMPI(MPI_Bcast(&avail, 1, MPI_DOUBLE, 0, tr->comm));
+    PetscCallMPI(MPI_Bcast(&need, 1, MPI_DOUBLE, 0, tr->comm));
     if (err != ENOSPC || !tr->npending || attempt) break;
-    PetscCall(MbsTrajSync(tr, step)); /* the pending metadata fitted at the last check */
+    PetscCall(MbsTrajSync(tr, step, PETSC_TRUE)); /* the pending metadata fitted at the last check */
   }
   if (err == ENOSPC) {
     PetscCall(PetscViewerDestroy(&tr->viewer)); /* the file holds the steps written so far */
@@ -762,23 +767,38 @@ static PetscErrorCode MbsTrajFailed(MbsTrajectory tr, PetscErrorCode ierr, Petsc
           tr->h5, step);
 }
 
-/* Makes the pending steps durable: one flush of trajectory.h5 (collective), then the XDMF file lists them. */
-static PetscErrorCode MbsTrajSync(MbsTrajectory tr, PetscInt step)
+/*
+  Makes the written steps durable: one flush of trajectory.h5 (collective), then the XDMF file lists them. With list
+  false (a checkpoint step: the checkpoint needs the steps flushed, not listed, since a restart lists them again from
+  trajectory.h5) the XDMF file is rewritten only when the spacing since the last rewrite allows (rank 0's clock decides
+  for every rank), so that checkpoints do not make the rewrites grow with the run.
+*/
+static PetscErrorCode MbsTrajSync(MbsTrajectory tr, PetscInt step, PetscBool list)
 {
-  PetscErrorCode ierr;
-  hid_t          file;
-  MbsTrajH5Quiet quiet;
-
   PetscFunctionBegin;
   if (!tr->npending) PetscFunctionReturn(0);
-  MbsTrajQuietBegin(&quiet);
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ierr = PetscViewerHDF5GetFileId(tr->viewer, &file);
-  if (!ierr && H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ierr = PETSC_ERR_FILE_WRITE;
-  PetscCall(PetscPopErrorHandler());
-  MbsTrajQuietEnd(&quiet);
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, tr->comm));
-  PetscCall(MbsTrajFailed(tr, ierr, step));
+  if (tr->unflushed) {
+    PetscErrorCode ierr;
+    hid_t          file;
+    MbsTrajH5Quiet quiet;
+    MbsTrajQuietBegin(&quiet);
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = PetscViewerHDF5GetFileId(tr->viewer, &file);
+    if (!ierr && H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) ierr = PETSC_ERR_FILE_WRITE;
+    PetscCall(PetscPopErrorHandler());
+    MbsTrajQuietEnd(&quiet);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ierr, 1, MPI_INT, MPI_MAX, tr->comm));
+    PetscCall(MbsTrajFailed(tr, ierr, step));
+    tr->unflushed = PETSC_FALSE;
+  }
+  if (!list) {
+    PetscLogDouble now;
+    int            due;
+    PetscCall(PetscTime(&now));
+    due = now - tr->synced_at >= MBS_TRAJ_SYNC_SPACING * tr->xml_cost;
+    PetscCallMPI(MPI_Bcast(&due, 1, MPI_INT, 0, tr->comm));
+    if (!due) PetscFunctionReturn(0);
+  }
   PetscCall(MbsTrajAppendXDMF(tr));
   PetscCall(PetscTime(&tr->synced_at));
   PetscFunctionReturn(0);
@@ -1089,7 +1109,7 @@ static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscB
   PetscFunctionBegin;
   if (!tr) PetscFunctionReturn(0);
   if ((!force && st->step % tr->every) || st->step <= tr->last_step) { /* nothing to write; maybe a sync */
-    if ((force || ckpt) && tr->npending && tr->viewer) PetscCall(MbsTrajSync(tr, st->step));
+    if ((force || ckpt) && tr->npending && tr->viewer) PetscCall(MbsTrajSync(tr, st->step, force));
     PetscFunctionReturn(0);
   }
   PetscCheck(tr->viewer, tr->comm, PETSC_ERR_FILE_WRITE,
@@ -1119,7 +1139,7 @@ static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscB
     int            flags[2];
     PetscCall(PetscTime(&now));
     flags[0] = (int)ierr;
-    flags[1] = force || ckpt || now - tr->synced_at >= PetscMax(tr->sync, MBS_TRAJ_SYNC_SPACING * tr->xml_cost);
+    flags[1] = force || now - tr->synced_at >= PetscMax(tr->sync, MBS_TRAJ_SYNC_SPACING * tr->xml_cost);
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT, MPI_MAX, tr->comm));
     ierr = (PetscErrorCode)flags[0];
     if (ierr) PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
@@ -1138,8 +1158,9 @@ static PetscErrorCode MbsTrajectoryWrite(MbsTrajectory tr, MbsStepper st, PetscB
     tr->pending_step[tr->npending] = st->step;
     tr->pending_time[tr->npending] = st->t;
     tr->npending++;
+    tr->unflushed = PETSC_TRUE;
     tr->last_step = st->step;
-    if (flags[1]) PetscCall(MbsTrajSync(tr, st->step));
+    if (flags[1] || ckpt) PetscCall(MbsTrajSync(tr, st->step, (PetscBool)flags[1]));
   }
   PetscCall(PetscLogEventEnd(MBS_TrajWrite, 0, 0, 0, 0));
   PetscFunctionReturn(0);
@@ -1166,7 +1187,7 @@ static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
   tr = *traj;
   if (tr->viewer && tr->npending) { /* a run that stops on an error: list what is written, if the file allows */
     PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    (void)MbsTrajSync(tr, tr->last_step);
+    (void)MbsTrajSync(tr, tr->last_step, PETSC_TRUE);
     PetscCall(PetscPopErrorHandler());
   }
   PetscCall(PetscViewerDestroy(&tr->viewer));
@@ -1214,7 +1235,7 @@ static PetscErrorCode MbsOutputEnd_XDMF(MbsStepper st, void *ctx)
 
   PetscFunctionBegin;
   (void)st;
-  if (*tr && (*tr)->viewer && (*tr)->npending) PetscCall(MbsTrajSync(*tr, (*tr)->last_step));
+  if (*tr && (*tr)->viewer && (*tr)->npending) PetscCall(MbsTrajSync(*tr, (*tr)->last_step, PETSC_TRUE));
   PetscFunctionReturn(0);
 }
 

@@ -93,7 +93,7 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
       PetscReal sync = st->traj_sync;
       PetscCall(PetscOptionsReal("-mbs_trajectory_sync",
                                  "Seconds between syncs of the trajectory files (flush and list the written steps; "
-                                 "0: after every write)",
+                                 "0: as often as rewriting the XML allows)",
                                  "MbsStepperSetTrajectorySync", sync, &sync, &flg));
       if (flg) PetscCall(MbsStepperSetTrajectorySync(st, sync));
     }

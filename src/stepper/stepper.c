@@ -1584,24 +1584,26 @@ PetscErrorCode MbsStepperSetTrajectory(MbsStepper st, const char format[], Petsc
 /*@
   MbsStepperSetTrajectorySync - Sets how often the trajectory files are made durable: the written steps are
   flushed to trajectory.h5 (an fsync under MPI-IO, about 1 ms) and listed in trajectory.xdmf together, once at
-  least `seconds` of wall time have passed since the last sync, and always at a checkpoint step, at the end of
-  MbsStepperSolve() whatever ended it (the last step, a failed step, a signal) and when the stepper is destroyed. A
+  least `seconds` of wall time have passed since the last sync, and always at the end of MbsStepperSolve() whatever
+  ended it (the last step, a failed step, a signal) and when the stepper is destroyed; at a checkpoint step
+  trajectory.h5 is flushed (the checkpoint names flushed steps) and the XML follows when the spacing below allows. A
 process killed outright (SIGKILL, a failed node) leaves files that list the steps up to the last sync.
 
   Logically Collective
 
   Input Parameters:
 + st - the stepper
-- seconds - the interval (default 1); 0 syncs after every written step
+- seconds - the interval (default 1); 0 syncs as often as the spacing below allows (after every written step while
+            the XML is small)
 
   Options Database Key:
 . -mbs_trajectory_sync <seconds> - the interval
 
   Notes:
   Takes effect for a trajectory writer created afterwards (at the first write of MbsStepperSolve()).
-  trajectory.xdmf is rewritten whole at a sync (under a temporary name, then renamed, so a reader never sees
-  it half written); a sync therefore also waits 50 times as long as the last rewrite took, which keeps the
-  rewrites under 2% of the run. docs/output.md measures the cost of a sync.
+  trajectory.xdmf is rewritten whole at a sync (under a temporary name, written to the disk (fsync), then renamed,
+  so a reader never sees it half written); a sync therefore also waits 50 times as long as the last rewrite took,
+  which keeps the rewrites under 2% of the run. docs/output.md measures the cost of a sync.
 
   Level: intermediate
 
