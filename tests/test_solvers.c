@@ -523,6 +523,17 @@ static void InputModel(const char *relative, MbsModel *model, MbsRunConfig *cfg)
   CHECK(MbsModelSetUp(*model));
 }
 
+/* The model of a test case: an input file, or an nx x ny net when input is NULL (cfg then has the defaults) */
+static void CaseModel(const char *input, PetscInt nx, PetscInt ny, MbsModel *model, MbsRunConfig *cfg)
+{
+  if (input)
+    InputModel(input, model, cfg);
+  else {
+    CHECK(MbsRunConfigSetDefaults(cfg));
+    BuildNet(nx, ny, model);
+  }
+}
+
 static void test_interface_lu_exact(void **state)
 {
   const struct {
@@ -545,10 +556,7 @@ static void test_interface_lu_exact(void **state)
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     MbsModel     model;
     MbsRunConfig cfg;
-    if (cases[c].input)
-      InputModel(cases[c].input, &model, &cfg);
-    else
-      BuildNet(8, 10, &model);
+    CaseModel(cases[c].input, 8, 10, &model, &cfg);
     for (int k = 0; k < 6 && cases[c].schemes[k]; k++) {
       MbsStepper  st;
       SNES        snes;
@@ -678,10 +686,7 @@ static void test_schur_amg_matches_lu(void **state)
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     MbsModel     model;
     MbsRunConfig cfg;
-    if (cases[c].input)
-      InputModel(cases[c].input, &model, &cfg);
-    else
-      BuildNet(10, 10, &model);
+    CaseModel(cases[c].input, 10, 10, &model, &cfg);
     for (int k = 0; k < 10 && cases[c].schemes[k]; k++) {
       const char *scheme = cases[c].schemes[k], *what = cases[c].input ? cases[c].input : "net";
       Trajectory  lu, sa;

@@ -10,9 +10,8 @@
   internal constraints, gravity) have no cell. The topology is written once; each written step adds a
   group with the step's data (docs/output.md has the layout).
 */
-#define _POSIX_C_SOURCE 200809L /* pread, access, statvfs */
+#define _POSIX_C_SOURCE 200809L /* fsync, fileno, access, statvfs */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -440,6 +439,41 @@ static int MbsTrajPutProvenance(FILE *fp, const char text[])
 }
 static const char MbsTrajXDMFFooter[] = "    </Grid>\n  </Domain>\n</Xdmf>\n";
 
+/* Copies the first len bytes of the file open as in (at its start) to the file open as out; 0 or an errno. */
+static int MbsTrajCopyPrefix(FILE *in, FILE *out, off_t len)
+{
+  char buf[1 << 16];
+
+  for (off_t off = 0; off < len;) {
+    const size_t r = fread(buf, 1, (size_t)PetscMin((off_t)sizeof(buf), len - off), in);
+    if (!r)
+      return ferror(in) && errno ? errno : EIO; /* or the file is shorter than it was written: changed by others */
+    if (fwrite(buf, 1, r, out) != r) return errno ? errno : EIO;
+    off += (off_t)r;
+  }
+  return 0;
+}
+
+/* Rank 0: the new XDMF file is written under a temporary name, tmp (len bytes), then installed by
+   MbsTrajInstallXDMF(): on the disk (fsync), closed, renamed over the old file, so that a reader opens either the
+   old file or the new one, both complete. NULL (errno set) if it cannot be created. */
+static FILE *MbsTrajCreateXDMF(MbsTrajectory tr, char tmp[], size_t len)
+{
+  (void)snprintf(tmp, len, "%s.tmp", tr->xdmf);
+  return fopen(tmp, "w");
+}
+
+/* Installs the new file fp (see MbsTrajCreateXDMF()) unless err says its writing failed; removes it if that or the
+   installing fails. 0 or an errno. */
+static int MbsTrajInstallXDMF(MbsTrajectory tr, FILE *fp, const char tmp[], int err)
+{
+  if (!err && (fflush(fp) || fsync(fileno(fp)))) err = errno ? errno : EIO;
+  if (fclose(fp) && !err) err = errno ? errno : EIO;
+  if (!err && rename(tmp, tr->xdmf)) err = errno;
+  if (err) remove(tmp);
+  return err;
+}
+
 /*
   Rank 0 writes the whole XDMF file, listing the given steps, under a temporary name and renames it:
   at the creation of the writer (a restarted run lists the steps it keeps).
@@ -455,8 +489,7 @@ static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const Petsc
     FILE       *fp;
     long        end = 0;
 
-    PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", tr->xdmf));
-    fp = fopen(tmp, "w");
+    fp = MbsTrajCreateXDMF(tr, tmp, sizeof(tmp));
     if (!fp)
       err = errno;
     else {
@@ -472,34 +505,13 @@ static PetscErrorCode MbsTrajWriteXDMF(MbsTrajectory tr, PetscInt n, const Petsc
           err = errno ? errno : EIO;
       }
       if (!err && ((end = ftell(fp)) < 0 || fputs(MbsTrajXDMFFooter, fp) < 0)) err = errno ? errno : EIO;
-      if (!err && (fflush(fp) || fsync(fileno(fp)))) err = errno ? errno : EIO;
-      if (fclose(fp) && !err) err = errno ? errno : EIO;
-      if (!err && rename(tmp, tr->xdmf)) err = errno;
-      if (err) remove(tmp);
+      err = MbsTrajInstallXDMF(tr, fp, tmp, err);
     }
     tr->xdmf_end = (off_t)end;
   }
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, tr->comm));
   PetscCheck(!err, tr->comm, PETSC_ERR_FILE_WRITE, "Cannot write trajectory file '%s': %s", tr->xdmf, strerror(err));
   PetscFunctionReturn(0);
-}
-
-/* Copies the first len bytes of the file open as in to the file open as out (at its current offset); 0 or an errno. */
-static int MbsTrajCopyPrefix(int in, int out, off_t len)
-{
-  char buf[1 << 16];
-
-  for (off_t off = 0; off < len;) {
-    const ssize_t r = pread(in, buf, (size_t)PetscMin((off_t)sizeof(buf), len - off), off);
-    if (r <= 0) return r < 0 ? errno : EIO; /* the file is shorter than it was written: someone changed it */
-    for (ssize_t w = 0; w < r;) {
-      const ssize_t n = write(out, buf + w, (size_t)(r - w));
-      if (n < 0) return errno;
-      w += n;
-    }
-    off += r;
-  }
-  return 0;
 }
 
 /*
@@ -518,7 +530,8 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
   if (tr->rank == 0 && tr->npending) {
     char          *all;
     size_t         len = 0, cap = (size_t)tr->npending * MBS_TRAJ_GRID_MAX / 2 + sizeof(MbsTrajXDMFFooter);
-    int            err = 0, in, out;
+    int            err = 0;
+    FILE          *in, *out;
     char           buf[MBS_TRAJ_GRID_MAX], tmp[PETSC_MAX_PATH_LEN + 8];
     MbsTrajText    t = {buf, 0, sizeof(buf), 0};
     PetscLogDouble t0, t1;
@@ -550,27 +563,17 @@ static PetscErrorCode MbsTrajAppendXDMF(MbsTrajectory tr)
       const size_t grids = len;
       PetscCall(PetscArraycpy(all + len, MbsTrajXDMFFooter, sizeof(MbsTrajXDMFFooter) - 1));
       len += sizeof(MbsTrajXDMFFooter) - 1;
-      PetscCall(PetscSNPrintf(tmp, sizeof(tmp), "%s.tmp", tr->xdmf));
-      if ((in = open(tr->xdmf, O_RDONLY)) < 0)
+      if (!(in = fopen(tr->xdmf, "r")))
         err = errno;
       else {
-        if ((out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666)) < 0)
+        if (!(out = MbsTrajCreateXDMF(tr, tmp, sizeof(tmp))))
           err = errno;
         else {
           err = MbsTrajCopyPrefix(in, out, tr->xdmf_end);
-          for (size_t w = 0; !err && w < len;) {
-            const ssize_t n = write(out, all + w, len - w);
-            if (n < 0)
-              err = errno;
-            else
-              w += (size_t)n;
-          }
-          if (!err && fsync(out)) err = errno; /* on the disk before it replaces the old file */
-          if (close(out) && !err) err = errno;
-          if (!err && rename(tmp, tr->xdmf)) err = errno;
-          if (err) remove(tmp);
+          if (!err && fwrite(all, 1, len, out) != len) err = errno ? errno : EIO;
+          err = MbsTrajInstallXDMF(tr, out, tmp, err);
         }
-        close(in);
+        fclose(in);
       }
       if (!err) tr->xdmf_end += (off_t)grids;
     }
