@@ -586,7 +586,7 @@ static PetscReal KernelVelocityResidual(MbsStepper st, const char *kernel)
   CHECK(PetscCalloc1(model->ncon_local + 1, &gv));
   CHECK(MbsOpGMultAdd(model, q, w, 1.0, gv));
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     if (strcmp(el->kernel->name, kernel)) continue;
     for (PetscInt r = 0; r < el->kernel->ncon; r++) max = PetscMax(max, PetscAbsScalar(gv[model->elem_c[k] + r]));
   }
@@ -1093,6 +1093,79 @@ static void test_reactions(void **state)
     }
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
+  }
+  (void)state;
+}
+
+/* The reactions output on any number of ranks, where each rank holds only its own elements: 'all' writes one file per
+   joint (the 24 revolute joints of a rigid chain, elements 1, 3, ..., 47 after the links' own constraints), named by
+   by its index (the chain's joints share the chain's name in the input), its header naming that element and its bodies,
+   its last row the reaction MbsStepperGetReaction() gives; joints named by their indices get the same files. */
+static void test_reactions_distributed(void **state)
+{
+  MPI_Comm     comm = PETSC_COMM_WORLD;
+  MbsModel     model;
+  MbsStepper   st;
+  MbsRunConfig cfg;
+  PetscMPIInt  rank;
+  char         path[PETSC_MAX_PATH_LEN], dir[] = "/tmp/gglmbs_reactions_np_XXXXXX", msg[8192];
+  PetscReal    FM[24][6];
+
+  CHECK(MPI_Comm_rank(comm, &rank));
+  if (!rank && !mkdtemp(dir)) Fail("mkdtemp failed\n");
+  CHECK(MPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, comm));
+  for (int pass = 0; pass < 2; pass++) { /* 'all', then the last and the first joint by their indices */
+    snprintf(path, sizeof(path), "%s/tests/inputs/parallel/rigid_chain_revolute.yaml", getenv("GGLMBS_SOURCE_DIR"));
+    CHECK(MbsModelCreate(comm, &model));
+    CHECK(MbsRunConfigSetDefaults(&cfg));
+    CHECK(MbsModelLoadYAML(model, path, &cfg));
+    CHECK(MbsModelSetUp(model));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, "em"));
+    CHECK(MbsStepperSetTimeStep(st, 1e-3));
+    CHECK(MbsStepperSetFinalTime(st, 5e-3));
+    CHECK(MbsStepperSetOutput(st, dir, 1));
+    CHECK(MbsStepperSetReactions(st, pass ? "47,1" : "all"));
+    CHECK(MbsStepperSolve(st));
+    for (PetscInt j = 0; j < 24; j++) CHECK(MbsStepperGetReaction(st, 2 * j + 1, FM[j], FM[j] + 3)); /* collective */
+    msg[0] = 0;
+    for (PetscInt j = 0; j < 24 && !rank && !msg[0]; j++) { /* rank 0 reads the files, then all ranks pass or fail */
+      const PetscInt e = 2 * j + 1;
+      char           file[PETSC_MAX_PATH_LEN], line[1024], last[1024] = "", header[1024] = "", want[64];
+      double         v[8];
+      FILE          *fp;
+
+      if (pass && j != 0 && j != 23) continue;
+      snprintf(file, sizeof(file), "%s/reactions/element_%d.csv", dir, (int)e);
+      fp = fopen(file, "r");
+      if (!fp) {
+        snprintf(msg, sizeof(msg), "reactions %s: %s was not written", pass ? "47,1" : "all", file);
+        break;
+      }
+      while (fgets(line, sizeof(line), fp)) {
+        if (strstr(line, "reaction of element")) memcpy(header, line, sizeof(header));
+        if (line[0] != '#') memcpy(last, line, sizeof(last));
+      }
+      fclose(fp);
+      snprintf(want, sizeof(want), "reaction of element %d (revolute", (int)e);
+      if (!strstr(header, want) || !strstr(header, "links."))
+        snprintf(msg, sizeof(msg), "%s: header '%s' does not name element %d and its links", file, header, (int)e);
+      else if (sscanf(last, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                      &v[7]) != 8 ||
+               v[0] != 5 || v[2] != FM[j][0] || v[3] != FM[j][1] || v[4] != FM[j][2] || v[5] != FM[j][3] ||
+               v[6] != FM[j][4] || v[7] != FM[j][5])
+        snprintf(msg, sizeof(msg), "%s: last row '%s', expected step 5 and the reaction %g %g %g %g %g %g", file, last,
+                 FM[j][0], FM[j][1], FM[j][2], FM[j][3], FM[j][4], FM[j][5]);
+    }
+    CHECK(MPI_Bcast(msg, sizeof(msg), MPI_CHAR, 0, comm));
+    if (msg[0]) Fail("%s\n", msg);
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+  }
+  if (!rank) {
+    char cmd[PETSC_MAX_PATH_LEN + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    if (system(cmd)) Fail("could not remove %s\n", dir);
   }
   (void)state;
 }
@@ -2100,6 +2173,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_andrews_squeezer),
     cmocka_unit_test(test_flyball_governor),
     cmocka_unit_test(test_reactions),
+    cmocka_unit_test(test_reactions_distributed),
     cmocka_unit_test(test_rattle_half_steps),
     cmocka_unit_test(test_order_heavy_top),
     cmocka_unit_test(test_order_four_particle),

@@ -8,9 +8,9 @@
 #include "model/redundancy.h"
 
 /* Owner of an element: the rank of its first non-ground body. */
-static inline PetscInt MbsElementOwnerBody(const MbsElement *el)
+static inline PetscInt MbsElementOwnerBody(const PetscInt body[2])
 {
-  return el->body[0] >= 0 ? el->body[0] : el->body[1];
+  return body[0] >= 0 ? body[0] : body[1];
 }
 
 /*
@@ -27,10 +27,10 @@ static PetscErrorCode MbsModelBodyGraph(MbsModel model, PetscInt **xadj_out, Pet
   PetscFunctionBegin;
   PetscCall(PetscCalloc1(N + 1, &deg));
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
-    if (el->body[0] >= 0 && el->body[1] >= 0) {
-      deg[el->body[0]]++;
-      deg[el->body[1]]++;
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    if (el.body[0] >= 0 && el.body[1] >= 0) {
+      deg[el.body[0]]++;
+      deg[el.body[1]]++;
       nedges++;
     }
   }
@@ -40,13 +40,13 @@ static PetscErrorCode MbsModelBodyGraph(MbsModel model, PetscInt **xadj_out, Pet
   for (PetscInt b = 0; b < N; b++) xadj[b + 1] = xadj[b] + deg[b];
   for (PetscInt b = 0; b < N; b++) pos[b] = xadj[b];
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
-    const PetscInt    w  = PetscMax(el->kernel->ncon, 1);
-    if (el->body[0] < 0 || el->body[1] < 0) continue;
-    adj[pos[el->body[0]]]    = el->body[1];
-    adjw[pos[el->body[0]]++] = w;
-    adj[pos[el->body[1]]]    = el->body[0];
-    adjw[pos[el->body[1]]++] = w;
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    const PetscInt       w  = PetscMax(el.kernel->ncon, 1);
+    if (el.body[0] < 0 || el.body[1] < 0) continue;
+    adj[pos[el.body[0]]]    = el.body[1];
+    adjw[pos[el.body[0]]++] = w;
+    adj[pos[el.body[1]]]    = el.body[0];
+    adjw[pos[el.body[1]]++] = w;
   }
   { /* sort each row and merge repeated neighbours */
     PetscInt k = 0;
@@ -102,9 +102,11 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
       adjw[k] = (idx_t)gw[k];
     }
     PetscCall(PetscFree3(gx, ga, gw));
-    for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->bodies[b].type);
-    for (PetscInt e = 0; e < model->nelems; e++)
-      vwgt[MbsElementOwnerBody(&model->elems[e])] += model->elems[e].kernel->ncon + model->elems[e].kernel->nvcon;
+    for (PetscInt b = 0; b < N; b++) vwgt[b] = (idx_t)(3 * model->body_type[b]);
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      const MbsElementInfo el = MbsModelElementInfo(model, e);
+      vwgt[MbsElementOwnerBody(el.body)] += el.kernel->ncon + el.kernel->nvcon;
+    }
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED]      = 7;
     options[METIS_OPTION_NUMBERING] = 0;
@@ -131,11 +133,11 @@ static PetscErrorCode MbsModelPartitionMetis(MbsModel model)
 static void MbsModelPartitionContiguous(MbsModel model)
 {
   PetscInt total = 0, acc = 0;
-  for (PetscInt b = 0; b < model->nbodies; b++) total += 3 * model->bodies[b].type;
+  for (PetscInt b = 0; b < model->nbodies; b++) total += 3 * model->body_type[b];
   for (PetscInt b = 0; b < model->nbodies; b++) {
     PetscInt r          = (PetscInt)((acc * (PetscInt64)model->size) / PetscMax(total, 1));
     model->body_rank[b] = PetscMin(r, model->size - 1);
-    acc += 3 * model->bodies[b].type;
+    acc += 3 * model->body_type[b];
   }
 }
 
@@ -209,7 +211,7 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   for (PetscInt b = 0; b < N; b++) {
     const PetscInt r = model->body_rank[b];
     model->body_q[b] = nq_rank[r]; /* rank-local for now, globalized below */
-    nq_rank[r] += 3 * model->bodies[b].type;
+    nq_rank[r] += 3 * model->body_type[b];
     if (r == model->rank) model->nowned++;
   }
   PetscCall(PetscMalloc1(model->nowned, &model->owned_body));
@@ -220,16 +222,16 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   }
   model->ncut = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
-    if (el->body[0] >= 0 && el->body[1] >= 0 && model->body_rank[el->body[0]] != model->body_rank[el->body[1]])
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    if (el.body[0] >= 0 && el.body[1] >= 0 && model->body_rank[el.body[0]] != model->body_rank[el.body[1]])
       model->ncut++;
   }
   model->nelem_local = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
-    const PetscInt    r  = model->body_rank[MbsElementOwnerBody(el)];
-    nc_rank[r] += el->kernel->ncon;
-    nv_rank[r] += el->kernel->nvcon;
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    const PetscInt       r  = model->body_rank[MbsElementOwnerBody(el.body)];
+    nc_rank[r] += el.kernel->ncon;
+    nv_rank[r] += el.kernel->nvcon;
     if (r == model->rank) model->nelem_local++;
   }
   model->rank_qstart[0] = model->rank_cstart[0] = model->rank_vstart[0] = 0;
@@ -254,15 +256,15 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   {
     PetscInt k = 0, c = 0, v = 0;
     for (PetscInt e = 0; e < model->nelems; e++) {
-      const MbsElement *el = &model->elems[e];
-      if (model->body_rank[MbsElementOwnerBody(el)] != model->rank) continue;
+      const MbsElementInfo el = MbsModelElementInfo(model, e);
+      if (model->body_rank[MbsElementOwnerBody(el.body)] != model->rank) continue;
       model->elem_local[k] = e;
       model->elem_v[k]     = v;
       model->elem_c[k++]   = c;
-      c += el->kernel->ncon;
-      v += el->kernel->nvcon;
+      c += el.kernel->ncon;
+      v += el.kernel->nvcon;
       for (int s = 0; s < 2; s++) {
-        const PetscInt b = el->body[s];
+        const PetscInt b = el.body[s];
         if (b >= 0 && model->body_rank[b] != model->rank && !seen[b]) {
           seen[b] = 1;
           nghost++;
@@ -273,10 +275,10 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   model->nghost       = nghost;
   model->ndrive_local = 0;
   for (PetscInt k = 0; k < model->nelem_local; k++)
-    if (model->elems[model->elem_local[k]].kernel->time_coefficients) model->ndrive_local++;
+    if (MbsModelElementInfo(model, model->elem_local[k]).kernel->time_coefficients) model->ndrive_local++;
   PetscCall(PetscMalloc1(model->ndrive_local, &model->drive_local));
   for (PetscInt k = 0, n = 0; k < model->nelem_local; k++)
-    if (model->elems[model->elem_local[k]].kernel->time_coefficients) model->drive_local[n++] = k;
+    if (MbsModelElementInfo(model, model->elem_local[k]).kernel->time_coefficients) model->drive_local[n++] = k;
   model->has_drives = (PetscBool)(model->ndrive_local > 0);
   PetscCallMPI(
     MPI_Allreduce(MPI_IN_PLACE, &model->has_drives, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)model)));
@@ -286,19 +288,19 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
     for (PetscInt k = 0; k < model->nowned; k++) {
       const PetscInt b  = model->owned_body[k];
       model->body_lq[b] = lq;
-      lq += 3 * model->bodies[b].type;
+      lq += 3 * model->body_type[b];
     }
     for (PetscInt b = 0; b < N; b++)
       if (seen[b]) {
         model->ghost_body[k++] = b;
         model->body_lq[b]      = lq;
-        lq += 3 * model->bodies[b].type;
+        lq += 3 * model->body_type[b];
       }
     model->nq_ghosted = lq;
   }
   PetscCall(PetscMalloc1(model->nq_ghosted, &model->minv));
   for (PetscInt b = 0; b < N; b++) {
-    const MbsBody *body = &model->bodies[b];
+    const MbsBody *body = MbsModelBody(model, b);
     if (model->body_lq[b] < 0) continue;
     for (PetscInt j = 0; j < (PetscInt)body->type; j++)
       for (int i = 0; i < 3; i++) model->minv[model->body_lq[b] + 3 * j + i] = 1.0 / body->mblock[j];
@@ -310,7 +312,7 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
     PetscCall(PetscMalloc1(model->nq_ghosted, &idx));
     for (PetscInt b = 0; b < N; b++)
       if (model->body_lq[b] >= 0)
-        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++)
+        for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++)
           idx[model->body_lq[b] + i] = model->body_q[b] + i;
     PetscCall(ISCreateGeneral(PETSC_COMM_SELF, model->nq_ghosted, idx, PETSC_OWN_POINTER, &from));
     PetscCall(VecCreateSeq(PETSC_COMM_SELF, model->nq_ghosted, &model->qghost));
@@ -321,6 +323,61 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   }
   PetscCall(PetscFree(seen));
   PetscCall(PetscFree3(nq_rank, nc_rank, nv_rank));
+  PetscFunctionReturn(0);
+}
+
+/*
+  After the set-up's checks, which read every body and element, each rank keeps only its part of the model: the full
+  data of its owned bodies and their ghosts, and of its owned elements; of the others only what every rank needs
+  (MbsElementInfo of every element for the trajectory's cells, the interface of the parallel solvers and the graph's
+  width; the type of every body). On one rank everything is owned and kept as it is.
+*/
+PetscErrorCode MbsModelDistribute_Private(MbsModel model)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(model->nelems, &model->einfo));
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElement *el    = &model->elems[e];
+    model->einfo[e].kernel  = el->kernel;
+    model->einfo[e].type    = el->type;
+    model->einfo[e].body[0] = el->body[0];
+    model->einfo[e].body[1] = el->body[1];
+  }
+  if (model->size == 1) PetscFunctionReturn(0); /* elem_local[k] = k and owned_body[k] = k */
+  {
+    MbsElement *kept;
+    PetscInt    k = 0;
+    PetscCall(PetscMalloc1(model->nelem_local, &kept));
+    for (PetscInt e = 0; e < model->nelems; e++) {
+      if (k < model->nelem_local && model->elem_local[k] == e)
+        kept[k++] = model->elems[e];
+      else
+        PetscCall(PetscFree(model->elems[e].label));
+    }
+    PetscCall(PetscFree(model->elems));
+    model->elems       = kept;
+    model->nelem_store = model->maxelems = model->nelem_local;
+  }
+  {
+    const PetscInt n = model->nowned + model->nghost;
+    MbsBody       *kept;
+    PetscCall(PetscMalloc1(n, &kept));
+    PetscCall(PetscMalloc1(model->nbodies, &model->body_store));
+    for (PetscInt b = 0; b < model->nbodies; b++) model->body_store[b] = -1;
+    for (PetscInt k = 0; k < n; k++) {
+      const PetscInt b     = k < model->nowned ? model->owned_body[k] : model->ghost_body[k - model->nowned];
+      kept[k]              = model->bodies[b];
+      model->body_store[b] = k;
+    }
+    for (PetscInt b = 0; b < model->nbodies; b++)
+      if (model->body_store[b] < 0) {
+        PetscCall(PetscFree(model->bodies[b].name));
+        PetscCall(PetscFree(model->bodies[b].label));
+      }
+    PetscCall(PetscFree(model->bodies));
+    model->bodies      = kept;
+    model->nbody_store = n;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -373,8 +430,10 @@ PetscErrorCode MbsModelViewPartition(MbsModel model, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
   if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)model), &viewer));
-  for (PetscInt e = 0; e < model->nelems; e++)
-    if (model->elems[e].body[0] >= 0 && model->elems[e].body[1] >= 0) nconn++;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    if (el.body[0] >= 0 && el.body[1] >= 0) nconn++;
+  }
   PetscCall(PetscViewerASCIIPrintf(
     viewer, "MbsModel partition (%s) on %d ranks: %" PetscInt_FMT " of %" PetscInt_FMT " two-body elements cut\n",
     model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, nconn));

@@ -193,12 +193,13 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
   s->ncon    = model->sized[3];
   s->nnz     = model->sized[4];
   for (PetscInt b = model->sized_bodies; b < model->nbodies; b++)
-    MbsModelSizeAddBodies(s, 1, (PetscInt)model->bodies[b].type);
-  for (PetscInt e = model->sized_elems; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
+    MbsModelSizeAddBodies(s, 1, (PetscInt)model->body_type[b]);
+  for (PetscInt e = model->sized_elems; e < model->nelems; e++) { /* the element info: also after the set-up */
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    PetscInt             nq = 0;
 
-    if (el->kernel != &MbsElemKernelGravity)
-      MbsModelSizeAddElements(s, 1, MbsElemNq(&el->data), el->kernel->ncon + el->kernel->nvcon);
+    for (int s = 0; s < 2; s++) nq += el.body[s] >= 0 ? 3 * (PetscInt)model->body_type[el.body[s]] : 0;
+    if (el.kernel != &MbsElemKernelGravity) MbsModelSizeAddElements(s, 1, nq, el.kernel->ncon + el.kernel->nvcon);
   }
   model->sized_bodies = model->nbodies;
   model->sized_elems  = model->nelems;

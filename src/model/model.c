@@ -180,13 +180,16 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
     PetscFunctionReturn(0);
   }
   m = *model;
-  for (PetscInt b = 0; b < m->nbodies; b++) {
+  for (PetscInt b = 0; b < m->nbody_store; b++) {
     PetscCall(PetscFree(m->bodies[b].name));
     PetscCall(PetscFree(m->bodies[b].label));
   }
-  for (PetscInt e = 0; e < m->nelems; e++) PetscCall(PetscFree(m->elems[e].label));
+  for (PetscInt e = 0; e < m->nelem_store; e++) PetscCall(PetscFree(m->elems[e].label));
   PetscCall(PetscFree(m->bodies));
+  PetscCall(PetscFree(m->body_type));
+  PetscCall(PetscFree(m->body_store));
   PetscCall(PetscFree(m->elems));
+  PetscCall(PetscFree(m->einfo));
   for (PetscInt k = 0; k < m->ntables; k++) {
     PetscCall(PetscFree3(m->tables[k]->t, m->tables[k]->v, m->tables[k]->d2));
     PetscCall(PetscFree(m->tables[k]));
@@ -337,7 +340,8 @@ PetscErrorCode MbsModelGetGravity(MbsModel model, PetscReal g[3])
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody **body, PetscInt *index)
+static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBodyType type, MbsBody **body,
+                                      PetscInt *index)
 {
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNotSetUp(model));
@@ -350,10 +354,14 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
   if (model->nbodies == model->maxbodies) {
     model->maxbodies = PetscMax(16, 2 * model->maxbodies);
     PetscCall(PetscRealloc(sizeof(MbsBody) * model->maxbodies, &model->bodies));
+    PetscCall(PetscRealloc(sizeof(unsigned char) * model->maxbodies, &model->body_type));
   }
-  *index = model->nbodies++;
-  *body  = &model->bodies[*index];
+  *index                   = model->nbodies++;
+  model->nbody_store       = model->nbodies;
+  model->body_type[*index] = (unsigned char)type;
+  *body                    = &model->bodies[*index];
   PetscCall(PetscMemzero(*body, sizeof(MbsBody)));
+  (*body)->type = type;
   PetscCall(PetscStrallocpy(name ? name : "", &(*body)->name));
   PetscFunctionReturn(0);
 }
@@ -385,14 +393,15 @@ static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *ke
     model->maxelems = PetscMax(16, 2 * model->maxelems);
     PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
   }
-  *index = model->nelems++;
-  *elem  = &model->elems[*index];
+  *index             = model->nelems++;
+  model->nelem_store = model->nelems;
+  *elem              = &model->elems[*index];
   PetscCall(PetscMemzero(*elem, sizeof(MbsElement)));
   (*elem)->kernel         = kernel;
   (*elem)->body[0]        = a;
   (*elem)->body[1]        = b;
-  (*elem)->data.nblocks_a = a >= 0 ? (int)model->bodies[a].type : 0;
-  (*elem)->data.nblocks_b = b >= 0 ? (int)model->bodies[b].type : 0;
+  (*elem)->data.nblocks_a = a >= 0 ? (int)model->body_type[a] : 0;
+  (*elem)->data.nblocks_b = b >= 0 ? (int)model->body_type[b] : 0;
   PetscFunctionReturn(0);
 }
 
@@ -424,8 +433,7 @@ PetscErrorCode MbsModelAddParticle(MbsModel model, const char name[], PetscReal 
              "Particle '%s': mass must be positive and finite, got %g", name ? name : "", (double)mass);
   PetscCheck(MbsVec3IsFinite(x) && (!v || MbsVec3IsFinite(v)), PetscObjectComm((PetscObject)model),
              PETSC_ERR_ARG_OUTOFRANGE, "Particle '%s': position and velocity must be finite", name ? name : "");
-  PetscCall(MbsModelNewBody(model, name, &p, &index));
-  p->type      = MBS_BODY_PARTICLE;
+  PetscCall(MbsModelNewBody(model, name, MBS_BODY_PARTICLE, &p, &index));
   p->mass      = mass;
   p->mblock[0] = mass;
   for (int i = 0; i < 3; i++) {
@@ -482,8 +490,7 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
                "Rigid body '%s': principal moments of inertia must be positive with J%d < J%d + J%d, got (%g, %g, %g)",
                nm, i + 1, (i + 1) % 3 + 1, (i + 2) % 3 + 1, (double)inertia[0], (double)inertia[1], (double)inertia[2]);
   }
-  PetscCall(MbsModelNewBody(model, name, &r, &index));
-  r->type      = MBS_BODY_RIGID;
+  PetscCall(MbsModelNewBody(model, name, MBS_BODY_RIGID, &r, &index));
   r->mass      = mass;
   r->mblock[0] = mass;
   for (int i = 0; i < 3; i++) {
@@ -509,6 +516,10 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
   MbsModelFindBody - Finds a body by name; returns MBS_GROUND for "ground" and -2 when there is no such body.
 
   Not Collective
+
+  Note:
+  After MbsModelSetUp() on several ranks a rank holds only its own bodies and their neighbours (the ghosts) and finds
+  only those; the index the body's Add routine returned is the same on every rank.
 @*/
 PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *body)
 {
@@ -521,10 +532,10 @@ PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *bod
     PetscFunctionReturn(0);
   }
   *body = -2;
-  for (PetscInt b = 0; b < model->nbodies; b++) {
-    PetscCall(PetscStrcmp(name, model->bodies[b].name, &match));
+  for (PetscInt s = 0; s < model->nbody_store; s++) {
+    PetscCall(PetscStrcmp(name, model->bodies[s].name, &match));
     if (match) {
-      *body = b;
+      *body = !model->body_store ? s : s < model->nowned ? model->owned_body[s] : model->ghost_body[s - model->nowned];
       break;
     }
   }
@@ -562,7 +573,7 @@ PetscErrorCode MbsModelGetNumElements(MbsModel model, PetscInt *n)
    rigid body (phi, d1, d2, d3), s = (1) for a particle; the number of blocks */
 static PetscInt MbsModelPointWeights(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal s[4])
 {
-  const PetscInt nb = (PetscInt)model->bodies[body].type;
+  const PetscInt nb = (PetscInt)model->body_type[body];
   s[0]              = 1.0;
   for (PetscInt j = 1; j < nb; j++) s[j] = X ? X[j - 1] : 0.0;
   return nb;
@@ -603,16 +614,25 @@ static void MbsModelPointFromBlocks(MbsModel model, PetscInt body, const PetscRe
 
   Output Parameter:
 . x - world position
+
+  Note:
+  After MbsModelSetUp() on several ranks a rank holds only its own bodies and their neighbours; asking for another
+  body is an error.
 @*/
 PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const PetscReal X[3], PetscReal x[3])
 {
   PetscFunctionBegin;
   PetscCheck(body >= MBS_GROUND && body < model->nbodies, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist", body);
+  PetscCheck(body < 0 || !model->body_store || model->body_store[body] >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+             "Body %" PetscInt_FMT
+             " is not held by rank %d: after MbsModelSetUp() a rank holds its own bodies and their "
+             "neighbours (MbsModelGetBodyCoordinates() names the owner)",
+             body, model->rank);
   if (body == MBS_GROUND) {
     for (int i = 0; i < 3; i++) x[i] = X[i];
   } else
-    MbsModelPointFromBlocks(model, body, X, model->bodies[body].q0, x);
+    MbsModelPointFromBlocks(model, body, X, MbsModelBody(model, body)->q0, x);
   PetscFunctionReturn(0);
 }
 
@@ -809,7 +829,7 @@ PetscErrorCode MbsModelCreateCoordinateMatrix(MbsModel model, PetscInt npairs, c
   PetscCall(MbsSortPairs(n, ra, rb, &m));
   PetscCall(PetscCalloc2(model->nq_local, &dnnz, model->nq_local, &onnz));
   for (PetscInt k = 0; k < m; k++) {
-    const PetscInt na = 3 * (PetscInt)model->bodies[ra[k]].type, nb = 3 * (PetscInt)model->bodies[rb[k]].type;
+    const PetscInt na = 3 * (PetscInt)model->body_type[ra[k]], nb = 3 * (PetscInt)model->body_type[rb[k]];
     const PetscInt r0 = model->body_q[ra[k]] - qstart;
     for (PetscInt i = 0; i < na; i++) {
       if (model->body_rank[rb[k]] == model->rank)
@@ -825,7 +845,7 @@ PetscErrorCode MbsModelCreateCoordinateMatrix(MbsModel model, PetscInt npairs, c
   PetscCall(PetscFree2(dnnz, onnz));
   PetscCall(PetscCalloc1(144, &zeros));
   for (PetscInt k = 0; k < m; k++) {
-    const PetscInt na = 3 * (PetscInt)model->bodies[ra[k]].type, nb = 3 * (PetscInt)model->bodies[rb[k]].type;
+    const PetscInt na = 3 * (PetscInt)model->body_type[ra[k]], nb = 3 * (PetscInt)model->body_type[rb[k]];
     PetscInt       rows[12], cols[12];
     for (PetscInt i = 0; i < na; i++) rows[i] = model->body_q[ra[k]] + i;
     for (PetscInt j = 0; j < nb; j++) cols[j] = model->body_q[rb[k]] + j;
@@ -856,7 +876,7 @@ PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscIn
   PetscCheck(body >= 0 && body < model->nbodies, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist (the model has %" PetscInt_FMT " bodies)", body, model->nbodies);
   if (offset) *offset = model->body_q[body];
-  if (n) *n = 3 * (PetscInt)model->bodies[body].type;
+  if (n) *n = 3 * (PetscInt)model->body_type[body];
   if (owner) *owner = (PetscMPIInt)model->body_rank[body];
   PetscFunctionReturn(0);
 }
@@ -903,7 +923,7 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
   PetscCall(MbsModelCheckNewElement(model, type->kernel, a, b));
   for (int s = 0; s < 2; s++)
     PetscCheck(!(type->needs_orientation & (1 << s)) || body[s] < 0 || body[s] >= model->nbodies ||
-                 model->bodies[body[s]].type == MBS_BODY_RIGID,
+                 model->body_type[body[s]] == MBS_BODY_RIGID,
                PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
                model->bodies[body[s]].name, type->name);
@@ -913,8 +933,8 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
   error[0] = 0;
   if (elem) *elem = -1;
   PetscCall(PetscMemcpy(&d, data, sizeof(d))); /* with its zero padding: the checkpoint hashes the bytes */
-  d.nblocks_a = a >= 0 ? (int)model->bodies[a].type : 0;
-  d.nblocks_b = b >= 0 ? (int)model->bodies[b].type : 0;
+  d.nblocks_a = a >= 0 ? (int)model->body_type[a] : 0;
+  d.nblocks_b = b >= 0 ? (int)model->body_type[b] : 0;
   PetscCheck(MbsVec3IsFinite(d.Xa) && MbsVec3IsFinite(d.Xb), PetscObjectComm((PetscObject)model),
              PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", type->kernel->name);
   if (type->complete) {
@@ -923,7 +943,7 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
       PetscCall(MbsModelGetPointPosition(model, body[s], s ? d.Xb : d.Xa, place[s].x));
       for (int i = 0; i < 3; i++)
         for (int k = 0; k < 3; k++)
-          place[s].D[i][k] = body[s] >= 0 && model->bodies[body[s]].type == MBS_BODY_RIGID
+          place[s].D[i][k] = body[s] >= 0 && model->body_type[body[s]] == MBS_BODY_RIGID
                                ? model->bodies[body[s]].q0[3 + 3 * i + k]
                                : (PetscReal)(i == k);
     }
@@ -1659,6 +1679,7 @@ PetscErrorCode MbsModelAddSpring(MbsModel model, MbsSpringType type, PetscInt a,
 PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char label[])
 {
   PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
   PetscCheck(body >= 0 && body < model->nbodies, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist", body);
   PetscCall(PetscFree(model->bodies[body].label));
@@ -1676,6 +1697,7 @@ PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char la
 PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char label[])
 {
   PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
   PetscCheck(elem >= 0 && elem < model->nelems, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Element %" PetscInt_FMT " does not exist", elem);
   PetscCall(PetscFree(model->elems[elem].label));
@@ -1700,24 +1722,26 @@ PetscErrorCode MbsModelSetInitialTolerance(MbsModel model, PetscReal tol)
   PetscFunctionReturn(0);
 }
 
-/* Describe an element for messages: its label if it has one, else its type and index. */
+/* Describe element elems[e] for messages (e: its index before the set-up, its position in elem_local after): its
+   label if it has one, else its type and index. */
 void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
 {
   const MbsElement *el = &model->elems[e];
   if (el->label)
     PetscSNPrintf(buf, len, "%s", el->label);
   else if (el->kernel == &MbsElemKernelRigidBody)
-    PetscSNPrintf(buf, len, "internal constraints of rigid body '%s'%s%s", model->bodies[el->body[0]].name,
-                  model->bodies[el->body[0]].label ? " at " : "",
-                  model->bodies[el->body[0]].label ? model->bodies[el->body[0]].label : "");
+    PetscSNPrintf(buf, len, "internal constraints of rigid body '%s'%s%s", MbsModelBody(model, el->body[0])->name,
+                  MbsModelBody(model, el->body[0])->label ? " at " : "",
+                  MbsModelBody(model, el->body[0])->label ? MbsModelBody(model, el->body[0])->label : "");
   else
-    PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", e, el->kernel->name);
+    PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", model->einfo ? model->elem_local[e] : e,
+                  el->kernel->name);
 }
 
 /* A body in messages: its input position and name, or its name */
 static void MbsBodyDescribe(MbsModel model, PetscInt b, char *buf, size_t len)
 {
-  const MbsBody *body = &model->bodies[b];
+  const MbsBody *body = MbsModelBody(model, b);
   if (body->label)
     PetscSNPrintf(buf, len, "%s", body->label);
   else
@@ -1911,6 +1935,7 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
   if (model->nvcon) PetscCall(MbsModelCheckVelocityConstraints(model));
+  PetscCall(MbsModelDistribute_Private(model)); /* each rank keeps its part */
   PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));
   PetscFunctionReturn(0);
 }
@@ -1970,7 +1995,7 @@ PetscErrorCode MbsModelCreateInitialState(MbsModel model, Vec *q, Vec *p)
   PetscCall(VecGetArray(*q, &qa));
   PetscCall(VecGetArray(*p, &pa));
   for (PetscInt k = 0; k < model->nowned; k++) {
-    const MbsBody *body = &model->bodies[model->owned_body[k]];
+    const MbsBody *body = MbsModelBody(model, model->owned_body[k]);
     const PetscInt off  = model->body_lq[model->owned_body[k]];
     for (PetscInt i = 0; i < 3 * (PetscInt)body->type; i++) {
       qa[off + i] = body->q0[i];
@@ -2009,7 +2034,7 @@ PetscErrorCode MbsModelCreateScatterToZero(MbsModel model, Vec x, VecScatter *sc
   PetscCall(PetscMalloc1(n, &idx));
   if (model->rank == 0)
     for (PetscInt b = 0; b < model->nbodies; b++)
-      for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) idx[k++] = model->body_q[b] + i;
+      for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) idx[k++] = model->body_q[b] + i;
   PetscCall(ISCreateGeneral(PETSC_COMM_SELF, n, idx, PETSC_OWN_POINTER, &is));
   PetscCall(VecCreateSeq(PETSC_COMM_SELF, n, x0));
   PetscCall(VecScatterCreate(x, is, *x0, NULL, scatter));
@@ -2029,7 +2054,7 @@ PetscErrorCode MbsModelView(MbsModel model, PetscViewer viewer)
   PetscFunctionBegin;
   if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)model), &viewer));
   for (PetscInt b = 0; b < model->nbodies; b++) {
-    if (model->bodies[b].type == MBS_BODY_PARTICLE)
+    if (model->body_type[b] == MBS_BODY_PARTICLE)
       nparticles++;
     else
       nrigid++;

@@ -24,6 +24,13 @@ typedef struct {
   char                 *label;
 } MbsElement;
 
+/* What every rank knows of every element after MbsModelSetUp() (MbsModel.einfo): its kind and its bodies */
+typedef struct {
+  const MbsElemKernel  *kernel;
+  const MbsElementType *type;
+  PetscInt              body[2];
+} MbsElementInfo;
+
 struct _p_MbsModel {
   PETSCHEADER(int);
   PetscMPIInt rank, size;
@@ -44,13 +51,23 @@ struct _p_MbsModel {
   PetscInt  sized_bodies, sized_elems;
   PetscReal sized[5];
 
-  PetscInt       nbodies, maxbodies;
-  MbsBody       *bodies;
-  PetscInt       nelems, maxelems;
-  MbsElement    *elems;
-  PetscInt       ngravity; /* gravity elements appended by SetUp */
-  PetscInt       ntables;  /* time tables (MbsModelCreateTimeTable()), owned by the model */
-  MbsTimeTable **tables;
+  /* Bodies and elements. Until MbsModelSetUp() every rank holds all of them, in the order they were added
+     (bodies[b], elems[e]). The set-up distributes them (MbsModelDistribute_Private()): a rank then holds the full
+     data of its owned bodies and their ghosts (bodies[body_store[b]], owned first, in the order of their local
+     coordinates) and of its owned elements (elems[k], k the position in elem_local); of every body only its type
+     (body_type[b]), of every element only its kernel, type and bodies (einfo[e]). */
+  PetscInt        nbodies, maxbodies; /* bodies in the model */
+  PetscInt        nbody_store;        /* bodies held by this rank */
+  MbsBody        *bodies;
+  unsigned char  *body_type;        /* MbsBodyType of every body */
+  PetscInt       *body_store;       /* where body b is held in bodies[], -1 if not on this rank; NULL: bodies[b] */
+  PetscInt        nelems, maxelems; /* elements in the model */
+  PetscInt        nelem_store;      /* elements held by this rank */
+  MbsElement     *elems;
+  MbsElementInfo *einfo;    /* every element, from the set-up on */
+  PetscInt        ngravity; /* gravity elements appended by SetUp */
+  PetscInt        ntables;  /* time tables (MbsModelCreateTimeTable()), owned by the model */
+  MbsTimeTable  **tables;
 
   /* Layout after SetUp. Bodies are partitioned over the ranks (METIS on the body graph, or contiguous
      ranges), each element is owned by the rank of its first non-ground body and its constraint rows live
@@ -94,11 +111,12 @@ struct _p_MbsModel {
 PETSC_INTERN PetscErrorCode MbsElementTypeRegisterAll(void);
 PETSC_INTERN PetscErrorCode MbsElementTypeRegistryDestroy_Private(void);
 
-/* An element in messages: its input label ("file:line:col: joints[1] (knife_edge)"), else its type and index */
+/* Element elems[e] in messages: its input label ("file:line:col: joints[1] (knife_edge)"), else its type and index */
 PETSC_INTERN void MbsElementDescribe(MbsModel, PetscInt e, char *buf, size_t len);
 
-/* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp() */
+/* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp(); then each rank keeps only its part */
 PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);
+PETSC_INTERN PetscErrorCode MbsModelDistribute_Private(MbsModel);
 /* An error if the model is set up (bodies, elements and the partitioner are set before) */
 PETSC_INTERN PetscErrorCode MbsModelCheckNotSetUp(MbsModel);
 /* PetscObjectOptionsBegin(obj); body(PetscOptionsObject, obj); PetscOptionsEnd(), but an error raised in the
@@ -106,19 +124,43 @@ PETSC_INTERN PetscErrorCode MbsModelCheckNotSetUp(MbsModel);
    an error returns from inside it. */
 PETSC_INTERN PetscErrorCode MbsObjectOptions(PetscObject, PetscErrorCode (*body)(PetscOptionItems *, PetscObject));
 
-/* Local coordinates of element e gathered from a ghosted local array. */
+/* The data of body b, which this rank must hold (owned or ghost after the set-up) */
+static inline MbsBody *MbsModelBody(MbsModel model, PetscInt b)
+{
+  return &model->bodies[model->body_store ? model->body_store[b] : b];
+}
+
+/* The k-th element this rank owns (model->elem_local[k]), before and after the set-up distributed the model */
+static inline MbsElement *MbsModelLocalElement(MbsModel model, PetscInt k)
+{
+  return &model->elems[model->einfo ? k : model->elem_local[k]];
+}
+
+/* The kernel, type and bodies of element e, on every rank (before the set-up from elems[], after from einfo[]) */
+static inline MbsElementInfo MbsModelElementInfo(MbsModel model, PetscInt e)
+{
+  MbsElementInfo info;
+  if (model->einfo) return model->einfo[e];
+  info.kernel  = model->elems[e].kernel;
+  info.type    = model->elems[e].type;
+  info.body[0] = model->elems[e].body[0];
+  info.body[1] = model->elems[e].body[1];
+  return info;
+}
+
 /* The factor on an element's potential or force: the model's load factor for an applied load, else 1 */
 static inline PetscReal MbsElementLoadScale(MbsModel model, const MbsElement *e)
 {
   return e->kernel->applied ? model->load_factor : 1.0;
 }
 
+/* Local coordinates of element e gathered from a ghosted local array. */
 static inline void MbsElementGather(MbsModel model, const MbsElement *e, const PetscScalar *x, PetscReal *xe)
 {
   PetscInt n = 0;
   for (int s = 0; s < 2; s++) {
     if (e->body[s] < 0) continue;
-    const PetscInt nb = 3 * model->bodies[e->body[s]].type, off = model->body_lq[e->body[s]];
+    const PetscInt nb = 3 * model->body_type[e->body[s]], off = model->body_lq[e->body[s]];
     for (PetscInt i = 0; i < nb; i++) xe[n++] = PetscRealPart(x[off + i]);
   }
 }
@@ -129,7 +171,7 @@ static inline PetscInt MbsElementLocalIndices(MbsModel model, const MbsElement *
   PetscInt n = 0;
   for (int s = 0; s < 2; s++) {
     if (e->body[s] < 0) continue;
-    const PetscInt nb = 3 * model->bodies[e->body[s]].type, off = model->body_lq[e->body[s]];
+    const PetscInt nb = 3 * model->body_type[e->body[s]], off = model->body_lq[e->body[s]];
     for (PetscInt i = 0; i < nb; i++) idx[n++] = off + i;
   }
   return n;

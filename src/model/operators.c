@@ -4,27 +4,27 @@
    indices, constraint-row offset) in one place; the operator says only what it does with the kernel. */
 #define MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)            \
   for (PetscInt k = 0; k < (model)->nelem_local; k++) {                 \
-    const MbsElement *el = &(model)->elems[(model)->elem_local[k]];     \
+    const MbsElement *el = MbsModelLocalElement(model, k);              \
     const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data); \
     const PetscInt    c = (model)->elem_c[k];                           \
     if (!nc) continue;
 
-#define MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)                \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) {             \
-    const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
-    const int         nq = MbsElemNq(&el->data);                    \
+#define MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)       \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) {    \
+    const MbsElement *el = MbsModelLocalElement(model, k); \
+    const int         nq = MbsElemNq(&el->data);           \
     if (el->kernel->ncon || !el->kernel->energy) continue;
 
-#define MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)                    \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) {             \
-    const MbsElement *el = &(model)->elems[(model)->elem_local[k]]; \
-    const int         nq = MbsElemNq(&el->data);                    \
+#define MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)           \
+  for (PetscInt k = 0; k < (model)->nelem_local; k++) {    \
+    const MbsElement *el = MbsModelLocalElement(model, k); \
+    const int         nq = MbsElemNq(&el->data);           \
     if (!el->kernel->force) continue;
 
 #define MBS_FOR_DRIVES(model, k, el, nq, nc, c)                         \
   for (PetscInt k_ = 0; k_ < (model)->ndrive_local; k_++) {             \
     const PetscInt    k  = (model)->drive_local[k_];                    \
-    const MbsElement *el = &(model)->elems[(model)->elem_local[k]];     \
+    const MbsElement *el = MbsModelLocalElement(model, k);              \
     const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data); \
     const PetscInt    c = (model)->elem_c[k];
 
@@ -47,7 +47,7 @@ PetscErrorCode MbsModelSetConstraintTime(MbsModel model, PetscReal t0, PetscReal
   model->ctime[0] = t0;
   model->ctime[1] = t1;
   for (PetscInt k = 0; k < model->ndrive_local; k++) {
-    MbsElement *el = &model->elems[model->elem_local[model->drive_local[k]]];
+    MbsElement *el = MbsModelLocalElement(model, model->drive_local[k]);
     el->kernel->time_coefficients(&el->data, t0, t1, 0, el->data.tcoef);
   }
   PetscFunctionReturn(0);
@@ -457,7 +457,7 @@ PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldK
   for (PetscInt b = 0; b < model->nbodies; b++) {
     const PetscInt lq = model->body_lq[b], r = model->body_rank[b];
     if (lq < 0) continue;
-    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) {
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) {
       sys->lq_rank[lq + i]   = r;
       sys->lq_global[lq + i] = model->body_q[b] - model->rank_qstart[r] + i; /* index inside the owner's field block */
     }
@@ -1052,7 +1052,7 @@ PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt c
 
 #define MBS_FOR_VCONSTRAINT_ELEMENTS(model, k, el, nq, nv, v)            \
   for (PetscInt k = 0; k < (model)->nelem_local; k++) {                  \
-    const MbsElement *el = &(model)->elems[(model)->elem_local[k]];      \
+    const MbsElement *el = MbsModelLocalElement(model, k);               \
     const int         nv = el->kernel->nvcon, nq = MbsElemNq(&el->data); \
     const PetscInt    v = (model)->elem_v[k];                            \
     if (!nv) continue;
@@ -1232,15 +1232,15 @@ static PetscErrorCode MbsModelCreateScaledG(MbsModel model, Mat *G)
   PetscFunctionBegin;
   PetscCall(PetscCalloc2(model->ncon_local, &dnz, model->ncon_local, &onz));
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     for (int s = 0; s < 2; s++) {
       const PetscInt b = el->body[s];
       if (b < 0) continue;
       for (int r = 0; r < el->kernel->ncon; r++) {
         if (model->body_rank[b] == model->rank)
-          dnz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+          dnz[model->elem_c[k] + r] += 3 * model->body_type[b];
         else
-          onz[model->elem_c[k] + r] += 3 * model->bodies[b].type;
+          onz[model->elem_c[k] + r] += 3 * model->body_type[b];
       }
     }
   }
@@ -1264,7 +1264,7 @@ PetscErrorCode MbsModelAssembleScaledG(MbsModel model, const PetscScalar *q, Mat
   else
     PetscCall(MbsModelCreateScaledG(model, G));
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data);
     PetscReal         qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], Ge[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
     PetscInt          lidx[MBS_ELEM_MAX_NQ], cols[MBS_ELEM_MAX_NQ], n = 0;
@@ -1276,7 +1276,7 @@ PetscErrorCode MbsModelAssembleScaledG(MbsModel model, const PetscScalar *q, Mat
     for (int s = 0; s < 2; s++) {
       const PetscInt b = el->body[s];
       if (b < 0) continue;
-      for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) cols[n++] = model->body_q[b] + i;
+      for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) cols[n++] = model->body_q[b] + i;
     }
     el->kernel->constraint(&el->data, qe, ge, Ge);
     for (int r = 0; r < nc; r++) {

@@ -123,7 +123,7 @@ static PetscErrorCode MbsRedundancySupports(MbsModel model, PetscInt n, Vec y[],
   PetscCall(PetscMalloc1(16, &pairs));
   cap = 8;
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     for (PetscInt j = 0; j < n; j++) {
       PetscReal m = 0;
       for (int r = 0; r < el->kernel->ncon; r++) m = PetscMax(m, PetscAbsScalar(a[j][model->elem_c[k] + r]));
@@ -342,7 +342,7 @@ PetscErrorCode MbsModelGetDependentRows(MbsModel model, Vec q, PetscReal tol, Pe
        on their own, whatever the joints do. */
     PetscCall(PetscMalloc1(model->ncon_local + 1, &weight));
     for (PetscInt k2 = 0; k2 < model->nelem_local; k2++) {
-      const MbsElement *el = &model->elems[model->elem_local[k2]];
+      const MbsElement *el = MbsModelLocalElement(model, k2);
       for (int r = 0; r < el->kernel->ncon; r++)
         weight[model->elem_c[k2] + r] = el->kernel == &MbsElemKernelRigidBody ? 1e-3 : 1.0;
     }
@@ -378,21 +378,22 @@ static void MbsAppend(char msg[], size_t len, const char *fmt, ...)
 static const char *MbsBodyName(MbsModel model, PetscInt b, char buf[], size_t len)
 {
   if (b < 0) return "ground";
-  if (model->bodies[b].name && model->bodies[b].name[0])
-    snprintf(buf, len, "'%s'", model->bodies[b].name);
+  if (MbsModelBody(model, b)->name && MbsModelBody(model, b)->name[0])
+    snprintf(buf, len, "'%s'", MbsModelBody(model, b)->name);
   else
     snprintf(buf, len, "body %" PetscInt_FMT, b);
   return buf;
 }
 
-/* One line per element: where it came from, its kind (unless the label says it), the bodies it joins. */
-static void MbsRedundancyDescribe(MbsModel model, PetscInt e, char msg[], size_t len)
+/* One line for element e, the k-th this rank owns: where it came from, its kind (unless the label says it), the bodies
+   it joins (its owner holds them). */
+static void MbsRedundancyDescribe(MbsModel model, PetscInt e, PetscInt k, char msg[], size_t len)
 {
-  const MbsElement *el = &model->elems[e];
+  const MbsElement *el = MbsModelLocalElement(model, k);
   char              a[160], b[160], kind[64];
 
   if (el->kernel == &MbsElemKernelRigidBody) {
-    const MbsBody *body = &model->bodies[el->body[0]];
+    const MbsBody *body = MbsModelBody(model, el->body[0]);
     MbsAppend(msg, len, "    internal constraints of rigid body %s%s%s\n",
               MbsBodyName(model, el->body[0], a, sizeof(a)), body->label ? " at " : "", body->label ? body->label : "");
     return;
@@ -417,6 +418,7 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
   PetscReal tol = MBS_REDUNDANCY_TOL;
   PetscInt  nrep, *offset, *elems;
   const int max_elems = 8, max_deps = 4;
+  char(*lines)[512];
 
   PetscFunctionBegin;
   if (len) msg[0] = 0;
@@ -427,6 +429,16 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
     *ndependent = 0;
     PetscFunctionReturn(0);
   }
+  /* the lines of the elements listed, each from the rank that holds the element */
+  PetscCall(PetscCalloc1(max_deps * max_elems, &lines));
+  for (PetscInt j = 0; j < PetscMin(nrep, max_deps); j++)
+    for (PetscInt i = 0; i < PetscMin(offset[j + 1] - offset[j], max_elems); i++) {
+      PetscInt k;
+      PetscCall(PetscFindInt(elems[offset[j] + i], model->nelem_local, model->elem_local, &k));
+      if (k >= 0) MbsRedundancyDescribe(model, elems[offset[j] + i], k, lines[j * max_elems + i], sizeof(lines[0]));
+    }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, lines, (PetscMPIInt)(max_deps * max_elems * sizeof(lines[0])),
+                             MPI_UNSIGNED_CHAR, MPI_BOR, PetscObjectComm((PetscObject)model)));
   MbsAppend(msg, len,
             "redundant constraints: %" PetscInt_FMT " of the %" PetscInt_FMT
             " constraint rows depend linearly on the others (G(q) has rank %" PetscInt_FMT
@@ -447,7 +459,7 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
     }
     MbsAppend(msg, len, "  dependency %" PetscInt_FMT " of %" PetscInt_FMT ", %" PetscInt_FMT " element%s:\n", j + 1,
               *ndependent, n, n == 1 ? "" : "s");
-    for (PetscInt i = 0; i < PetscMin(n, max_elems); i++) MbsRedundancyDescribe(model, elems[offset[j] + i], msg, len);
+    for (PetscInt i = 0; i < PetscMin(n, max_elems); i++) MbsAppend(msg, len, "%s", lines[j * max_elems + i]);
     if (n > max_elems) MbsAppend(msg, len, "      ... and %" PetscInt_FMT " more\n", n - max_elems);
   }
   if (*ndependent > PetscMin(nrep, max_deps))
@@ -458,6 +470,7 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
             "exactly), -mbs_allow_redundant_constraints runs anyway (docs/robustness.md)");
   PetscCall(PetscFree(offset));
   PetscCall(PetscFree(elems));
+  PetscCall(PetscFree(lines));
   PetscFunctionReturn(0);
 }
 
@@ -498,14 +511,14 @@ PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
   /* this rank's one-body elements by body (local positions in element order), and which bodies have velocity rows */
   PetscCall(PetscCalloc3(N + 1, &start, model->nelem_local + 1, &list, N, &hasv));
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *e = &model->elems[model->elem_local[k]];
+    const MbsElement *e = MbsModelLocalElement(model, k);
     if (e->body[0] < 0 || e->body[1] >= 0) continue;
     start[e->body[0] + 1]++;
     if (e->kernel->nvcon) hasv[e->body[0]] = 1;
   }
   for (PetscInt b = 0; b < N; b++) start[b + 1] += start[b];
   for (PetscInt k = 0; k < model->nelem_local; k++) { /* start[b] runs to the end of b's run */
-    const MbsElement *e = &model->elems[model->elem_local[k]];
+    const MbsElement *e = MbsModelLocalElement(model, k);
     if (e->body[0] < 0 || e->body[1] >= 0) continue;
     list[start[e->body[0]]++] = k;
   }
@@ -515,15 +528,15 @@ PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
     PetscReal basis[24][12], s[12];
     int       nb = 0;
 
-    if (!hasv[b] || model->bodies[b].type != MBS_BODY_RIGID) continue;
-    for (int i = 0; i < 12; i++) s[i] = PetscSqrtReal(1.0 / model->bodies[b].mblock[i / 3]);
+    if (!hasv[b] || model->body_type[b] != MBS_BODY_RIGID) continue;
+    for (int i = 0; i < 12; i++) s[i] = PetscSqrtReal(1.0 / MbsModelBody(model, b)->mblock[i / 3]);
     for (int pass = 0; pass < 2 && loc.elem < 0; pass++) /* holonomic rows, then velocity rows */
       for (PetscInt j = start[b]; j < start[b + 1] && loc.elem < 0; j++) {
-        const MbsElement *e  = &model->elems[model->elem_local[list[j]]];
+        const MbsElement *e  = MbsModelLocalElement(model, list[j]);
         const int         nr = pass ? e->kernel->nvcon : e->kernel->ncon;
         PetscReal         qe[12], g[MBS_ELEM_MAX_CON], R[MBS_ELEM_MAX_CON * 12 + MBS_ELEM_MAX_VCON * 12];
         if (!nr) continue;
-        for (int i = 0; i < 12; i++) qe[i] = model->bodies[b].q0[i];
+        for (int i = 0; i < 12; i++) qe[i] = MbsModelBody(model, b)->q0[i];
         if (pass)
           e->kernel->velocity_constraint(&e->data, qe, R, NULL);
         else
@@ -556,7 +569,7 @@ PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
             "%s: this velocity constraint is implied by the other constraints of body '%s' (two knife edges across the "
             "same direction on one body, as on an axle, are one constraint; a knife edge across a planar joint's "
             "normal repeats the joint; the same contact twice): remove it (docs/nonholonomic.md)",
-            desc, model->bodies[model->elems[glob.elem].body[0]].name);
+            desc, MbsModelBody(model, model->elems[glob.elem].body[0])->name);
   }
   PetscFunctionReturn(0);
 }

@@ -8,15 +8,24 @@
 
 #define MBS_REACTIONS_MAX 256 /* files open at once */
 
+/* A selected element as its owner describes it to the other ranks (each rank holds only its own elements) */
 typedef struct {
-  PetscInt  n;           /* selected elements */
-  PetscInt *elem;        /* their indices in the model */
-  char (*name)[64];      /* their file names, without .csv */
-  PetscInt     nlocal;   /* those this rank owns ... */
-  PetscInt    *local_k;  /* ... their positions in elem_local ... */
-  PetscInt    *local_i;  /* ... and in elem */
-  PetscScalar *qloc;     /* ghosted local state */
-  PetscReal   *fm, *sum; /* 6 per element: F, M */
+  PetscInt elem;                           /* its index in the model */
+  PetscInt selectable;                     /* a joint or drive */
+  char     name[64];                       /* its file name, without .csv */
+  char     desc[PETSC_MAX_PATH_LEN + 256]; /* what its file's header says of it */
+} MbsReactionEntry;
+
+typedef struct {
+  PetscInt  n;                            /* selected elements */
+  PetscInt *elem;                         /* their indices in the model */
+  char (*name)[64];                       /* their file names, without .csv */
+  char (*desc)[PETSC_MAX_PATH_LEN + 256]; /* what the header says of them */
+  PetscInt     nlocal;                    /* those this rank owns ... */
+  PetscInt    *local_k;                   /* ... their positions in elem_local ... */
+  PetscInt    *local_i;                   /* ... and in elem */
+  PetscScalar *qloc;                      /* ghosted local state */
+  PetscReal   *fm, *sum;                  /* 6 per element: F, M */
   MbsCSVFile  *file;
   PetscBool    open;                     /* between begin and end */
   char         spec[PETSC_MAX_PATH_LEN]; /* the selection made (st->reaction_spec when it was made) */
@@ -26,38 +35,6 @@ typedef struct {
 static PetscBool IsSelectable(const MbsElement *e)
 {
   return (PetscBool)(e->type && (e->kernel->ncon > 0 || e->kernel->nvcon > 0));
-}
-
-/* An element named by its index, by its label, or by the name within the label of an input's element
-   ("joints[2]" in "file:7:5: joints[2] (revolute)") */
-static PetscErrorCode FindElement(MbsStepper st, const char token[], PetscInt *elem)
-{
-  MbsModel model = st->model;
-  char    *end, pattern[96];
-  long     v = strtol(token, &end, 10);
-
-  PetscFunctionBegin;
-  *elem = -1;
-  if (*token && !*end) {
-    PetscCheck(v >= 0 && v < model->nelems, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-               "Reactions (-mbs_reactions): element %ld does not exist (the model has %" PetscInt_FMT ")", v,
-               model->nelems);
-    *elem = (PetscInt)v;
-  } else {
-    PetscCall(PetscSNPrintf(pattern, sizeof(pattern), ": %s (", token));
-    for (PetscInt i = 0; i < model->nelems && *elem < 0; i++) {
-      const char *label = model->elems[i].label;
-      if (label && (!strcmp(label, token) || strstr(label, pattern))) *elem = i;
-    }
-    PetscCheck(*elem >= 0, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-               "Reactions (-mbs_reactions, output.reactions): no element named '%s'; name a joint or drive as the "
-               "input lists it (joints[0], drives[1]), by its label or by its index",
-               token);
-  }
-  PetscCheck(IsSelectable(&model->elems[*elem]), PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-             "Reactions: element '%s' (%s) is not a joint or drive", token,
-             model->elems[*elem].type ? model->elems[*elem].type->name : "a rigid body's own constraints or gravity");
-  PetscFunctionReturn(0);
 }
 
 /* "joints[2]" -> "joints_2"; a number -> "element_<n>" */
@@ -96,49 +73,140 @@ static PetscErrorCode UniqueNames(MbsOutputReactions *out)
   PetscFunctionReturn(0);
 }
 
+/* The entry of this rank's k-th owned element: its file name (from its name in the input, else its index) and the
+   description of the force and torque in its file's header */
+static void MbsReactionsEntry(MbsModel model, PetscInt k, MbsReactionEntry *entry)
+{
+  const MbsElement *e = MbsModelLocalElement(model, k);
+  const PetscInt    b = e->body[1] >= 0 ? e->body[1] : e->body[0];
+
+  PetscMemzero(entry, sizeof(*entry));
+  entry->elem       = model->elem_local[k];
+  entry->selectable = IsSelectable(e);
+  snprintf(entry->name, sizeof(entry->name), "element_%" PetscInt_FMT, entry->elem);
+  if (e->label) { /* an input's element: its name there */
+    const char *c = strstr(e->label, ": ");
+    char        token[64];
+    size_t      len;
+    if (c && (len = strcspn(c + 2, " ")) < sizeof(token)) {
+      memcpy(token, c + 2, len);
+      token[len] = 0;
+      FileName(token, entry->name);
+    }
+  }
+  if (!entry->selectable) return;
+  snprintf(entry->desc, sizeof(entry->desc),
+           "reaction of element %" PetscInt_FMT " (%s%s%s): the force (N) and torque (N m, about the joint point) that "
+           "%s exerts on %s, world frame\n",
+           entry->elem, e->type->name, e->label ? ", " : "", e->label ? e->label : "",
+           e->body[1] >= 0 ? (e->body[0] >= 0 ? MbsModelBody(model, e->body[0])->name : "the ground")
+                           : MbsModelBody(model, b)->name,
+           e->body[1] >= 0 ? MbsModelBody(model, b)->name : "the ground");
+}
+
+/* The element a token names (its index, its label, or the name within the label of an input's element: "joints[2]"
+   in "file:7:5: joints[2] (revolute)", the first in the model's order), described by its owner to every rank */
+static PetscErrorCode FindElement(MbsStepper st, const char token[], MbsReactionEntry *entry)
+{
+  MbsModel    model = st->model;
+  MPI_Comm    comm  = PetscObjectComm((PetscObject)st);
+  char       *end, pattern[96];
+  long        v       = strtol(token, &end, 10);
+  PetscMPIInt mine[2] = {PETSC_MPI_INT_MAX, model->rank}, found[2];
+  PetscInt    k       = -1;
+
+  PetscFunctionBegin;
+  if (*token && !*end) {
+    PetscCheck(v >= 0 && v < model->nelems, comm, PETSC_ERR_USER_INPUT,
+               "Reactions (-mbs_reactions): element %ld does not exist (the model has %" PetscInt_FMT ")", v,
+               model->nelems);
+    PetscCall(PetscFindInt((PetscInt)v, model->nelem_local, model->elem_local, &k));
+  } else {
+    PetscCall(PetscSNPrintf(pattern, sizeof(pattern), ": %s (", token));
+    for (PetscInt j = 0; j < model->nelem_local && k < 0; j++) {
+      const char *label = MbsModelLocalElement(model, j)->label;
+      if (label && (!strcmp(label, token) || strstr(label, pattern))) k = j;
+    }
+  }
+  if (k >= 0) mine[0] = (PetscMPIInt)model->elem_local[k];
+  PetscCallMPI(MPI_Allreduce(mine, found, 1, MPI_2INT, MPI_MINLOC, comm));
+  PetscCheck(found[0] != PETSC_MPI_INT_MAX, comm, PETSC_ERR_USER_INPUT,
+             "Reactions (-mbs_reactions, output.reactions): no element named '%s'; name a joint or drive as the "
+             "input lists it (joints[0], drives[1]), by its label or by its index",
+             token);
+  if (found[1] == model->rank) MbsReactionsEntry(model, k, entry);
+  PetscCallMPI(MPI_Bcast(entry, sizeof(*entry), MPI_BYTE, found[1], comm));
+  PetscCheck(entry->selectable, comm, PETSC_ERR_USER_INPUT, "Reactions: element '%s' is not a joint or drive", token);
+  PetscFunctionReturn(0);
+}
+
+static int CompareEntries(const void *a, const void *b)
+{
+  const PetscInt ea = ((const MbsReactionEntry *)a)->elem, eb = ((const MbsReactionEntry *)b)->elem;
+  return ea < eb ? -1 : ea > eb;
+}
+
 static PetscErrorCode MbsReactionsSelect(MbsStepper st, MbsOutputReactions *out)
 {
-  MbsModel model = st->model;
-  char     spec[PETSC_MAX_PATH_LEN], *save = NULL;
+  MbsModel          model = st->model;
+  MPI_Comm          comm  = PetscObjectComm((PetscObject)st);
+  char              spec[PETSC_MAX_PATH_LEN], *save = NULL;
+  MbsReactionEntry *entry;
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc1(MBS_REACTIONS_MAX, &out->elem));
   PetscCall(PetscMalloc1(MBS_REACTIONS_MAX, &out->name));
-  if (!strcmp(st->reaction_spec, "all")) {
-    for (PetscInt i = 0; i < model->nelems; i++) {
-      if (!IsSelectable(&model->elems[i])) continue;
-      PetscCheck(out->n < MBS_REACTIONS_MAX, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-                 "Reactions: 'all' selects more than %d joints and drives (the rods of chains, nets and meshes count), "
-                 "one file each; name the ones wanted",
+  PetscCall(PetscMalloc1(MBS_REACTIONS_MAX, &out->desc));
+  PetscCall(PetscMalloc1(MBS_REACTIONS_MAX, &entry));
+  if (!strcmp(st->reaction_spec, "all")) { /* each rank its own joints and drives, then all of them in model order */
+    PetscMPIInt nlocal = 0, total = 0, *counts, *displs, size = model->size;
+    for (PetscInt k = 0; k < model->nelem_local; k++)
+      if (IsSelectable(MbsModelLocalElement(model, k))) nlocal++;
+    PetscCallMPI(MPI_Allreduce(&nlocal, &total, 1, MPI_INT, MPI_SUM, comm));
+    if (total > MBS_REACTIONS_MAX) PetscCall(PetscFree(entry));
+    PetscCheck(total <= MBS_REACTIONS_MAX, comm, PETSC_ERR_USER_INPUT,
+               "Reactions: 'all' selects more than %d joints and drives (the rods of chains, nets and meshes count), "
+               "one file each; name the ones wanted",
+               MBS_REACTIONS_MAX);
+    PetscCall(PetscMalloc2(size, &counts, size, &displs));
+    PetscCallMPI(MPI_Allgather(&nlocal, 1, MPI_INT, counts, 1, MPI_INT, comm));
+    displs[0] = 0;
+    for (PetscMPIInt r = 1; r < size; r++) displs[r] = displs[r - 1] + counts[r - 1];
+    for (PetscInt k = 0, i = displs[model->rank]; k < model->nelem_local; k++) /* in place: at this rank's part */
+      if (IsSelectable(MbsModelLocalElement(model, k))) MbsReactionsEntry(model, k, &entry[i++]);
+    for (PetscMPIInt r = 0; r < size; r++) {
+      counts[r] *= (PetscMPIInt)sizeof(MbsReactionEntry);
+      displs[r] *= (PetscMPIInt)sizeof(MbsReactionEntry);
+    }
+    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, entry, counts, displs, MPI_BYTE, comm));
+    PetscCall(PetscFree2(counts, displs));
+    qsort(entry, (size_t)total, sizeof(*entry), CompareEntries);
+    out->n = total;
+  } else {
+    PetscCall(PetscStrncpy(spec, st->reaction_spec, sizeof(spec)));
+    for (char *token = strtok_r(spec, ", ", &save); token; token = strtok_r(NULL, ", ", &save)) {
+      PetscErrorCode ierr;
+      if (out->n == MBS_REACTIONS_MAX) PetscCall(PetscFree(entry));
+      PetscCheck(out->n < MBS_REACTIONS_MAX, comm, PETSC_ERR_USER_INPUT, "Reactions: at most %d joints and drives",
                  MBS_REACTIONS_MAX);
-      out->elem[out->n] = i;
-      PetscCall(PetscSNPrintf(out->name[out->n], 64, "element_%" PetscInt_FMT, i));
-      if (model->elems[i].label) { /* an input's element: its name there */
-        const char *c = strstr(model->elems[i].label, ": ");
-        char        token[64];
-        size_t      len;
-        if (c && (len = strcspn(c + 2, " ")) < sizeof(token)) {
-          memcpy(token, c + 2, len);
-          token[len] = 0;
-          FileName(token, out->name[out->n]);
+      ierr = FindElement(st, token, &entry[out->n]);
+      if (ierr) PetscCall(PetscFree(entry));
+      PetscCall(ierr);
+      FileName(token, entry[out->n].name);
+      for (PetscInt i = 0; i < out->n; i++)
+        if (entry[i].elem == entry[out->n].elem) {
+          PetscCall(PetscFree(entry));
+          SETERRQ(comm, PETSC_ERR_USER_INPUT, "Reactions: '%s' is listed twice", token);
         }
-      }
       out->n++;
     }
-    PetscCall(UniqueNames(out));
-    PetscFunctionReturn(0);
   }
-  PetscCall(PetscStrncpy(spec, st->reaction_spec, sizeof(spec)));
-  for (char *token = strtok_r(spec, ", ", &save); token; token = strtok_r(NULL, ", ", &save)) {
-    PetscCheck(out->n < MBS_REACTIONS_MAX, PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-               "Reactions: at most %d joints and drives", MBS_REACTIONS_MAX);
-    PetscCall(FindElement(st, token, &out->elem[out->n]));
-    FileName(token, out->name[out->n]);
-    for (PetscInt i = 0; i < out->n; i++)
-      PetscCheck(out->elem[i] != out->elem[out->n], PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
-                 "Reactions: '%s' is listed twice", token);
-    out->n++;
+  for (PetscInt i = 0; i < out->n; i++) {
+    out->elem[i] = entry[i].elem;
+    PetscCall(PetscStrncpy(out->name[i], entry[i].name, sizeof(out->name[i])));
+    PetscCall(PetscStrncpy(out->desc[i], entry[i].desc, sizeof(out->desc[i])));
   }
+  PetscCall(PetscFree(entry));
   PetscCall(UniqueNames(out));
   PetscFunctionReturn(0);
 }
@@ -186,6 +254,7 @@ static PetscErrorCode MbsReactionsReset(MbsOutputReactions *out)
   PetscCall(PetscFree(out->file));
   PetscCall(PetscFree(out->elem));
   PetscCall(PetscFree(out->name));
+  PetscCall(PetscFree(out->desc));
   PetscCall(PetscFree(out->qloc));
   PetscCall(PetscFree2(out->fm, out->sum));
   PetscCall(PetscFree2(out->local_k, out->local_i));
@@ -225,17 +294,9 @@ static PetscErrorCode MbsOutputBegin_Reactions(MbsStepper st, PetscInt every, vo
   len += 512 + PETSC_MAX_PATH_LEN;
   PetscCall(PetscMalloc1(len, &text));
   for (PetscInt i = 0; i < out->n; i++) {
-    const MbsElement *e = &model->elems[out->elem[i]];
-    const PetscInt    b = e->body[1] >= 0 ? e->body[1] : e->body[0];
-    char              file[80];
+    char file[80];
 
-    PetscCall(PetscSNPrintf(
-      text, len,
-      "%sreaction of element %" PetscInt_FMT " (%s%s%s): the force (N) and torque (N m, about the "
-      "joint point) that %s exerts on %s, world frame\n",
-      provenance, out->elem[i], e->type->name, e->label ? ", " : "", e->label ? e->label : "",
-      e->body[1] >= 0 ? (e->body[0] >= 0 ? model->bodies[e->body[0]].name : "the ground") : model->bodies[b].name,
-      e->body[1] >= 0 ? model->bodies[b].name : "the ground"));
+    PetscCall(PetscSNPrintf(text, len, "%s%s", provenance, out->desc[i]));
     PetscCall(PetscSNPrintf(file, sizeof(file), "%s.csv", out->name[i]));
     PetscCall(MbsCSVFileClose(&out->file[i]));
     PetscCall(MbsCSVFileOpen(PetscObjectComm((PetscObject)st), dir, file, "step,t,Fx,Fy,Fz,Mx,My,Mz\n",

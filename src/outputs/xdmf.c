@@ -59,22 +59,22 @@ struct _n_MbsTrajectory {
   char        h5[PETSC_MAX_PATH_LEN], xdmf[PETSC_MAX_PATH_LEN], dir[PETSC_MAX_PATH_LEN];
   PetscViewer viewer;
 
-  PetscInt   nbodies, npoints, ncells;
-  PetscInt  *cell_elem;  /* the element of each cell */
-  PetscInt  *cell_point; /* its two points */
-  PetscInt  *cell_kind;
-  PetscInt  *cell_side;  /* which body of the element (0: a, 1: b) is the cell's second point */
-  PetscInt  *point_body; /* body of each point, -1 for a ground anchor */
-  PetscReal *anchor;     /* 3 coordinates per ground anchor */
-  PetscInt   nowned;     /* cells of the elements this rank owns */
-  PetscInt  *owned_k;    /* their position in model->elem_local */
-  PetscInt  *owned_cell;
+  PetscInt  nbodies, npoints, ncells;
+  PetscInt *cell_elem;  /* the element of each cell */
+  PetscInt *cell_point; /* its two points */
+  PetscInt *cell_kind;
+  PetscInt *cell_side;  /* which body of the element (0: a, 1: b) is the cell's second point */
+  PetscInt *point_body; /* body of each point, -1 for a ground anchor */
+  PetscInt  nowned;     /* cells of the elements this rank owns */
+  PetscInt *owned_k;    /* their position in model->elem_local */
+  PetscInt *owned_cell;
 
   /* One dataset per step: PETSc's HDF5 viewer flushes the file (with MPI-IO an fsync, which costs
      more than the rest of a write) after every dataset it writes. */
   Vec          data; /* the rows of a step, natural order, block size 3 */
   PetscInt     field_row[MBS_TRAJ_NFIELDS], field_rows[MBS_TRAJ_NFIELDS]; /* this rank's first row, and count */
   Vec          cell_owned; /* the forces of the owned cells, in owner order */
+  Vec          velocity;   /* M^-1 p of the bodies' first blocks (particle x, rigid body phi), by their owners */
   VecScatter   q_to_points, p_to_points, to_cells;
   PetscScalar *qloc, *qw; /* ghosted local coordinates */
 
@@ -118,15 +118,16 @@ static PetscErrorCode MbsTrajInitializePackage(void)
 
 /* The cell kind of an element (its type says), or -1 if it has no cell: one-body elements without a type (a
    rigid body's own constraints, gravity) */
-static PetscInt MbsTrajElementKind(const MbsElement *el)
+static PetscInt MbsTrajElementKind(MbsElementInfo el)
 {
-  const PetscBool two = (PetscBool)(el->body[0] >= 0 && el->body[1] >= 0);
+  const PetscBool two = (PetscBool)(el.body[0] >= 0 && el.body[1] >= 0);
 
-  if (el->type && el->type->cell_kind > 0) return el->type->cell_kind;
+  if (el.type && el.type->cell_kind > 0) return el.type->cell_kind;
   return two ? 0 : -1; /* a load on one body (the ground as b) is not a cell */
 }
 
-/* Points, cells and the owned cells, from the model (identical on every rank). */
+/* Points, cells and the owned cells, from the elements' kinds and bodies every rank knows (identical on every rank);
+   the ground anchors' positions are in the data of the elements, which their owners write (MbsTrajCreateVectors()) */
 static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
 {
   PetscInt nanchors = 0, c = 0, a = 0;
@@ -135,44 +136,42 @@ static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
   tr->nbodies = model->nbodies;
   tr->ncells  = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
     if (MbsTrajElementKind(el) < 0) continue;
     tr->ncells++;
-    if (el->body[0] < 0 || el->body[1] < 0) nanchors++;
+    if (el.body[0] < 0 || el.body[1] < 0) nanchors++;
   }
   tr->npoints = tr->nbodies + nanchors;
-  PetscCall(PetscMalloc5(tr->ncells, &tr->cell_elem, 2 * tr->ncells, &tr->cell_point, tr->ncells, &tr->cell_kind,
-                         tr->ncells, &tr->cell_side, 3 * nanchors, &tr->anchor));
+  PetscCall(PetscMalloc4(tr->ncells, &tr->cell_elem, 2 * tr->ncells, &tr->cell_point, tr->ncells, &tr->cell_kind,
+                         tr->ncells, &tr->cell_side));
   PetscCall(PetscMalloc1(tr->npoints, &tr->point_body));
   for (PetscInt b = 0; b < tr->nbodies; b++) tr->point_body[b] = b;
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el   = &model->elems[e];
-    const PetscInt    kind = MbsTrajElementKind(el);
+    const MbsElementInfo el   = MbsModelElementInfo(model, e);
+    const PetscInt       kind = MbsTrajElementKind(el);
     if (kind < 0) continue;
     tr->cell_elem[c] = e;
     tr->cell_kind[c] = kind;
-    if (el->body[0] >= 0 && el->body[1] >= 0) {
-      tr->cell_point[2 * c]     = el->body[0];
-      tr->cell_point[2 * c + 1] = el->body[1];
+    if (el.body[0] >= 0 && el.body[1] >= 0) {
+      tr->cell_point[2 * c]     = el.body[0];
+      tr->cell_point[2 * c + 1] = el.body[1];
       tr->cell_side[c]          = 1;
     } else {
-      const PetscInt   side = el->body[0] >= 0 ? 0 : 1;         /* the side of the body */
-      const PetscReal *X    = side ? el->data.Xa : el->data.Xb; /* ground points are in world coordinates */
-      for (int i = 0; i < 3; i++) tr->anchor[3 * a + i] = X[i];
+      const PetscInt side             = el.body[0] >= 0 ? 0 : 1; /* the side of the body */
       tr->point_body[tr->nbodies + a] = -1;
       tr->cell_point[2 * c]           = tr->nbodies + a++;
-      tr->cell_point[2 * c + 1]       = el->body[side];
+      tr->cell_point[2 * c + 1]       = el.body[side];
       tr->cell_side[c]                = side;
     }
     c++;
   }
   tr->nowned = 0;
   for (PetscInt k = 0; k < model->nelem_local; k++)
-    if (MbsTrajElementKind(&model->elems[model->elem_local[k]]) >= 0) tr->nowned++;
+    if (MbsTrajElementKind(MbsModelElementInfo(model, model->elem_local[k])) >= 0) tr->nowned++;
   PetscCall(PetscMalloc2(tr->nowned, &tr->owned_k, tr->nowned, &tr->owned_cell));
   for (PetscInt k = 0, i = 0, cell = 0; k < model->nelem_local; k++) {
     const PetscInt e = model->elem_local[k];
-    if (MbsTrajElementKind(&model->elems[e]) < 0) continue;
+    if (MbsTrajElementKind(MbsModelElementInfo(model, e)) < 0) continue;
     while (tr->cell_elem[cell] != e) cell++; /* both lists increase with the element index */
     tr->owned_k[i]      = k;
     tr->owned_cell[i++] = cell;
@@ -224,7 +223,6 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   const PetscInt np    = tr->npoints;
   MbsModel       model = st->model;
   PetscInt      *from, *to, n = 0, lo, hi;
-  PetscScalar   *x;
 
   PetscFunctionBegin;
   PetscCall(MbsTrajCreateNaturalVec(tr->comm, MBS_TRAJ_NPOINTFIELDS * np + MBS_TRAJ_NCELLFIELDS * tr->ncells, 3, "data",
@@ -234,7 +232,7 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   PetscCall(PetscMalloc2(4 * model->nowned, &from, 4 * model->nowned, &to));
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k];
-    for (PetscInt j = 0; j < (PetscInt)model->bodies[b].type; j++) {
+    for (PetscInt j = 0; j < (PetscInt)model->body_type[b]; j++) {
       from[n] = model->body_q[b] / 3 + j;
       to[n++] = (j ? MBS_TRAJ_D1 + j - 1 : MBS_TRAJ_POSITION) * np + b;
     }
@@ -244,7 +242,8 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
     from[k] = model->body_q[model->owned_body[k]] / 3;
     to[k]   = MBS_TRAJ_VELOCITY * np + model->owned_body[k];
   }
-  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, st->p, model->nowned, from, tr->data, to, &tr->p_to_points));
+  PetscCall(VecDuplicate(st->p, &tr->velocity));
+  PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, tr->velocity, model->nowned, from, tr->data, to, &tr->p_to_points));
   PetscCall(PetscFree2(from, to));
   PetscCall(PetscMalloc2(MBS_TRAJ_NCELLFIELDS * tr->nowned, &from, MBS_TRAJ_NCELLFIELDS * tr->nowned, &to));
   PetscCall(VecGetOwnershipRange(tr->cell_owned, &lo, NULL));
@@ -256,12 +255,17 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   PetscCall(MbsTrajCreateBlockScatter(tr->comm, 3, tr->cell_owned, MBS_TRAJ_NCELLFIELDS * tr->nowned, from, tr->data,
                                       to, &tr->to_cells));
   PetscCall(PetscFree2(from, to));
-  /* anchors never move, and no scatter writes to them */
+  /* anchors never move, and no scatter writes to them: the owners of their elements set them once (the ground point
+     is in world coordinates) */
+  for (PetscInt i = 0; i < tr->nowned; i++) {
+    const PetscInt    cell = tr->owned_cell[i], row = MBS_TRAJ_POSITION * np + tr->cell_point[2 * cell];
+    const MbsElement *el = MbsModelLocalElement(model, tr->owned_k[i]);
+    if (tr->cell_point[2 * cell] < tr->nbodies) continue;
+    PetscCall(VecSetValuesBlocked(tr->data, 1, &row, tr->cell_side[cell] ? el->data.Xa : el->data.Xb, INSERT_VALUES));
+  }
+  PetscCall(VecAssemblyBegin(tr->data));
+  PetscCall(VecAssemblyEnd(tr->data));
   PetscCall(VecGetOwnershipRange(tr->data, &lo, &hi));
-  PetscCall(VecGetArray(tr->data, &x));
-  for (PetscInt i = PetscMax(lo / 3, tr->nbodies); i < PetscMin(hi / 3, np); i++)
-    for (int j = 0; j < 3; j++) x[3 * i - lo + j] = tr->anchor[3 * (i - tr->nbodies) + j];
-  PetscCall(VecRestoreArray(tr->data, &x));
   PetscCall(PetscMalloc1(model->nq_ghosted, &tr->qloc));
   /* this rank's rows of each field (maybe none) */
   for (int f = 0; f < MBS_TRAJ_NFIELDS; f++) {
@@ -943,21 +947,24 @@ static PetscErrorCode MbsTrajectoryCreate(MbsStepper st, const char format[], Pe
 /* Point data of the current state: positions, velocities M^-1 p, directors (zero for particles). */
 static PetscErrorCode MbsTrajGatherPoints(MbsTrajectory tr, MbsStepper st)
 {
-  const PetscInt np = tr->npoints;
-  PetscScalar   *x;
-  PetscInt       lo, hi;
+  MbsModel           model = st->model;
+  const PetscScalar *p;
+  PetscScalar       *v;
 
   PetscFunctionBegin;
+  PetscCall(VecGetArrayRead(st->p, &p));
+  PetscCall(VecGetArray(tr->velocity, &v));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt  off = model->body_lq[model->owned_body[k]];
+    const PetscReal m   = MbsModelBody(model, model->owned_body[k])->mblock[0];
+    for (int j = 0; j < 3; j++) v[off + j] = p[off + j] / m;
+  }
+  PetscCall(VecRestoreArray(tr->velocity, &v));
+  PetscCall(VecRestoreArrayRead(st->p, &p));
   PetscCall(VecScatterBegin(tr->q_to_points, st->q, tr->data, INSERT_VALUES, SCATTER_FORWARD));
   PetscCall(VecScatterEnd(tr->q_to_points, st->q, tr->data, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterBegin(tr->p_to_points, st->p, tr->data, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecScatterEnd(tr->p_to_points, st->p, tr->data, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(VecGetOwnershipRange(tr->data, &lo, &hi));
-  PetscCall(VecGetArray(tr->data, &x));
-  for (PetscInt r = PetscMax(lo / 3, MBS_TRAJ_VELOCITY * np);
-       r < PetscMin(hi / 3, MBS_TRAJ_VELOCITY * np + tr->nbodies); r++)
-    for (int j = 0; j < 3; j++) x[3 * r - lo + j] /= st->model->bodies[r - MBS_TRAJ_VELOCITY * np].mblock[0];
-  PetscCall(VecRestoreArray(tr->data, &x));
+  PetscCall(VecScatterBegin(tr->p_to_points, tr->velocity, tr->data, INSERT_VALUES, SCATTER_FORWARD));
+  PetscCall(VecScatterEnd(tr->p_to_points, tr->velocity, tr->data, INSERT_VALUES, SCATTER_FORWARD));
   PetscFunctionReturn(0);
 }
 
@@ -985,7 +992,7 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
   PetscCall(VecGetArray(tr->cell_owned, &f));
   for (PetscInt i = 0; i < tr->nowned; i++) {
     const PetscInt    k = tr->owned_k[i], cell = tr->owned_cell[i];
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon + el->kernel->nvcon;
     const PetscInt    off = tr->cell_side[cell] && el->body[0] >= 0 ? 3 * el->data.nblocks_a : 0;
     PetscReal         qe[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ];
@@ -1200,8 +1207,9 @@ static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
   PetscCall(VecDestroy(&tr->cell_owned));
   PetscCall(VecScatterDestroy(&tr->q_to_points));
   PetscCall(VecScatterDestroy(&tr->p_to_points));
+  PetscCall(VecDestroy(&tr->velocity));
   PetscCall(VecScatterDestroy(&tr->to_cells));
-  PetscCall(PetscFree5(tr->cell_elem, tr->cell_point, tr->cell_kind, tr->cell_side, tr->anchor));
+  PetscCall(PetscFree4(tr->cell_elem, tr->cell_point, tr->cell_kind, tr->cell_side));
   PetscCall(PetscFree(tr->point_body));
   PetscCall(PetscFree2(tr->owned_k, tr->owned_cell));
   PetscCall(PetscFree(tr->qloc));

@@ -211,7 +211,7 @@ static void DHFrameTDerivative(const PetscReal *y, PetscReal *D)
 
 static void DHBodyData(MbsModel model, PetscInt body, MbsDHBody *b)
 {
-  const MbsBody *bd = &model->bodies[body];
+  const MbsBody *bd = MbsModelBody(model, body);
   b->rigid          = bd->type == MBS_BODY_RIGID;
   b->m              = bd->mblock[0];
   for (int i = 0; i < 3; i++) b->E[i] = b->rigid ? bd->mblock[1 + i] : 0;
@@ -222,7 +222,7 @@ static void DHFillRowT(MbsModel model, const PetscScalar *q, PetscReal *rowT)
 {
   for (PetscInt b = 0; b < model->nbodies; b++) {
     const PetscInt lq = model->body_lq[b];
-    const int      nb = model->bodies[b].type;
+    const int      nb = model->body_type[b];
     if (lq < 0) continue;
     for (int k = 0; k < nb; k++) {
       PetscReal *T = rowT + 9 * (lq / 3 + k);
@@ -308,7 +308,7 @@ static PetscErrorCode MbsSchemeResidual_DH(MbsStepper st, const PetscScalar *x, 
   PetscFunctionBegin;
   PetscCall(MbsDHPrepare(st, x));
   for (PetscInt k = 0; k < model->nowned; k++) { /* the bodies' own terms */
-    const PetscInt b = model->owned_body[k], lq = model->body_lq[b], nb = 3 * model->bodies[b].type;
+    const PetscInt b = model->owned_body[k], lq = model->body_lq[b], nb = 3 * model->body_type[b];
     MbsDHBody      bd;
     PetscReal      qt[12], xib[12], q0[12], qb1[12], psixi[12], p[12], F[12], t0[12], t1[12];
     DHBodyData(model, b, &bd);
@@ -363,7 +363,7 @@ static PetscErrorCode MbsSchemeJacobian_DH(MbsStepper st, const PetscScalar *x)
   PetscCall(MbsModelAssembleLocal(model, dh->r1, dh->work));
   PetscCall(MbsJacAddIdentity(sys, DH_Q, DH_Q, 1.0 / h, MBS_SCALE_NONE));
   for (PetscInt k = 0; k < model->nowned; k++) { /* the bodies' own terms */
-    const PetscInt b = model->owned_body[k], lq = model->body_lq[b], nb = 3 * model->bodies[b].type;
+    const PetscInt b = model->owned_body[k], lq = model->body_lq[b], nb = 3 * model->body_type[b];
     MbsDHBody      bd;
     PetscReal      qt[12], xib[12], qb1[12], y[12], e[12], dpsi[12], dp[12], dF[12], D[144];
     PetscReal      Jqq[144], Jqx[144], Jxq[144], Jxx[144], Jpq[144], Jpx[144], Jpp[144];
@@ -468,8 +468,8 @@ static PetscErrorCode MbsSchemePredict_DH(MbsStepper st)
   PetscCall(VecGetArray(sub, &xs));
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k], lq = model->body_lq[b];
-    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) xs[lq + i] = model->minv[lq + i] * p[lq + i];
-    if (model->bodies[b].type == MBS_BODY_RIGID) { /* solve R x = v block by block (Cramer) */
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) xs[lq + i] = model->minv[lq + i] * p[lq + i];
+    if (model->body_type[b] == MBS_BODY_RIGID) { /* solve R x = v block by block (Cramer) */
       PetscReal R[3][3], det, y[3];
       for (int l = 0; l < 3; l++)
         for (int a = 0; a < 3; a++) R[l][a] = PetscRealPart(q[lq + 3 * (1 + a) + l]);

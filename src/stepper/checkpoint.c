@@ -33,11 +33,12 @@
 #include "stepper/stepperimpl.h"
 #include "model/hash.h"
 
-/* 7: 16 fields' floor scales (schemes of up to 16 fields), the kept Jacobian's start time; 6: the model hash covers the
-   joint frames of the data block; 5: the extrapolation predictor's history; 4: the state's constraint violations and
-   the provenance; 3: the model hash over whole element data blocks; 2: the energy check's reference; versions 1 to 6
-   are read too */
-#define MBS_CKPT_VERSION 7
+/* 8: the model hash is a sum of hashes of each body and element, which the ranks holding them compute (the model is
+   distributed); 7: 16 fields' floor scales (schemes of up to 16 fields), the kept Jacobian's start time; 6: the model
+   hash covers the joint frames of the data block; 5: the extrapolation predictor's history; 4: the state's constraint
+   violations and the provenance; 3: the model hash over whole element data blocks; 2: the energy check's reference;
+   versions 1 to 7 are read too (their model hash, over the whole model in order, on one rank only) */
+#define MBS_CKPT_VERSION 8
 #define MBS_CKPT_MAGIC   "GGLMBS-CKPT"
 #define MBS_CKPT_END     "GGLMBS-CKPT-END"
 
@@ -88,50 +89,6 @@ static void MbsHash(PetscInt64 *h, const void *data, size_t n)
   *h = (PetscInt64)(MbsFNV1a((uint64_t)*h, data, n) & 0x7fffffffffffffffULL);
 }
 
-/* The bodies' part of the model hash: type, mass, inertia, in order */
-static PetscInt64 MbsHashBodies(MbsModel model)
-{
-  PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
-  for (PetscInt b = 0; b < model->nbodies; b++) {
-    const MbsBody *body = &model->bodies[b];
-    const int      type = (int)body->type;
-    MbsHash(&h, &type, sizeof(type));
-    MbsHash(&h, &body->mass, sizeof(body->mass));
-    MbsHash(&h, body->inertia, sizeof(body->inertia));
-  }
-  return h;
-}
-
-/* What makes two models the same for a restart: bodies (type, mass, inertia) and elements (type, bodies and
-   every field of the data block: points, axes, lengths, stiffnesses, and whatever a new element type adds, with
-   no list of fields here), in order. The data block's padding is zero: elements are zeroed when created and
-   their data is copied with memcpy (MbsModelAddElement()). Initial conditions are not part of it. */
-static PetscInt64 MbsModelHash(MbsModel model, size_t data_bytes)
-{
-  PetscInt64 h = MbsHashBodies(model);
-  for (PetscInt k = 0; k < model->nelems; k++) {
-    const MbsElement *e     = &model->elems[k];
-    const PetscInt64  ab[2] = {e->body[0], e->body[1]};
-    MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
-    if (e->type) MbsHash(&h, e->type->name, strlen(e->type->name));
-    MbsHash(&h, ab, sizeof(ab));
-    if (data_bytes > offsetof(MbsElemData, time)) { /* a time table: its values, not its address */
-      const MbsTimeTable *tb = e->data.time.table;
-      MbsHash(&h, &e->data, offsetof(MbsElemData, time) + offsetof(MbsTimeFunction, table));
-      if (tb) {
-        MbsHash(&h, &tb->n, sizeof(tb->n));
-        MbsHash(&h, &tb->cubic, sizeof(tb->cubic));
-        MbsHash(&h, tb->t, sizeof(double) * (size_t)tb->n);
-        MbsHash(&h, tb->v, sizeof(double) * (size_t)tb->n);
-      }
-      if (data_bytes > offsetof(MbsElemData, beam_stiffness)) /* version 7: the fields after the time function */
-        MbsHash(&h, e->data.beam_stiffness, data_bytes - offsetof(MbsElemData, beam_stiffness));
-    } else
-      MbsHash(&h, &e->data, data_bytes);
-  }
-  return h;
-}
-
 /* The bytes of the data block a checkpoint of that version hashes: versions 3-5 knew the fields before the joint
    frames (appended in version 6, with the element types that use them); from version 6 on the block up to the time
    function's table pointer, then the table's values (MbsModelHash()): the drives' time coefficients, last, are
@@ -143,32 +100,105 @@ static size_t MbsModelHashBytes(PetscInt64 version)
                         : offsetof(MbsElemData, frame_a);
 }
 
-/* The model hash of checkpoint versions 1 and 2, whose element types and data fields are the ones listed. */
-static PetscInt64 MbsModelHashVersion2(MbsModel model)
+#define MBS_HASH_BASIS (1469598103934665603LL & 0x7fffffffffffffffLL)
+
+/* A body's part of the model hash: type, mass, inertia */
+static void MbsHashBody(PetscInt64 *h, const MbsBody *body)
 {
-  PetscInt64 h = MbsHashBodies(model);
-  for (PetscInt k = 0; k < model->nelems; k++) {
-    const MbsElement  *e     = &model->elems[k];
-    const MbsElemData *d     = &e->data;
-    const PetscInt64   ab[2] = {e->body[0], e->body[1]};
-    MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
-    MbsHash(&h, ab, sizeof(ab));
-    MbsHash(&h, d->Xa, sizeof(d->Xa));
-    MbsHash(&h, d->Xb, sizeof(d->Xb));
-    MbsHash(&h, d->axis_a, sizeof(d->axis_a));
-    MbsHash(&h, d->perp_b, sizeof(d->perp_b));
-    MbsHash(&h, &d->length, sizeof(d->length));
-    MbsHash(&h, &d->stiffness, sizeof(d->stiffness));
-    MbsHash(&h, &d->mass, sizeof(d->mass));
-    MbsHash(&h, d->gravity, sizeof(d->gravity));
+  const int type = (int)body->type;
+  MbsHash(h, &type, sizeof(type));
+  MbsHash(h, &body->mass, sizeof(body->mass));
+  MbsHash(h, body->inertia, sizeof(body->inertia));
+}
+
+/* An element's part: type, bodies and every field of the data block (points, axes, lengths, stiffnesses, and whatever a
+   new element type adds, with no list of fields here). The data block's padding is zero: elements are zeroed when
+   created and their data is copied with memcpy (MbsModelAddElement()). */
+static void MbsHashElement(PetscInt64 *h, const MbsElement *e, size_t data_bytes)
+{
+  const PetscInt64 ab[2] = {e->body[0], e->body[1]};
+  MbsHash(h, e->kernel->name, strlen(e->kernel->name));
+  if (e->type) MbsHash(h, e->type->name, strlen(e->type->name));
+  MbsHash(h, ab, sizeof(ab));
+  if (data_bytes > offsetof(MbsElemData, time)) { /* a time table: its values, not its address */
+    const MbsTimeTable *tb = e->data.time.table;
+    MbsHash(h, &e->data, offsetof(MbsElemData, time) + offsetof(MbsTimeFunction, table));
+    if (tb) {
+      MbsHash(h, &tb->n, sizeof(tb->n));
+      MbsHash(h, &tb->cubic, sizeof(tb->cubic));
+      MbsHash(h, tb->t, sizeof(double) * (size_t)tb->n);
+      MbsHash(h, tb->v, sizeof(double) * (size_t)tb->n);
+    }
+    if (data_bytes > offsetof(MbsElemData, beam_stiffness)) /* version 7: the fields after the time function */
+      MbsHash(h, e->data.beam_stiffness, data_bytes - offsetof(MbsElemData, beam_stiffness));
+  } else
+    MbsHash(h, &e->data, data_bytes);
+}
+
+/*
+  What makes two models the same for a restart: bodies (MbsHashBody()) and elements (MbsHashElement()) with their
+  indices; initial conditions are not part of it. From version 8 on it is the sum (mod 2^63) of one hash per body and
+  per element, each over its index and its data, computed by the rank that owns it: the same on any number of ranks.
+  Versions 3 to 7 hashed the whole model in order (data_bytes of each data block, MbsModelHashBytes()), which only a
+  rank that holds the whole model can do: one rank.
+*/
+static PetscErrorCode MbsModelHash(MbsModel model, PetscInt64 version, PetscInt64 *hash)
+{
+  const size_t data_bytes = MbsModelHashBytes(version);
+
+  PetscFunctionBegin;
+  if (version >= 8) {
+    uint64_t sum = 0, total;
+    for (PetscInt k = 0; k < model->nowned; k++) {
+      const PetscInt64 b = model->owned_body[k];
+      PetscInt64       h = MBS_HASH_BASIS;
+      MbsHash(&h, &b, sizeof(b));
+      MbsHashBody(&h, MbsModelBody(model, model->owned_body[k]));
+      sum += (uint64_t)h;
+    }
+    for (PetscInt k = 0; k < model->nelem_local; k++) {
+      const PetscInt64 e = model->elem_local[k];
+      PetscInt64       h = MBS_HASH_BASIS;
+      MbsHash(&h, &e, sizeof(e));
+      MbsHashElement(&h, MbsModelLocalElement(model, k), data_bytes);
+      sum += (uint64_t)h;
+    }
+    PetscCallMPI(MPI_Allreduce(&sum, &total, 1, MPI_UINT64_T, MPI_SUM, PetscObjectComm((PetscObject)model)));
+    *hash = (PetscInt64)(total & 0x7fffffffffffffffULL);
+  } else {
+    PetscInt64 h = MBS_HASH_BASIS;
+    PetscCheck(model->size == 1, PetscObjectComm((PetscObject)model), PETSC_ERR_SUP,
+               "A checkpoint of version %" PetscInt64_FMT " identifies its model by a hash of the whole model, which "
+               "only a run on one rank holds: restart it on one rank (its next checkpoint is of version %d)",
+               version, MBS_CKPT_VERSION);
+    for (PetscInt b = 0; b < model->nbodies; b++) MbsHashBody(&h, MbsModelBody(model, b));
+    if (version >= 3)
+      for (PetscInt k = 0; k < model->nelems; k++) MbsHashElement(&h, MbsModelLocalElement(model, k), data_bytes);
+    else
+      for (PetscInt k = 0; k < model->nelems; k++) { /* versions 1 and 2: the element types and fields listed */
+        const MbsElement  *e     = MbsModelLocalElement(model, k);
+        const MbsElemData *d     = &e->data;
+        const PetscInt64   ab[2] = {e->body[0], e->body[1]};
+        MbsHash(&h, e->kernel->name, strlen(e->kernel->name));
+        MbsHash(&h, ab, sizeof(ab));
+        MbsHash(&h, d->Xa, sizeof(d->Xa));
+        MbsHash(&h, d->Xb, sizeof(d->Xb));
+        MbsHash(&h, d->axis_a, sizeof(d->axis_a));
+        MbsHash(&h, d->perp_b, sizeof(d->perp_b));
+        MbsHash(&h, &d->length, sizeof(d->length));
+        MbsHash(&h, &d->stiffness, sizeof(d->stiffness));
+        MbsHash(&h, &d->mass, sizeof(d->mass));
+        MbsHash(&h, d->gravity, sizeof(d->gravity));
+      }
+    *hash = h;
   }
-  return h;
+  PetscFunctionReturn(0);
 }
 
 /* The distribution of bodies over ranks: equal hashes mean equal unknown layouts. */
 static PetscInt64 MbsLayoutHash(MbsModel model)
 {
-  PetscInt64 h = 1469598103934665603LL & 0x7fffffffffffffffLL;
+  PetscInt64 h = MBS_HASH_BASIS;
   MbsHash(&h, &model->size, sizeof(model->size));
   for (PetscInt b = 0; b < model->nbodies; b++) {
     const PetscInt64 r = model->body_rank[b];
@@ -242,7 +272,7 @@ static PetscErrorCode MbsCheckpointWrite_Private(MbsStepper st, const char tmp[]
   ints[MBS_CKPT_JAC_VALID] = st->jac_valid && st->reuse; /* only a kept Jacobian is recorded (MbsStepperFormJacobian) */
   ints[MBS_CKPT_JAC_EVALS] = st->jac_evals;
   ints[MBS_CKPT_STARTED]   = st->started;
-  ints[MBS_CKPT_MODEL_HASH]  = MbsModelHash(model, MbsModelHashBytes(MBS_CKPT_VERSION));
+  PetscCall(MbsModelHash(model, MBS_CKPT_VERSION, &ints[MBS_CKPT_MODEL_HASH]));
   ints[MBS_CKPT_LAYOUT_HASH] = MbsLayoutHash(model);
   ints[MBS_CKPT_NPARAMS]     = st->nparams;
   ints[MBS_CKPT_ENERGY_SET]  = st->energy_set;
@@ -709,9 +739,22 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_FILE_UNEXPECTED,
             "Checkpoint '%s' is truncated or corrupt: its checksum record is missing", filename);
   }
+  if (hd.ints[MBS_CKPT_VERSION_I] < 8 && model->size > 1) {
+    PetscCall(PetscViewerDestroy(&viewer));
+    PetscCall(PetscFree(hd.params));
+    SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_SUP,
+            "Checkpoint '%s' is of version %" PetscInt64_FMT
+            ", which identifies its model by a hash of the whole model "
+            "in order; since version 8 each rank holds only its part of the model: restart it on one rank (its next "
+            "checkpoint is of version %d)",
+            filename, hd.ints[MBS_CKPT_VERSION_I], MBS_CKPT_VERSION);
+  }
   /* the run must be the one that wrote it */
   {
-    char msg[512] = "";
+    char       msg[512] = "";
+    PetscInt64 hash     = 0;
+    if (hd.ints[MBS_CKPT_NBODIES] == model->nbodies && hd.ints[MBS_CKPT_NELEMS] == model->nelems)
+      PetscCall(MbsModelHash(model, hd.ints[MBS_CKPT_VERSION_I], &hash));
     if (hd.ints[MBS_CKPT_NBODIES] != model->nbodies || hd.ints[MBS_CKPT_NELEMS] != model->nelems ||
         hd.ints[MBS_CKPT_NQ] != model->nq || hd.ints[MBS_CKPT_NCON] != model->ncon)
       PetscCall(PetscSNPrintf(msg, sizeof(msg),
@@ -721,9 +764,7 @@ PetscErrorCode MbsStepperLoadCheckpoint(MbsStepper st, const char filename[])
                               " and %" PetscInt_FMT,
                               hd.ints[MBS_CKPT_NBODIES], hd.ints[MBS_CKPT_NELEMS], hd.ints[MBS_CKPT_NQ],
                               hd.ints[MBS_CKPT_NCON], model->nbodies, model->nelems, model->nq, model->ncon));
-    else if (hd.ints[MBS_CKPT_MODEL_HASH] != (hd.ints[MBS_CKPT_VERSION_I] >= 3
-                                                ? MbsModelHash(model, MbsModelHashBytes(hd.ints[MBS_CKPT_VERSION_I]))
-                                                : MbsModelHashVersion2(model)))
+    else if (hd.ints[MBS_CKPT_MODEL_HASH] != hash)
       PetscCall(PetscSNPrintf(
         msg, sizeof(msg),
         "it was written for a model of the same size but other masses, inertias, elements or element data"));

@@ -81,7 +81,7 @@ PetscErrorCode MbsStepperEnergyStart_Private(MbsStepper st)
   PetscCall(VecGetArrayRead(st->q, &q));
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k], off = model->body_q[b] - model->rank_qstart[model->rank];
-    mass += model->bodies[b].mass;
+    mass += MbsModelBody(model, b)->mass;
     for (int i = 0; i < 3; i++) {
       box[i]     = PetscMin(box[i], PetscRealPart(q[off + i]));
       box[3 + i] = PetscMin(box[3 + i], -PetscRealPart(q[off + i]));

@@ -72,11 +72,12 @@ static PetscErrorCode MbsInterfaceMark(MbsStepper st, char *mark)
   PetscCall(PetscMalloc1(model->nq_local, &lq_body));
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k];
-    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) lq_body[model->body_lq[b] + i] = b;
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) lq_body[model->body_lq[b] + i] = b;
   }
-  /* every element joining bodies of two ranks (every rank holds the element list) */
+  /* every element joining bodies of two ranks (every rank knows every element's bodies) */
   for (PetscInt e = 0; e < model->nelems; e++) {
-    const PetscInt a = model->elems[e].body[0], b = model->elems[e].body[1];
+    const MbsElementInfo el = MbsModelElementInfo(model, e);
+    const PetscInt       a = el.body[0], b = el.body[1];
     if (a >= 0 && b >= 0 && model->body_rank[a] != model->body_rank[b]) body_if[a] = body_if[b] = 1;
   }
   /* seeds in coordinate fields mark their body; seeds in multiplier rows mark their element below */
@@ -91,7 +92,7 @@ static PetscErrorCode MbsInterfaceMark(MbsStepper st, char *mark)
       if (body_if[lq_body[l]]) mark[sys->foff[f] + l] = 1;
   }
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     PetscBool         in = PETSC_FALSE;
     for (int s = 0; s < 2; s++)
       if (el->body[s] >= 0 && (body_if[el->body[s]] || model->body_rank[el->body[s]] != model->rank)) in = PETSC_TRUE;

@@ -23,7 +23,7 @@ PetscErrorCode MbsStepperElementConstraintForce_Private(MbsStepper st, PetscInt 
                                                         const PetscScalar *qloc, PetscReal f[], PetscReal qw[])
 {
   MbsModel          model = st->model;
-  const MbsElement *el    = &model->elems[model->elem_local[k]];
+  const MbsElement *el    = MbsModelLocalElement(model, k);
   const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon, nv = el->kernel->nvcon;
   PetscReal         q0[MBS_ELEM_MAX_NQ], q1[MBS_ELEM_MAX_NQ];
 
@@ -68,7 +68,7 @@ PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper st, PetscInt k, PetscI
                                                PetscReal M[3])
 {
   MbsModel          model = st->model;
-  const MbsElement *el    = &model->elems[model->elem_local[k]];
+  const MbsElement *el    = MbsModelLocalElement(model, k);
   const int         nq = MbsElemNq(&el->data), on_b = el->body[1] >= 0;
   const int         off = on_b ? 3 * el->data.nblocks_a : 0, nblocks = on_b ? el->data.nblocks_b : el->data.nblocks_a;
   const double     *X = on_b ? el->data.Xb : el->data.Xa;

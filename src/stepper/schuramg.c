@@ -234,7 +234,7 @@ static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
     PetscCall(PetscMalloc1(model->nowned + 1, &ctx->doff));
     ctx->doff[0] = 0;
     for (PetscInt k = 0; k < model->nowned; k++) {
-      const PetscInt nb = ctx->kc * 3 * (PetscInt)model->bodies[model->owned_body[k]].type;
+      const PetscInt nb = ctx->kc * 3 * (PetscInt)model->body_type[model->owned_body[k]];
       ctx->doff[k + 1]  = ctx->doff[k] + nb * nb;
     }
     PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->Dinv));
@@ -256,7 +256,7 @@ static PetscErrorCode MbsSchurAMGBlocks(MbsSchurAMG *ctx, Mat J, PetscBool *ok)
   PetscCall(MatGetOwnershipRange(J, &rstart, NULL));
   PetscCall(PetscArrayzero(ctx->Dinv, ctx->doff[model->nowned]));
   for (PetscInt k = 0; k < model->nowned && *ok; k++) {
-    const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->bodies[b].type, n = kc * nb;
+    const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b], n = kc * nb;
     PetscScalar   *d = ctx->Dinv + ctx->doff[k];
     for (PetscInt j = 0; j < kc; j++)
       for (PetscInt i = 0; i < nb; i++) {
@@ -289,7 +289,7 @@ static PetscErrorCode MbsSchurAMGBlockSolve(MbsSchurAMG *ctx, Vec x, Vec y, Pets
   PetscCall(VecGetArrayRead(x, &xa));
   PetscCall(VecGetArray(y, &ya));
   for (PetscInt k = 0; k < model->nowned; k++) {
-    const PetscInt     b = model->owned_body[k], nb = 3 * (PetscInt)model->bodies[b].type, n = kc * nb;
+    const PetscInt     b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b], n = kc * nb;
     const PetscInt     o = model->body_lq[b];
     const PetscScalar *d = ctx->Dinv + ctx->doff[k];
     PetscScalar        xb[MBS_SCHUR_MAX_BLOCK];
@@ -390,7 +390,7 @@ static PetscErrorCode MbsSchurAMGSplitRows(MbsSchurAMG *ctx)
   PetscCall(PetscMalloc2(nc, &body, nc, &order));
   for (PetscInt i = 0; i < nc; i++) body[i] = -1;
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement *el = &model->elems[model->elem_local[k]];
+    const MbsElement *el = MbsModelLocalElement(model, k);
     const PetscInt    b  = el->body[0] >= 0 && el->body[1] >= 0 ? -1 : PetscMax(el->body[0], el->body[1]);
     for (PetscInt r = 0; r < el->kernel->ncon; r++) body[model->elem_c[k] + r] = b;
   }

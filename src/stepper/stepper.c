@@ -865,7 +865,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
          rigid bodies in wide graphs are not measured */
       PetscBool particles = PETSC_TRUE;
       for (PetscInt b = 0; b < st->model->nbodies && particles; b++)
-        particles = (PetscBool)(st->model->bodies[b].type == MBS_BODY_PARTICLE);
+        particles = (PetscBool)(st->model->body_type[b] == MBS_BODY_PARTICLE);
       PetscCall(MbsModelGetGraphWidth(st->model, &width));
       schur = (PetscBool)(particles && width >= MBS_WIDE_GRAPH);
     }
@@ -1007,10 +1007,17 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   if (st->setup) PetscFunctionReturn(0);
   PetscCheck(st->ops->setup && st->ops->residual && st->ops->jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s does not provide setup, residual and jacobian", st->type);
-  if (model->nvcon && !st->ops->velocity_constraints) { /* name the first (every rank holds the element list) */
-    char desc[PETSC_MAX_PATH_LEN + 128] = "";
-    for (PetscInt e = 0; e < model->nelems && !desc[0]; e++)
-      if (model->elems[e].kernel->nvcon) MbsElementDescribe(model, e, desc, sizeof(desc));
+  if (model->nvcon && !st->ops->velocity_constraints) { /* name the first, from the rank that owns it */
+    char        desc[PETSC_MAX_PATH_LEN + 128] = "";
+    PetscMPIInt first[2]                       = {PETSC_MPI_INT_MAX, 0}, found[2];
+    for (PetscInt k = 0; k < model->nelem_local && !desc[0]; k++)
+      if (MbsModelLocalElement(model, k)->kernel->nvcon) {
+        MbsElementDescribe(model, k, desc, sizeof(desc));
+        first[0] = (PetscMPIInt)model->elem_local[k];
+        first[1] = model->rank;
+      }
+    PetscCallMPI(MPI_Allreduce(first, found, 1, MPI_2INT, MPI_MINLOC, PetscObjectComm((PetscObject)st)));
+    PetscCallMPI(MPI_Bcast(desc, sizeof(desc), MPI_CHAR, found[1], PetscObjectComm((PetscObject)st)));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
             "%s: a velocity constraint (one of %" PetscInt_FMT " rows) needs a scheme that treats them, em, dla or dh; "
             "scheme %s does not (docs/nonholonomic.md)",
@@ -1020,7 +1027,7 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCall(st->ops->setup(st));
   st->has_forces = PETSC_FALSE; /* force elements (dampers, loads) on any rank: step.c adds their impulse and work */
   for (PetscInt k = 0; k < model->nelem_local; k++)
-    if (model->elems[model->elem_local[k]].kernel->force) st->has_forces = PETSC_TRUE;
+    if (MbsModelLocalElement(model, k)->kernel->force) st->has_forces = PETSC_TRUE;
   /* on every rank alike: the work after a step gathers ghosted coordinates, which every rank must join */
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &st->has_forces, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)st)));
   /* Small systems keep Newton's method proper: a step costs microseconds either way, and quadratic
@@ -1125,7 +1132,7 @@ PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper st, MbsDiagnostics *d)
   PetscCall(MbsModelCoordinatesToLocal(model, st->p, w));
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k], off = model->body_lq[b];
-    for (PetscInt j = 0; j < (PetscInt)model->bodies[b].type; j++) {
+    for (PetscInt j = 0; j < (PetscInt)model->body_type[b]; j++) {
       const PetscScalar *x = q + off + 3 * j, *pp = w + off + 3 * j;
       loc[1] += PetscRealPart(x[1] * pp[2] - x[2] * pp[1]);
       loc[2] += PetscRealPart(x[2] * pp[0] - x[0] * pp[2]);
@@ -1471,7 +1478,7 @@ static PetscErrorCode MbsStepperPointKinematics(MbsStepper st, PetscInt body, co
   v = velocity ? st->p : st->q;
   PetscCall(MbsModelGetBodyCoordinates(model, body, &off, &n, &owner));
   if (model->rank == owner) {
-    const MbsBody *b = &model->bodies[body];
+    const MbsBody *b = MbsModelBody(model, body);
     PetscCall(VecGetOwnershipRange(v, &start, NULL));
     PetscCall(VecGetArrayRead(v, &a));
     for (int i = 0; i < 3; i++) {
