@@ -3,6 +3,9 @@
 #include "model/modelimpl.h"
 #include <gglmbs/elements/vec3.h>
 #include <metis.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include "model/operators.h"
 #include "model/memory.h"
 #include "model/redundancy.h"
@@ -344,19 +347,16 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
     model->einfo[e].body[1] = el->body[1];
   }
   if (model->size == 1) PetscFunctionReturn(0); /* elem_local[k] = k and owned_body[k] = k */
-  {
-    MbsElement *kept;
-    PetscInt    k = 0;
-    PetscCall(PetscMalloc1(model->nelem_local, &kept));
+  { /* the owned elements to the front, in place (elem_local[k] >= k), the array then shrunk */
+    PetscInt k = 0;
     for (PetscInt e = 0; e < model->nelems; e++) {
       if (k < model->nelem_local && model->elem_local[k] == e)
-        kept[k++] = model->elems[e];
+        model->elems[k++] = model->elems[e];
       else
         PetscCall(PetscFree(model->elems[e].label));
     }
-    PetscCall(PetscFree(model->elems));
-    model->elems       = kept;
     model->nelem_store = model->maxelems = model->nelem_local;
+    PetscCall(PetscRealloc(sizeof(MbsElement) * PetscMax(model->nelem_local, 1), &model->elems));
   }
   {
     const PetscInt n = model->nowned + model->nghost;
@@ -378,6 +378,9 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
     model->bodies      = kept;
     model->nbody_store = n;
   }
+#if defined(__GLIBC__)
+  malloc_trim(0); /* give the freed pages back: the whole model's arrays lay in the heap, below what came after */
+#endif
   PetscFunctionReturn(0);
 }
 

@@ -21,8 +21,8 @@
   workspace) were fitted, with C_obj from the structs' sizes (massif: 490 bytes per body and element of a chain
   touched, 800 allocated), to the peak RSS of a particle chain of 10^5 and a rigid chain of 10^4 links, the fill
   of a 2-D graph to a 50 x 50 net (28 Nov 2026, docs/robustness.md: within 1 % of those and of a chain of 10^4;
-  29 % above a chain of 1.5 10^6 factored by MUMPS). Every rank holds the whole model (C_obj). The vi-* schemes
-  add a velocity per coordinate: about 1.3 times the estimate.
+  29 % above a chain of 1.5 10^6 factored by MUMPS). Every rank builds the whole model (C_obj) before the set-up
+  distributes it. The vi-* schemes add a velocity per coordinate: about 1.3 times the estimate.
 */
 #define MBS_MEM_BASE    (48.0 * 1048576.0) /* PETSc, MPI and the program before any model */
 #define MBS_MEM_OBJECT  500.0  /* a body or element: structs (280 and 592 bytes), name, label, layout, graph */

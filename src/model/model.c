@@ -354,11 +354,11 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
   if (model->nbodies == model->maxbodies) {
     model->maxbodies = PetscMax(16, 2 * model->maxbodies);
     PetscCall(PetscRealloc(sizeof(MbsBody) * model->maxbodies, &model->bodies));
-    PetscCall(PetscRealloc(sizeof(unsigned char) * model->maxbodies, &model->body_type));
+    PetscCall(PetscRealloc(sizeof(short) * model->maxbodies, &model->body_type));
   }
   *index                   = model->nbodies++;
   model->nbody_store       = model->nbodies;
-  model->body_type[*index] = (unsigned char)type;
+  model->body_type[*index] = (short)type;
   *body                    = &model->bodies[*index];
   PetscCall(PetscMemzero(*body, sizeof(MbsBody)));
   (*body)->type = type;
@@ -1750,8 +1750,8 @@ static void MbsBodyDescribe(MbsModel model, PetscInt b, char *buf, size_t len)
 
 /* The initial energy, momenta and potentials must be finite: a velocity of 1e200 or a gravity of 1e307 passes
    the reader (each number is finite) but makes the energy overflow, and the first step would fail on a residual
-   that is NaN, which no smaller step can help. Every rank holds every body and element, so every rank checks all
-   of them and reports the first one, the same everywhere. */
+   that is NaN, which no smaller step can help. Until the set-up distributes the model every rank holds every body and
+   element, so every rank checks all of them and reports the first one, the same everywhere. */
 static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
 {
   PetscFunctionBegin;

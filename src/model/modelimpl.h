@@ -56,11 +56,12 @@ struct _p_MbsModel {
      data of its owned bodies and their ghosts (bodies[body_store[b]], owned first, in the order of their local
      coordinates) and of its owned elements (elems[k], k the position in elem_local); of every body only its type
      (body_type[b]), of every element only its kernel, type and bodies (einfo[e]). */
-  PetscInt        nbodies, maxbodies; /* bodies in the model */
-  PetscInt        nbody_store;        /* bodies held by this rank */
-  MbsBody        *bodies;
-  unsigned char  *body_type;        /* MbsBodyType of every body */
-  PetscInt       *body_store;       /* where body b is held in bodies[], -1 if not on this rank; NULL: bodies[b] */
+  PetscInt nbodies, maxbodies; /* bodies in the model */
+  PetscInt nbody_store;        /* bodies held by this rank */
+  MbsBody *bodies;
+  short   *body_type;         /* MbsBodyType of every body (not a char type: a char may alias the doubles the loops
+                                  that read it store, which would make them load it again after every store) */
+  PetscInt       *body_store; /* where body b is held in bodies[], -1 if not on this rank; NULL: bodies[b] */
   PetscInt        nelems, maxelems; /* elements in the model */
   PetscInt        nelem_store;      /* elements held by this rank */
   MbsElement     *elems;
