@@ -351,7 +351,7 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
     PetscInt k = 0;
     for (PetscInt e = 0; e < model->nelems; e++) {
       if (k < model->nelem_local && model->elem_local[k] == e)
-        model->elems[k++] = model->elems[e];
+        PetscCall(PetscMemcpy(&model->elems[k++], &model->elems[e], sizeof(MbsElement))); /* padding too: hashed */
       else
         PetscCall(PetscFree(model->elems[e].label));
     }

@@ -515,11 +515,11 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
 /*@C
   MbsModelFindBody - Finds a body by name; returns MBS_GROUND for "ground" and -2 when there is no such body.
 
-  Not Collective
+  Not Collective before MbsModelSetUp(); Collective after it on several ranks
 
   Note:
-  After MbsModelSetUp() on several ranks a rank holds only its own bodies and their neighbours (the ghosts) and finds
-  only those; the index the body's Add routine returned is the same on every rank.
+  After MbsModelSetUp() on several ranks a rank holds only its own bodies and their neighbours (the ghosts): the ranks
+  then look the name up among their own bodies together, and every rank gets the same index.
 @*/
 PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *body)
 {
@@ -539,6 +539,8 @@ PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *bod
       break;
     }
   }
+  if (model->body_store) /* distributed: the rank that holds it says */
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, body, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)model)));
   PetscFunctionReturn(0);
 }
 
@@ -1531,6 +1533,7 @@ PetscErrorCode MbsModelAddPositionDrive(MbsModel model, PetscInt body, const Pet
   MbsElemData d;
 
   PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model)); /* before reading the body, which a set-up model may not hold here */
   PetscCheck(displacement, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_NULL,
              "Position drive: the displacement is required");
   PetscCall(MbsModelLoadData(model, "Position drive", X, n, offsetof(MbsElemData, axis_b), displacement, &d));

@@ -418,7 +418,7 @@ PetscErrorCode MbsModelFindRedundantConstraints(MbsModel model, Vec q, PetscInt 
   PetscReal tol = MBS_REDUNDANCY_TOL;
   PetscInt  nrep, *offset, *elems;
   const int max_elems = 8, max_deps = 4;
-  char(*lines)[512];
+  char(*lines)[PETSC_MAX_PATH_LEN + 512];
 
   PetscFunctionBegin;
   if (len) msg[0] = 0;

@@ -12,6 +12,7 @@
 typedef struct {
   PetscInt elem;                           /* its index in the model */
   PetscInt selectable;                     /* a joint or drive */
+  char     type[64];                       /* its type, for a refusal */
   char     name[64];                       /* its file name, without .csv */
   char     desc[PETSC_MAX_PATH_LEN + 256]; /* what its file's header says of it */
 } MbsReactionEntry;
@@ -83,6 +84,8 @@ static void MbsReactionsEntry(MbsModel model, PetscInt k, MbsReactionEntry *entr
   PetscMemzero(entry, sizeof(*entry));
   entry->elem       = model->elem_local[k];
   entry->selectable = IsSelectable(e);
+  snprintf(entry->type, sizeof(entry->type), "%s",
+           e->type ? e->type->name : "a rigid body's own constraints or gravity");
   snprintf(entry->name, sizeof(entry->name), "element_%" PetscInt_FMT, entry->elem);
   if (e->label) { /* an input's element: its name there */
     const char *c = strstr(e->label, ": ");
@@ -136,7 +139,8 @@ static PetscErrorCode FindElement(MbsStepper st, const char token[], MbsReaction
              token);
   if (found[1] == model->rank) MbsReactionsEntry(model, k, entry);
   PetscCallMPI(MPI_Bcast(entry, sizeof(*entry), MPI_BYTE, found[1], comm));
-  PetscCheck(entry->selectable, comm, PETSC_ERR_USER_INPUT, "Reactions: element '%s' is not a joint or drive", token);
+  PetscCheck(entry->selectable, comm, PETSC_ERR_USER_INPUT, "Reactions: element '%s' (%s) is not a joint or drive",
+             token, entry->type);
   PetscFunctionReturn(0);
 }
 
