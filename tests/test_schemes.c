@@ -998,6 +998,37 @@ static void test_flyball_governor(void **state)
   (void)state;
 }
 
+/* A reactions CSV written by the reactions output: msg is "" if it exists, its header line names each of the strings
+   in names[] (NULL-terminated, may be empty) and its last row is step `step` with the reaction F, M exactly; else it
+   says what is wrong. */
+static void CheckReactionFile(const char path[], const char *const names[], PetscInt step, const PetscReal F[3],
+                              const PetscReal M[3], char msg[], size_t len)
+{
+  char   line[1024], last[1024] = "", header[1024] = "";
+  double v[8];
+  FILE  *fp = fopen(path, "r");
+
+  msg[0] = 0;
+  if (!fp) {
+    snprintf(msg, len, "%s was not written", path);
+    return;
+  }
+  while (fgets(line, sizeof(line), fp)) {
+    if (strstr(line, "reaction of element")) memcpy(header, line, sizeof(header));
+    if (line[0] != '#') memcpy(last, line, sizeof(last));
+  }
+  fclose(fp);
+  for (int i = 0; names[i]; i++)
+    if (!strstr(header, names[i])) {
+      snprintf(msg, len, "%s: header '%s' does not name '%s'", path, header, names[i]);
+      return;
+    }
+  if (sscanf(last, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 8 ||
+      v[0] != step || v[2] != F[0] || v[3] != F[1] || v[4] != F[2] || v[5] != M[0] || v[6] != M[1] || v[7] != M[2])
+    snprintf(msg, len, "%s: last row '%s', expected step %d and the reaction %g %g %g %g %g %g", path, last, (int)step,
+             F[0], F[1], F[2], M[0], M[1], M[2]);
+}
+
 /* Joint reactions (MbsStepperGetReaction(), the reactions output): a rigid bar on a revolute joint to the ground under
    gravity, its centre off the hinge's plane (so the hinge carries a torque), stepped by EM-G, whose momentum balance
    holds exactly with the constraint forces at the midpoint and no other term. So over each step the bar's momentum
@@ -1016,8 +1047,7 @@ static void test_reactions(void **state)
     PetscInt           bar, hinge;
     PetscReal          p0[12], q0[12], F[3], M[3], err_f = 0, err_m = 0, scale_f = m * 9.81, scale_m = 0;
     const PetscScalar *q, *p;
-    char               dir[] = "/tmp/gglmbs_reactions_XXXXXX", path[PETSC_MAX_PATH_LEN], line[512], last[512] = "";
-    FILE              *fp;
+    char               dir[] = "/tmp/gglmbs_reactions_XXXXXX", path[PETSC_MAX_PATH_LEN], msg[8192];
 
     if (!mkdtemp(dir)) Fail("mkdtemp failed\n");
     CHECK(MbsModelCreate(PETSC_COMM_SELF, &model));
@@ -1078,19 +1108,8 @@ static void test_reactions(void **state)
     CHECK(MbsStepperSolve(st));
     CHECK(MbsStepperGetReaction(st, hinge, F, M));
     snprintf(path, sizeof(path), "%s/reactions/hinge.csv", dir);
-    fp = fopen(path, "r");
-    if (!fp) Fail("%s was not written\n", path);
-    while (fgets(line, sizeof(line), fp))
-      if (line[0] != '#') memcpy(last, line, sizeof(last));
-    fclose(fp);
-    {
-      double v[8];
-      if (sscanf(last, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) !=
-            8 ||
-          v[0] != 30 || v[2] != F[0] || v[3] != F[1] || v[4] != F[2] || v[5] != M[0] || v[6] != M[1] || v[7] != M[2])
-        Fail("%s: last row '%s', expected step 30 and the reaction %g %g %g %g %g %g\n", path, last, F[0], F[1], F[2],
-             M[0], M[1], M[2]);
-    }
+    CheckReactionFile(path, (const char *const[]){NULL}, 30, F, M, msg, sizeof(msg));
+    if (msg[0]) Fail("%s\n", msg);
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
   }
@@ -1145,31 +1164,12 @@ static void test_reactions_distributed(void **state)
     msg[0] = 0;
     for (PetscInt j = 0; j < 24 && !rank && !msg[0]; j++) { /* rank 0 reads the files, then all ranks pass or fail */
       const PetscInt e = 2 * j + 1;
-      char           file[PETSC_MAX_PATH_LEN], line[1024], last[1024] = "", header[1024] = "", want[64];
-      double         v[8];
-      FILE          *fp;
+      char           file[PETSC_MAX_PATH_LEN], want[64];
 
       if (pass && j != 0 && j != 23) continue;
       snprintf(file, sizeof(file), "%s/reactions/element_%d.csv", dir, (int)e);
-      fp = fopen(file, "r");
-      if (!fp) {
-        snprintf(msg, sizeof(msg), "reactions %s: %s was not written", pass ? "47,1" : "all", file);
-        break;
-      }
-      while (fgets(line, sizeof(line), fp)) {
-        if (strstr(line, "reaction of element")) memcpy(header, line, sizeof(header));
-        if (line[0] != '#') memcpy(last, line, sizeof(last));
-      }
-      fclose(fp);
       snprintf(want, sizeof(want), "reaction of element %d (revolute", (int)e);
-      if (!strstr(header, want) || !strstr(header, "links."))
-        snprintf(msg, sizeof(msg), "%s: header '%s' does not name element %d and its links", file, header, (int)e);
-      else if (sscanf(last, "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
-                      &v[7]) != 8 ||
-               v[0] != 5 || v[2] != FM[j][0] || v[3] != FM[j][1] || v[4] != FM[j][2] || v[5] != FM[j][3] ||
-               v[6] != FM[j][4] || v[7] != FM[j][5])
-        snprintf(msg, sizeof(msg), "%s: last row '%s', expected step 5 and the reaction %g %g %g %g %g %g", file, last,
-                 FM[j][0], FM[j][1], FM[j][2], FM[j][3], FM[j][4], FM[j][5]);
+      CheckReactionFile(file, (const char *const[]){want, "links.", NULL}, 5, FM[j], FM[j] + 3, msg, sizeof(msg));
     }
     CHECK(MPI_Bcast(msg, sizeof(msg), MPI_CHAR, 0, comm));
     if (msg[0]) Fail("%s\n", msg);

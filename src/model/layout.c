@@ -384,6 +384,19 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode MbsModelFirstElement(MbsModel model, PetscInt k, void *buf, size_t len, PetscInt *elem)
+{
+  PetscMPIInt mine[2] = {PETSC_MPI_INT_MAX, model->rank}, first[2];
+
+  PetscFunctionBegin;
+  if (k >= 0) PetscCall(PetscMPIIntCast(model->elem_local[k], &mine[0]));
+  PetscCallMPI(MPI_Allreduce(mine, first, 1, MPI_2INT, MPI_MINLOC, PetscObjectComm((PetscObject)model)));
+  *elem = first[0] == PETSC_MPI_INT_MAX ? -1 : (PetscInt)first[0];
+  if (*elem >= 0)
+    PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_BYTE, first[1], PetscObjectComm((PetscObject)model)));
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsModelSetPartitioner - Chooses how MbsModelSetUp() distributes the bodies over the ranks.
 

@@ -118,6 +118,9 @@ PETSC_INTERN void MbsElementDescribe(MbsModel, PetscInt e, char *buf, size_t len
 /* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp(); then each rank keeps only its part */
 PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);
 PETSC_INTERN PetscErrorCode MbsModelDistribute_Private(MbsModel);
+/* The first over the ranks of each rank's candidate element (k its position in elem_local, -1 for none): elem its
+   index (-1 if no rank has one), and buf (len bytes, which a rank with a candidate filled) broadcast from its owner */
+PETSC_INTERN PetscErrorCode MbsModelFirstElement(MbsModel, PetscInt k, void *buf, size_t len, PetscInt *elem);
 /* An error if the model is set up (bodies, elements and the partitioner are set before) */
 PETSC_INTERN PetscErrorCode MbsModelCheckNotSetUp(MbsModel);
 /* PetscObjectOptionsBegin(obj); body(PetscOptionsObject, obj); PetscOptionsEnd(), but an error raised in the

@@ -111,12 +111,11 @@ static void MbsReactionsEntry(MbsModel model, PetscInt k, MbsReactionEntry *entr
    in "file:7:5: joints[2] (revolute)", the first in the model's order), described by its owner to every rank */
 static PetscErrorCode FindElement(MbsStepper st, const char token[], MbsReactionEntry *entry)
 {
-  MbsModel    model = st->model;
-  MPI_Comm    comm  = PetscObjectComm((PetscObject)st);
-  char       *end, pattern[96];
-  long        v       = strtol(token, &end, 10);
-  PetscMPIInt mine[2] = {PETSC_MPI_INT_MAX, model->rank}, found[2];
-  PetscInt    k       = -1;
+  MbsModel model = st->model;
+  MPI_Comm comm  = PetscObjectComm((PetscObject)st);
+  char    *end, pattern[96];
+  long     v = strtol(token, &end, 10);
+  PetscInt k = -1, elem;
 
   PetscFunctionBegin;
   if (*token && !*end) {
@@ -131,14 +130,12 @@ static PetscErrorCode FindElement(MbsStepper st, const char token[], MbsReaction
       if (label && (!strcmp(label, token) || strstr(label, pattern))) k = j;
     }
   }
-  if (k >= 0) mine[0] = (PetscMPIInt)model->elem_local[k];
-  PetscCallMPI(MPI_Allreduce(mine, found, 1, MPI_2INT, MPI_MINLOC, comm));
-  PetscCheck(found[0] != PETSC_MPI_INT_MAX, comm, PETSC_ERR_USER_INPUT,
+  if (k >= 0) MbsReactionsEntry(model, k, entry);
+  PetscCall(MbsModelFirstElement(model, k, entry, sizeof(*entry), &elem));
+  PetscCheck(elem >= 0, comm, PETSC_ERR_USER_INPUT,
              "Reactions (-mbs_reactions, output.reactions): no element named '%s'; name a joint or drive as the "
              "input lists it (joints[0], drives[1]), by its label or by its index",
              token);
-  if (found[1] == model->rank) MbsReactionsEntry(model, k, entry);
-  PetscCallMPI(MPI_Bcast(entry, sizeof(*entry), MPI_BYTE, found[1], comm));
   PetscCheck(entry->selectable, comm, PETSC_ERR_USER_INPUT, "Reactions: element '%s' (%s) is not a joint or drive",
              token, entry->type);
   PetscFunctionReturn(0);

@@ -1008,16 +1008,11 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
   PetscCheck(st->ops->setup && st->ops->residual && st->ops->jacobian, PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
              "Scheme %s does not provide setup, residual and jacobian", st->type);
   if (model->nvcon && !st->ops->velocity_constraints) { /* name the first, from the rank that owns it */
-    char        desc[PETSC_MAX_PATH_LEN + 128] = "";
-    PetscMPIInt first[2]                       = {PETSC_MPI_INT_MAX, 0}, found[2];
-    for (PetscInt k = 0; k < model->nelem_local && !desc[0]; k++)
-      if (MbsModelLocalElement(model, k)->kernel->nvcon) {
-        MbsElementDescribe(model, k, desc, sizeof(desc));
-        first[0] = (PetscMPIInt)model->elem_local[k];
-        first[1] = model->rank;
-      }
-    PetscCallMPI(MPI_Allreduce(first, found, 1, MPI_2INT, MPI_MINLOC, PetscObjectComm((PetscObject)st)));
-    PetscCallMPI(MPI_Bcast(desc, sizeof(desc), MPI_CHAR, found[1], PetscObjectComm((PetscObject)st)));
+    char     desc[PETSC_MAX_PATH_LEN + 128] = "";
+    PetscInt k                              = 0, first;
+    while (k < model->nelem_local && !MbsModelLocalElement(model, k)->kernel->nvcon) k++;
+    if (k < model->nelem_local) MbsElementDescribe(model, k, desc, sizeof(desc));
+    PetscCall(MbsModelFirstElement(model, k < model->nelem_local ? k : -1, desc, sizeof(desc), &first));
     SETERRQ(PetscObjectComm((PetscObject)st), PETSC_ERR_USER_INPUT,
             "%s: a velocity constraint (one of %" PetscInt_FMT " rows) needs a scheme that treats them, em, dla or dh; "
             "scheme %s does not (docs/nonholonomic.md)",
