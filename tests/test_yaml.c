@@ -847,16 +847,210 @@ static void TestSchemeParameters(void **state)
   assert_int_equal(MbsModelDestroy(&model), 0);
 }
 
+/* The state after a few EM steps, gathered by body: q[k * 12 + i] is coordinate i of body k (12 per body) */
+static void StepAndGather(MbsModel model, PetscInt nbodies, PetscReal *q)
+{
+  MbsStepper         st;
+  Vec                qv, pv, all;
+  VecScatter         scatter;
+  const PetscScalar *a;
+
+  assert_int_equal(MbsStepperCreate(model, &st), 0);
+  assert_int_equal(MbsStepperSetTimeStep(st, 1e-3), 0);
+  assert_int_equal(MbsStepperSetUp(st), 0);
+  for (int k = 0; k < 3; k++) {
+    if (MbsStepperStep(st)) fail_msg("step %d: %s", k, error_message);
+  }
+  assert_int_equal(MbsStepperGetState(st, &qv, &pv), 0);
+  assert_int_equal(VecScatterCreateToAll(qv, &scatter, &all), 0);
+  assert_int_equal(VecScatterBegin(scatter, qv, all, INSERT_VALUES, SCATTER_FORWARD), 0);
+  assert_int_equal(VecScatterEnd(scatter, qv, all, INSERT_VALUES, SCATTER_FORWARD), 0);
+  assert_int_equal(VecGetArrayRead(all, &a), 0);
+  for (PetscInt b = 0; b < nbodies; b++) {
+    PetscInt offset, n;
+    assert_int_equal(MbsModelGetBodyCoordinates(model, b, &offset, &n, NULL), 0);
+    for (PetscInt i = 0; i < 12; i++) q[12 * b + i] = i < n ? PetscRealPart(a[offset + i]) : 0;
+  }
+  assert_int_equal(VecRestoreArrayRead(all, &a), 0);
+  assert_int_equal(VecScatterDestroy(&scatter), 0);
+  assert_int_equal(VecDestroy(&all), 0);
+  assert_int_equal(MbsStepperDestroy(&st), 0);
+}
+
+/* On several ranks MbsModelLoadYAML() builds the model in two passes (MbsModelBeginGraph()): before the set-up a rank
+   holds only its part (its share of the bodies and their neighbours), and the model it builds is the one a single
+   rank builds whole: the same states after three steps, body by body, for inputs that exercise chains, beams with a
+   corner and distributed loads, meshes, time tables, drives and every joint. */
+static void TestDistributedConstruction(void **state)
+{
+  static const char *const inputs[] = {"inputs/chain1000.yaml",
+                                       "inputs/right_angle_cantilever.yaml",
+                                       "inputs/mesh_net.yaml",
+                                       "tests/inputs/beams/uniform_cantilever.yaml",
+                                       "tests/inputs/beams/grid.yaml",
+                                       "tests/inputs/joints/joint_zoo.yaml",
+                                       "tests/inputs/drives/drive_zoo.yaml"};
+  PetscMPIInt              size;
+
+  (void)state;
+  assert_int_equal(MPI_Comm_size(PETSC_COMM_WORLD, &size), 0);
+  for (size_t f = 0; f < sizeof(inputs) / sizeof(inputs[0]); f++) {
+    char         path[PETSC_MAX_PATH_LEN];
+    MbsModel     dist, whole;
+    MbsRunConfig cfg;
+    PetscInt     n, nwhole, held = 0, most;
+    PetscReal   *qd, *qw, scale = 0, diff = 0;
+
+    InputPath(path, sizeof(path), inputs[f]);
+    assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &dist), 0);
+    if (MbsModelLoadYAML(dist, path, &cfg)) fail_msg("%s: %s", inputs[f], error_message);
+    assert_int_equal(MbsModelGetNumBodies(dist, &n), 0);
+    for (PetscInt b = 0; b < n; b++) {
+      PetscBool h;
+      assert_int_equal(MbsModelHoldsBody(dist, b, &h), 0);
+      held += h;
+    }
+    assert_int_equal(MPI_Allreduce(&held, &most, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD), 0);
+    /* a chain: its share and a neighbour at each cut; a 2-D mesh or grid: its share and the cut's perimeter */
+    if (size > 1 && n >= 100 && !(most <= (f == 0 ? 1.1 * n / size + 2 * size : 0.8 * n)))
+      fail_msg("%s: a rank holds %" PetscInt_FMT " of %" PetscInt_FMT " bodies before the set-up on %d ranks",
+               inputs[f], most, n, size);
+    if (size == 1 && held != n) fail_msg("%s: one rank holds %" PetscInt_FMT " of %" PetscInt_FMT, inputs[f], held, n);
+    if (MbsModelSetUp(dist)) fail_msg("%s: set-up: %s", inputs[f], error_message);
+    assert_int_equal(MbsModelCreate(PETSC_COMM_SELF, &whole), 0);
+    if (MbsModelLoadYAML(whole, path, &cfg)) fail_msg("%s: %s", inputs[f], error_message);
+    assert_int_equal(MbsModelGetNumBodies(whole, &nwhole), 0);
+    assert_int_equal(nwhole, n);
+    assert_int_equal(MbsModelSetUp(whole), 0);
+    assert_int_equal(PetscMalloc2(12 * n, &qd, 12 * n, &qw), 0);
+    StepAndGather(dist, n, qd);
+    StepAndGather(whole, n, qw);
+    for (PetscInt i = 0; i < 12 * n; i++) {
+      scale = PetscMax(scale, PetscAbsReal(qw[i]));
+      diff  = PetscMax(diff, PetscAbsReal(qd[i] - qw[i]));
+    }
+    if (!(diff <= 1e-10 * PetscMax(scale, 1.0)))
+      fail_msg("%s: on %d ranks the state after 3 steps differs from one rank's by %g (scale %g)", inputs[f], size,
+               (double)diff, (double)scale);
+    assert_int_equal(PetscFree2(qd, qw), 0);
+    assert_int_equal(MbsModelDestroy(&dist), 0);
+    assert_int_equal(MbsModelDestroy(&whole), 0);
+  }
+}
+
+/* The construction in two passes through the C API: a pendulum chain of rigid links and particles built by one
+   function called twice. The first pass holds no body; the model cannot be set up before it is partitioned; the
+   second pass must repeat the first (a missing element is refused at the set-up, a different one at once); the model
+   then equals the one built whole. */
+static PetscErrorCode BuildPendulums(MbsModel model, PetscInt n, PetscInt skip)
+{
+  const PetscReal X[3] = {-1, 0, 0}, J[3] = {1, 1, 1}, R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  PetscInt        prev = MBS_GROUND;
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < n; k++) { /* body k at (k + 1, 0, 0): rigid links (even k) and particles (odd k) */
+    const PetscReal x[3] = {(PetscReal)(k + 1), 0, 0};
+    PetscInt        body;
+    if (k % 2)
+      PetscCall(MbsModelAddParticle(model, NULL, 1.0, x, NULL, &body));
+    else
+      PetscCall(MbsModelAddRigidBody(model, NULL, 1.0, J, x, R, NULL, NULL, &body));
+    if (k != skip) {
+      if (k % 2) /* a rod from the link's centre to the particle, its length the initial distance (completion) */
+        PetscCall(MbsModelAddRod(model, prev, NULL, body, NULL, PETSC_DETERMINE, NULL));
+      else /* the link's end X on the particle before it, or on the origin */
+        PetscCall(MbsModelAddSpherical(model, prev, NULL, body, X, NULL));
+    }
+    prev = body;
+  }
+  PetscFunctionReturn(0);
+}
+
+static void TestTwoPassCAPI(void **state)
+{
+  const PetscInt  n = 40, g = 0;
+  const PetscReal grav[3] = {0, 0, -9.81};
+  MbsModel        two, whole;
+  PetscBool       held;
+  PetscReal      *qt, *qw, diff = 0;
+  PetscInt        nheld = 0;
+
+  (void)state;
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &two), 0);
+  assert_int_equal(MbsModelSetGravity(two, grav), 0);
+  assert_int_equal(MbsModelBeginGraph(two), 0);
+  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  assert_int_equal(MbsModelHoldsBody(two, 0, &held), 0);
+  assert_false(held);
+  ClearError();
+  assert_int_equal(MbsModelSetUp(two), PETSC_ERR_ORDER);
+  ExpectContains("two passes", error_message, "MbsModelPartition()");
+  assert_int_equal(MbsModelPartition(two), 0);
+  ClearError();
+  assert_int_equal(BuildPendulums(two, n, 3), PETSC_ERR_ORDER); /* the second pass must repeat the first */
+  ExpectContains("two passes", error_message, "in the same order");
+  assert_int_equal(MbsModelDestroy(&two), 0);
+
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &two), 0);
+  assert_int_equal(MbsModelSetGravity(two, grav), 0);
+  assert_int_equal(MbsModelBeginGraph(two), 0);
+  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  assert_int_equal(MbsModelPartition(two), 0);
+  assert_int_equal(BuildPendulums(two, n - 1, -1), 0); /* one body and element short */
+  ClearError();
+  assert_int_equal(MbsModelSetUp(two), PETSC_ERR_ORDER);
+  ExpectContains("two passes", error_message, "were added again");
+  assert_int_equal(MbsModelDestroy(&two), 0);
+
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &two), 0);
+  assert_int_equal(MbsModelSetGravity(two, grav), 0);
+  assert_int_equal(MbsModelBeginGraph(two), 0);
+  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  assert_int_equal(MbsModelPartition(two), 0);
+  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  for (PetscInt b = 0; b < n; b++) {
+    assert_int_equal(MbsModelHoldsBody(two, b, &held), 0);
+    nheld += held;
+    if (!held) {
+      PetscReal x[3];
+      ClearError();
+      assert_int_equal(MbsModelGetPointPosition(two, b, (PetscReal[3]){0, 0, 0}, x), PETSC_ERR_ARG_WRONG);
+      ExpectContains("not held", error_message, "is not held by rank");
+    }
+  }
+  {
+    PetscMPIInt size;
+    assert_int_equal(MPI_Comm_size(PETSC_COMM_WORLD, &size), 0);
+    if (size > 1 && !(nheld < n)) fail_msg("a rank holds all %" PetscInt_FMT " bodies of a two-pass construction", n);
+  }
+  assert_int_equal(MbsModelSetUp(two), 0);
+  assert_int_equal(MbsModelCreate(PETSC_COMM_SELF, &whole), 0);
+  assert_int_equal(MbsModelSetGravity(whole, grav), 0);
+  assert_int_equal(BuildPendulums(whole, n, -1), 0);
+  assert_int_equal(MbsModelSetUp(whole), 0);
+  assert_int_equal(PetscMalloc2(12 * n, &qt, 12 * n, &qw), 0);
+  StepAndGather(two, n, qt);
+  StepAndGather(whole, n, qw);
+  for (PetscInt i = 0; i < 12 * n; i++) diff = PetscMax(diff, PetscAbsReal(qt[i] - qw[i]));
+  if (!(diff <= 1e-10 * n)) fail_msg("two passes against whole: the states differ by %g", (double)diff);
+  assert_int_equal(PetscFree2(qt, qw), 0);
+  assert_int_equal(MbsModelDestroy(&two), 0);
+  assert_int_equal(MbsModelDestroy(&whole), 0);
+  (void)g;
+}
+
 int main(int argc, char **argv)
 {
   const size_t nbad  = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
   const size_t ngood = sizeof(good_inputs) / sizeof(good_inputs[0]);
   struct CMUnitTest
-         tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 16];
-  size_t n = 0;
-  int    failed;
+              tests[sizeof(bad_inputs) / sizeof(bad_inputs[0]) + sizeof(good_inputs) / sizeof(good_inputs[0]) + 16];
+  size_t      n = 0;
+  int         failed;
+  PetscMPIInt size;
 
   if (PetscInitialize(&argc, &argv, NULL, NULL)) return 1;
+  if (MPI_Comm_size(PETSC_COMM_WORLD, &size)) return 1;
   if (PetscPushErrorHandler(CaptureError, NULL)) return 1;
   /* cmocka's report goes to an XML file, so a passing run prints nothing; failures still print to stderr */
   if (!getenv("CMOCKA_XML_FILE")) {
@@ -869,6 +1063,16 @@ int main(int argc, char **argv)
     if (setenv("CMOCKA_XML_FILE", report, 1)) return 1;
   }
   cmocka_set_message_output(CM_OUTPUT_XML);
+  tests[n++] = (struct CMUnitTest){"distributed construction", TestDistributedConstruction, NULL, NULL, NULL};
+  tests[n++] = (struct CMUnitTest){"two passes through the C API", TestTwoPassCAPI, NULL, NULL, NULL};
+  if (size > 1) { /* several ranks: the construction in two passes, and errors found only where the data is */
+    tests[n++] = (struct CMUnitTest){"drive with an inconsistent initial velocity", TestDriveInconsistentVelocity, NULL,
+                                     NULL, NULL};
+    tests[n++] = (struct CMUnitTest){"labels", TestLabels, NULL, NULL, NULL};
+    for (size_t i = 0; i < nbad; i++)
+      tests[n++] = (struct CMUnitTest){bad_inputs[i].name, TestBadInput, NULL, NULL, (void *)&bad_inputs[i]};
+    goto run;
+  }
   for (size_t i = 0; i < ngood; i++)
     tests[n++] = (struct CMUnitTest){good_inputs[i].file, TestGoodInput, NULL, NULL, (void *)&good_inputs[i]};
   tests[n++] = (struct CMUnitTest){"heavy top invariants", TestHeavyTopInvariants, NULL, NULL, NULL};
@@ -888,6 +1092,7 @@ int main(int argc, char **argv)
   tests[n++] = (struct CMUnitTest){"memory limit", TestMemoryLimit, NULL, NULL, NULL};
   for (size_t i = 0; i < nbad; i++)
     tests[n++] = (struct CMUnitTest){bad_inputs[i].name, TestBadInput, NULL, NULL, (void *)&bad_inputs[i]};
+run:
   failed = _cmocka_run_group_tests("yaml", tests, n, NULL, NULL);
   if (PetscPopErrorHandler()) return 1;
   if (PetscFinalize()) return 1;

@@ -387,8 +387,11 @@ static PetscErrorCode ParseBodyToWorld(MbsYAMLReader *r, yaml_node_t *item, cons
   PetscCall(MbsYAMLLookup(r, item, ipath, "position", NULL, kpath, &node));
   if (node)
     PetscCall(MbsYAMLParseVec3(r, node, kpath, "fixed position in the world frame, m", X[1]));
-  else
-    PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], X[1]));
+  else {
+    PetscBool held; /* built in two passes, the element's owner holds the body; the others do not store it */
+    PetscCall(MbsModelHoldsBody(r->model, ref[0].body, &held));
+    if (held) PetscCall(MbsModelGetPointPosition(r->model, ref[0].body, X[0], X[1]));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -660,12 +663,20 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
       *value = MBS_ELEM_UNSET;                          /* complete() puts the type's default in */
     } else if (prm->range == MBS_ELEM_RANGE_POSITIVE) { /* the default, the initial distance, must be positive */
       PetscReal distance = 0;
+      PetscBool held[2];
 
-      PetscCall(InitialDistance(r, ref, X, &distance));
-      if (!(distance > 0)) {
+      /* built in two passes, only the ranks that hold both bodies know it; the element's owner is one of them */
+      PetscCall(MbsModelHoldsBody(r->model, ref[0].body, &held[0]));
+      PetscCall(MbsModelHoldsBody(r->model, ref[1].body, &held[1]));
+      if (held[0] && held[1]) PetscCall(InitialDistance(r, ref, X, &distance));
+      if (held[0] && held[1] && !(distance > 0)) {
+        char     msg[MBS_YAML_PATH_LEN + 1024];
+        PetscInt e;
         snprintf(expected, sizeof(expected), "%s (%s; required here because the %s's two points coincide initially)",
                  number, prm->quantity, type->name);
-        PetscCall(MbsYAMLFail(r, item->start_mark, kpath, expected, "nothing (the key is missing)"));
+        MbsYAMLFormatFail(r, item->start_mark, kpath, expected, "nothing (the key is missing)", msg, sizeof(msg));
+        PetscCall(MbsModelGetNumElements(r->model, &e)); /* the element about to be added */
+        PetscCall(MbsModelElementError_Private(r->model, e, PETSC_ERR_USER_INPUT, msg));
       }
     }
   } else if (prm->kind == MBS_ELEM_PARAM_VECTOR) {
@@ -795,11 +806,14 @@ static PetscErrorCode AddElements(MbsYAMLReader *r, yaml_node_t *list, const cha
     for (PetscInt p = 0; p < type->nparams; p++)
       PetscCall(ParseElementParam(r, item, ipath, type, &type->params[p], ref, X, &data));
     {
-      char error[256];
+      char error[256], msg[PETSC_MAX_PATH_LEN + 512];
       PetscCall(
         MbsModelAddElement_Private(r->model, type, ref[0].body, ref[1].body, &data, &elem, error, sizeof(error)));
-      PetscCheck(!error[0], r->comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: %s[%" PetscInt_FMT "] (%s): %s", r->file,
-                 item->start_mark.line + 1, item->start_mark.column + 1, section, i, tname, error);
+      if (error[0]) { /* raised now, or, built in two passes, by the ranks that store the element, after the pass */
+        snprintf(msg, sizeof(msg), "%s:%zu:%zu: %s[%" PetscInt_FMT "] (%s): %s", r->file, item->start_mark.line + 1,
+                 item->start_mark.column + 1, section, i, tname, error);
+        PetscCall(MbsModelElementError_Private(r->model, elem, PETSC_ERR_USER_INPUT, msg));
+      }
     }
     snprintf(label, sizeof(label), "%s:%zu:%zu: %s[%" PetscInt_FMT "] (%s)", r->file, item->start_mark.line + 1,
              item->start_mark.column + 1, section, i, tname);
@@ -1159,6 +1173,31 @@ static PetscErrorCode MbsYAMLCheckDepth(const char *bytes, size_t nbytes, PetscB
   PetscFunctionReturn(0);
 }
 
+/* One pass of the reader over the document: the model's bodies and elements and the run settings */
+static PetscErrorCode BuildOnce(MbsYAMLReader *r, MPI_Comm comm, const char filename[], yaml_document_t *doc,
+                                const char *bytes, size_t nbytes, MbsModel model, MbsRunConfig *cfg)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(r, sizeof(*r)));
+  r->comm  = comm;
+  r->file  = filename;
+  r->doc   = doc;
+  r->model = model;
+  r->text  = bytes;
+  r->ntext = nbytes;
+  ierr     = MbsRunConfigSetDefaults(cfg);
+  if (!ierr) ierr = Build(r, cfg);
+  PetscCall(PetscFree(r->bodies));
+  PetscCall(PetscFree(r->sorted));
+  for (PetscInt k = 0; k < r->ngroups; k++) PetscCall(PetscFree2(r->groups[k].tags, r->groups[k].tag_node));
+  PetscCall(PetscFree(r->groups));
+  PetscCall(MbsYAMLGroupTablesDestroy(r));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
 /*@C
   MbsModelLoadYAML - Adds the bodies, generated models (chains, rigid chains, nets, meshes, beams), joints, springs and
 gravity of a YAML input file to a model and reads its run parameters
@@ -1178,6 +1217,10 @@ gravity of a YAML input file to a model and reads its run parameters
   message "file:line:column: key 'path': expected ..., got ...", identical on all ranks; the model is then
   partially built and should be destroyed. Bodies and elements are labelled with their place in the file
   (`MbsModelSetBodyLabel()`, `MbsModelSetElementLabel()`) so that `MbsModelSetUp()` can point at them.
+
+  On several ranks an empty model is built in two passes over the file (`MbsModelBeginGraph()`, `MbsModelPartition()`):
+  no rank holds the whole model; an error that needs the bodies' initial positions is found by the ranks that hold
+  them and raised on every rank when the second pass ends (docs/input.md).
 
   Gmsh mesh files named in 'meshes' are read relative to the directory of the input file (rank 0 reads,
   the contents are broadcast); an error in one is reported after the place in the YAML file that names
@@ -1286,22 +1329,24 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
             second_mark.line + 1, second_mark.column + 1);
   }
 
-  PetscCall(PetscMemzero(&r, sizeof(r)));
-  r.comm  = comm;
-  r.file  = filename;
-  r.doc   = &doc;
-  r.model = model;
-  r.text  = bytes;
-  r.ntext = (size_t)nbytes;
-  ierr    = MbsRunConfigSetDefaults(&local);
-  if (!ierr) ierr = Build(&r, &local);
+  {
+    PetscInt    nbodies, nelems;
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+    PetscCall(MbsModelGetNumBodies(model, &nbodies));
+    PetscCall(MbsModelGetNumElements(model, &nelems));
+    /* on several ranks an empty model is built in two passes (MbsModelBeginGraph()): no rank holds the whole */
+    if (size > 1 && !nbodies && !nelems) {
+      ierr = MbsModelBeginGraph(model);
+      if (!ierr) ierr = BuildOnce(&r, comm, filename, &doc, bytes, (size_t)nbytes, model, &local);
+      if (!ierr) ierr = MbsModelPartition(model);
+    } else
+      ierr = 0;
+    if (!ierr) ierr = BuildOnce(&r, comm, filename, &doc, bytes, (size_t)nbytes, model, &local);
+    if (!ierr && size > 1 && !nbodies && !nelems) ierr = MbsModelRaiseDeferred_Private(model);
+  }
   yaml_document_delete(&doc);
   PetscCall(PetscFree(bytes));
-  PetscCall(PetscFree(r.bodies));
-  PetscCall(PetscFree(r.sorted));
-  for (PetscInt k = 0; k < r.ngroups; k++) PetscCall(PetscFree2(r.groups[k].tags, r.groups[k].tag_node));
-  PetscCall(PetscFree(r.groups));
-  PetscCall(MbsYAMLGroupTablesDestroy(&r));
   PetscCall(ierr);
   if (cfg) *cfg = local;
   PetscFunctionReturn(0);

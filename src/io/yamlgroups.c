@@ -1011,8 +1011,7 @@ static PetscErrorCode AddBeamLoad(MbsYAMLReader *r, yaml_node_t *load, const cha
   if (tnode) PetscCall(MbsYAMLParseTimeFunction(r, tnode, kpath, &time));
   for (PetscInt k = 0; k < nnodes; k++) {
     const PetscReal F[3] = {q[0] * share[k], q[1] * share[k], q[2] * share[k]};
-    PetscInt        elem;
-    if (share[k] == 0) continue;
+    PetscInt        elem; /* every node has a neighbour at a distance: share[k] > 0 where the node is held */
     PetscCall(MbsModelAddPointLoad(r->model, first + k, X, F, tnode ? &time : NULL, &elem));
     snprintf(label, sizeof(label), "%s distributed load on node %" PetscInt_FMT, prefix, k);
     PetscCall(MbsModelSetElementLabel(r->model, elem, label));
@@ -1254,7 +1253,12 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       PetscReal                xprev[3] = {0, 0, 0}, x[3];
       PetscInt                 e        = first_elem;
       for (PetscInt k = 0; k < g->count; k++) {
-        PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x));
+        PetscBool stored; /* built in two passes, the rank that stores an element holds its nodes; others skip it */
+        PetscCall(MbsModelHoldsBody(r->model, g->first_body + k, &stored));
+        if (stored)
+          PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x));
+        else
+          x[0] = x[1] = x[2] = PETSC_MAX_REAL;
         e++; /* the node's director constraints */
         if (k == 0 && support[0] != MBS_BEAM_FREE) {
           snprintf(label, sizeof(label), "%s start (%s)", prefix, held[support[0]]);
@@ -1286,15 +1290,20 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       PetscReal      *share, (*x)[3];
       const PetscReal X0[3] = {0, 0, 0};
       PetscCall(PetscMalloc2(g->count, &share, g->count, &x));
-      for (PetscInt k = 0; k < g->count; k++)
-        PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x[k]));
+      PetscBool *held;
+      PetscCall(PetscMalloc1(g->count, &held));
       for (PetscInt k = 0; k < g->count; k++) {
+        PetscCall(MbsModelHoldsBody(r->model, g->first_body + k, &held[k]));
+        if (held[k]) PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x[k]));
+      }
+      for (PetscInt k = 0; k < g->count; k++) { /* built in two passes, node k's owner holds its neighbours */
         share[k] = 0;
         for (PetscInt n = k - 1; n <= k + 1; n += 2)
-          if (n >= 0 && n < g->count)
+          if (n >= 0 && n < g->count && held[k] && held[n])
             share[k] += 0.5 * PetscSqrtReal(PetscSqr(x[n][0] - x[k][0]) + PetscSqr(x[n][1] - x[k][1]) +
                                             PetscSqr(x[n][2] - x[k][2]));
       }
+      PetscCall(PetscFree(held));
       ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, prefix);
       PetscCall(PetscFree2(share, x));
       PetscCall(ierr);

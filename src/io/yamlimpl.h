@@ -80,6 +80,9 @@ PETSC_INTERN PetscErrorCode MbsYAMLExpectMapping(MbsYAMLReader *r, yaml_node_t *
                                                  const char expected[]);
 PETSC_INTERN PetscErrorCode MbsYAMLExpectSequence(MbsYAMLReader *r, yaml_node_t *node, const char path[],
                                                   const char expected[]);
+/* The message MbsYAMLFail() raises, "file:line:column: key 'path': expected ..., got ..." */
+PETSC_INTERN void MbsYAMLFormatFail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[],
+                                    const char got[], char msg[], size_t len);
 PETSC_INTERN PetscErrorCode MbsYAMLFail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[],
                                         const char got[]);
 PETSC_INTERN PetscErrorCode MbsYAMLFailNode(MbsYAMLReader *r, yaml_node_t *node, const char path[],

@@ -108,12 +108,21 @@ static void KeyList(const char *const keys[], char out[], size_t size)
   }
 }
 
+void MbsYAMLFormatFail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[], const char got[],
+                       char msg[], size_t len)
+{
+  snprintf(msg, len, "%s:%zu:%zu: key '%s': expected %s, got %s", r->file, mark.line + 1, mark.column + 1,
+           path[0] ? path : "(document)", expected, got);
+}
+
 PetscErrorCode MbsYAMLFail(MbsYAMLReader *r, yaml_mark_t mark, const char path[], const char expected[],
                            const char got[])
 {
+  char msg[PETSC_MAX_PATH_LEN + 1024];
+
   PetscFunctionBegin;
-  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s:%zu:%zu: key '%s': expected %s, got %s", r->file, mark.line + 1,
-          mark.column + 1, path[0] ? path : "(document)", expected, got);
+  MbsYAMLFormatFail(r, mark, path, expected, got, msg, sizeof(msg));
+  SETERRQ(r->comm, PETSC_ERR_USER_INPUT, "%s", msg);
 }
 
 PetscErrorCode MbsYAMLFailNode(MbsYAMLReader *r, yaml_node_t *node, const char path[], const char expected[])

@@ -192,24 +192,34 @@ PetscErrorCode MbsModelGetGraphWidth(MbsModel model, PetscInt *width)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsModelLayout_Private(MbsModel model)
+/* model->body_rank from the body graph, by the chosen partitioner */
+static PetscErrorCode MbsModelPartitionBodies(MbsModel model)
 {
-  const PetscInt N = model->nbodies, size = model->size;
-  PetscInt      *nq_rank, *nc_rank, *nv_rank, *seen, nghost = 0;
-  PetscBool      metis;
+  PetscBool metis;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc2(size + 1, &model->rank_qstart, size + 1, &model->rank_cstart));
-  PetscCall(PetscMalloc2(N, &model->body_rank, N, &model->body_q));
-  PetscCall(PetscCalloc3(size, &nq_rank, size, &nc_rank, size, &nv_rank));
-  PetscCall(PetscMalloc1(size + 1, &model->rank_vstart));
+  PetscCall(PetscMalloc1(model->nbodies, &model->body_rank));
   PetscCall(PetscStrcmp(model->partitioner, "metis", &metis));
-  if (size == 1) {
-    for (PetscInt b = 0; b < N; b++) model->body_rank[b] = 0;
+  if (model->size == 1) {
+    for (PetscInt b = 0; b < model->nbodies; b++) model->body_rank[b] = 0;
   } else if (metis)
     PetscCall(MbsModelPartitionMetis(model));
   else
     MbsModelPartitionContiguous(model);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelLayout_Private(MbsModel model)
+{
+  const PetscInt N = model->nbodies, size = model->size;
+  PetscInt      *nq_rank, *nc_rank, *nv_rank, *seen, nghost = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(size + 1, &model->rank_qstart, size + 1, &model->rank_cstart));
+  PetscCall(PetscMalloc1(N, &model->body_q));
+  PetscCall(PetscCalloc3(size, &nq_rank, size, &nc_rank, size, &nv_rank));
+  PetscCall(PetscMalloc1(size + 1, &model->rank_vstart));
+  if (!model->body_rank) PetscCall(MbsModelPartitionBodies(model)); /* else partitioned by MbsModelPartition() */
   model->nowned = 0;
   for (PetscInt b = 0; b < N; b++) {
     const PetscInt r = model->body_rank[b];
@@ -251,6 +261,7 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   model->nvcon       = model->rank_vstart[size];
   model->nvcon_local = nv_rank[model->rank];
 
+  PetscCall(PetscFree3(model->elem_local, model->elem_c, model->elem_v)); /* MbsModelPartition()'s, without gravity */
   PetscCall(PetscMalloc3(model->nelem_local, &model->elem_local, model->nelem_local, &model->elem_c, model->nelem_local,
                          &model->elem_v));
   PetscCall(PetscMalloc1(N, &model->body_lq));
@@ -338,6 +349,40 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
 PetscErrorCode MbsModelDistribute_Private(MbsModel model)
 {
   PetscFunctionBegin;
+  if (model->build == MBS_BUILD_LOCAL) { /* built distributed: only the bodies kept beyond the ghosts go */
+    const PetscInt n = model->nowned + model->nghost;
+    MbsBody       *kept;
+    PetscInt      *store;
+    PetscCheck(model->nelem_store == model->nelem_local, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "Rank %d stored %" PetscInt_FMT " elements and owns %" PetscInt_FMT, model->rank, model->nelem_store,
+               model->nelem_local);
+    model->maxelems = model->nelem_store;
+    PetscCall(PetscRealloc(sizeof(MbsElement) * PetscMax(model->nelem_store, 1), &model->elems));
+    PetscCall(PetscMalloc1(n, &kept));
+    PetscCall(PetscMalloc1(model->nbodies, &store));
+    for (PetscInt b = 0; b < model->nbodies; b++) store[b] = -1;
+    for (PetscInt k = 0; k < n; k++) {
+      const PetscInt b = k < model->nowned ? model->owned_body[k] : model->ghost_body[k - model->nowned];
+      kept[k]          = model->bodies[model->body_store[b]];
+      store[b]         = k;
+    }
+    for (PetscInt s = 0; s < model->nbody_store; s++) /* the neighbours that are not ghosts */
+      if (store[model->held_body[s]] < 0) {
+        PetscCall(PetscFree(model->bodies[s].name));
+        PetscCall(PetscFree(model->bodies[s].label));
+      }
+    PetscCall(PetscFree(model->body_store));
+    model->body_store = store;
+    PetscCall(PetscFree(model->bodies));
+    PetscCall(PetscFree(model->held_body));
+    model->bodies      = kept;
+    model->nbody_store = n;
+    model->maxbodies   = n;
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+    PetscFunctionReturn(0);
+  }
   PetscCall(PetscMalloc1(model->nelems, &model->einfo));
   for (PetscInt e = 0; e < model->nelems; e++) {
     const MbsElement *el    = &model->elems[e];
@@ -384,16 +429,160 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
   PetscFunctionReturn(0);
 }
 
-PetscErrorCode MbsModelFirstElement(MbsModel model, PetscInt k, void *buf, size_t len, PetscInt *elem)
+PetscErrorCode MbsModelFirstKey(MbsModel model, PetscInt key, void *buf, size_t len, PetscInt *first)
 {
-  PetscMPIInt mine[2] = {PETSC_MPI_INT_MAX, model->rank}, first[2];
+  PetscMPIInt mine[2] = {PETSC_MPI_INT_MAX, model->rank}, least[2];
 
   PetscFunctionBegin;
-  if (k >= 0) PetscCall(PetscMPIIntCast(model->elem_local[k], &mine[0]));
-  PetscCallMPI(MPI_Allreduce(mine, first, 1, MPI_2INT, MPI_MINLOC, PetscObjectComm((PetscObject)model)));
-  *elem = first[0] == PETSC_MPI_INT_MAX ? -1 : (PetscInt)first[0];
-  if (*elem >= 0)
-    PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_BYTE, first[1], PetscObjectComm((PetscObject)model)));
+  if (key >= 0) PetscCall(PetscMPIIntCast(key, &mine[0]));
+  PetscCallMPI(MPI_Allreduce(mine, least, 1, MPI_2INT, MPI_MINLOC, PetscObjectComm((PetscObject)model)));
+  *first = least[0] == PETSC_MPI_INT_MAX ? -1 : (PetscInt)least[0];
+  if (*first >= 0)
+    PetscCallMPI(MPI_Bcast(buf, (PetscMPIInt)len, MPI_BYTE, least[1], PetscObjectComm((PetscObject)model)));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelFirstElement(MbsModel model, PetscInt k, void *buf, size_t len, PetscInt *elem)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelFirstKey(model, k >= 0 ? model->elem_local[k] : -1, buf, len, elem));
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelBeginGraph - Starts a construction in two passes, in which no rank holds the whole model: the calls that add
+  bodies and elements (MbsModelAddParticle(), MbsModelAddRod(), the generators, ...) record only the body graph, each
+  body's type and each element's kind and bodies; MbsModelPartition() then partitions it, and the same calls, made
+  again in the same order, store on each rank only its own bodies, their neighbours and its own elements.
+
+  Logically Collective
+
+  Input Parameter:
+. model - an empty model
+
+  Notes:
+  MbsModelLoadYAML() builds this way on several ranks. Between the two passes the model knows no body's data: a host
+  that computes an element's data from the bodies' initial positions (MbsModelGetPointPosition()) does so in the
+  second pass, on the ranks that hold the bodies (MbsModelHoldsBody()); on the others the element is not stored and
+  its data is not read. Errors only the holders can find (an element's completion from its bodies' positions) are
+  raised on every rank by MbsModelSetUp(), the first by element index. Memory per rank during the construction: 2
+  bytes per body and 24 per element for the graph, plus the rank's own part.
+
+  Level: advanced
+
+.seealso: `MbsModelPartition()`, `MbsModelHoldsBody()`, `MbsModelSetUp()`, `MbsModelLoadYAML()`
+@*/
+PetscErrorCode MbsModelBeginGraph(MbsModel model)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsModelCheckNotSetUp(model));
+  PetscCheck(model->build == MBS_BUILD_WHOLE && model->nbodies == 0 && model->nelems == 0,
+             PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+             "MbsModelBeginGraph(): the model must be empty and not already built in two passes");
+  model->build = MBS_BUILD_GRAPH;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelPartition - Ends the first pass of a construction in two passes (MbsModelBeginGraph()): partitions the body
+  graph over the ranks (MbsModelSetPartitioner()) and prepares each rank to store its part in the second pass, which
+  adds the same bodies and elements again, in the same order.
+
+  Collective
+
+  Input Parameter:
+. model - the model, after its first pass
+
+  Notes:
+  A rank stores in the second pass the bodies it owns, their neighbours in the body graph (the bodies an element joins
+  to one of its own), and the elements it owns (those whose first body it owns). Time tables created in the first
+  pass (MbsModelCreateTimeTable()) are freed here; the second pass creates them again.
+
+  Level: advanced
+
+.seealso: `MbsModelBeginGraph()`, `MbsModelHoldsBody()`, `MbsModelSetUp()`
+@*/
+PetscErrorCode MbsModelPartition(MbsModel model)
+{
+  const PetscInt N     = model->nbodies;
+  PetscInt       nheld = 0, nown = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(model->build == MBS_BUILD_GRAPH, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+             "MbsModelPartition(): call MbsModelBeginGraph() and add the bodies and elements first");
+  PetscCheck(N > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT, "The model has no bodies");
+  if (!model->options_read) PetscCall(MbsModelSetFromOptions(model));
+  PetscCall(MbsModelPartitionBodies(model));
+  PetscCall(PetscMalloc1(N, &model->body_store));
+  for (PetscInt b = 0; b < N; b++) model->body_store[b] = model->body_rank[b] == model->rank ? 0 : -1;
+  for (PetscInt e = 0; e < model->nelems; e++) { /* the owned elements, and the neighbours of the owned bodies */
+    const PetscInt *body = model->einfo[e].body;
+    if (model->body_rank[MbsElementOwnerBody(body)] == model->rank) nown++;
+    if (body[0] < 0 || body[1] < 0) continue;
+    for (int s = 0; s < 2; s++)
+      if (model->body_rank[body[s]] == model->rank) model->body_store[body[1 - s]] = 0;
+  }
+  for (PetscInt b = 0; b < N; b++)
+    if (!model->body_store[b]) nheld++;
+  PetscCall(PetscMalloc1(nheld, &model->held_body));
+  for (PetscInt b = 0, s = 0; b < N; b++) {
+    if (model->body_store[b]) continue;
+    model->held_body[s]  = b;
+    model->body_store[b] = s++;
+  }
+  PetscCall(PetscCalloc1(PetscMax(nheld, 1), &model->bodies));
+  model->maxbodies   = nheld;
+  model->nbody_store = nheld;
+  model->nelem_local = nown;
+  PetscCall(PetscMalloc3(nown, &model->elem_local, nown, &model->elem_c, nown, &model->elem_v));
+  for (PetscInt e = 0, k = 0; e < model->nelems; e++)
+    if (model->body_rank[MbsElementOwnerBody(model->einfo[e].body)] == model->rank) model->elem_local[k++] = e;
+  PetscCall(PetscCalloc1(PetscMax(nown, 1), &model->elems));
+  model->maxelems    = PetscMax(nown, 1);
+  model->nelem_store = 0;
+  for (PetscInt k = 0; k < model->ntables; k++) { /* no element of the first pass kept its table */
+    PetscCall(PetscFree3(model->tables[k]->t, model->tables[k]->v, model->tables[k]->d2));
+    PetscCall(PetscFree(model->tables[k]));
+  }
+  PetscCall(PetscFree(model->tables));
+  model->ntables       = 0;
+  model->nbodies_graph = N;
+  model->nelems_graph  = model->nelems;
+  model->nbodies       = 0;
+  model->nelems        = 0;
+  model->build         = MBS_BUILD_LOCAL;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  MbsModelHoldsBody - Whether this rank holds a body's data: always for a model built whole and not yet set up; in
+  the second pass of a construction in two passes and after MbsModelSetUp() on several ranks only for the rank's own
+  bodies and their neighbours; never in the first pass (MbsModelBeginGraph()).
+
+  Not Collective
+
+  Input Parameters:
++ model - the model
+- body - a body index, or MBS_GROUND (always held)
+
+  Output Parameter:
+. held - whether MbsModelGetPointPosition() may be asked about it here
+
+  Level: advanced
+
+.seealso: `MbsModelBeginGraph()`, `MbsModelPartition()`, `MbsModelGetPointPosition()`
+@*/
+PetscErrorCode MbsModelHoldsBody(MbsModel model, PetscInt body, PetscBool *held)
+{
+  PetscFunctionBegin;
+  PetscCheck(body >= MBS_GROUND && body < PetscMax(model->nbodies, model->nbodies_graph), PETSC_COMM_SELF,
+             PETSC_ERR_ARG_OUTOFRANGE, "Body %" PetscInt_FMT " does not exist", body);
+  if (body < 0)
+    *held = PETSC_TRUE;
+  else if (model->build == MBS_BUILD_GRAPH)
+    *held = PETSC_FALSE;
+  else
+    *held = (PetscBool)(!model->body_store || model->body_store[body] >= 0);
   PetscFunctionReturn(0);
 }
 

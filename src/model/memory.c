@@ -21,11 +21,15 @@
   workspace) were fitted, with C_obj from the structs' sizes (massif: 490 bytes per body and element of a chain
   touched, 800 allocated), to the peak RSS of a particle chain of 10^5 and a rigid chain of 10^4 links, the fill
   of a 2-D graph to a 50 x 50 net (28 Nov 2026, docs/robustness.md: within 1 % of those and of a chain of 10^4;
-  29 % above a chain of 1.5 10^6 factored by MUMPS). Every rank builds the whole model (C_obj) before the set-up
-  distributes it. The vi-* schemes add a velocity per coordinate: about 1.3 times the estimate.
+  29 % above a chain of 1.5 10^6 factored by MUMPS). A model built whole (the C API's default) is on every rank
+  (C_obj per rank) before the set-up distributes it; one built in two passes (MbsModelBeginGraph(), the YAML reader on
+  several ranks) is held once over the ranks, and every rank keeps the graph and the layout's per-body arrays
+  (C_graph: a body's type, owner, storage, global and local offsets, 34 bytes, and an element's info, 24 bytes; 36 per
+  body and element of a chain). The vi-* schemes add a velocity per coordinate: about 1.3 times the estimate.
 */
 #define MBS_MEM_BASE    (48.0 * 1048576.0) /* PETSc, MPI and the program before any model */
 #define MBS_MEM_OBJECT  500.0  /* a body or element: structs (280 and 592 bytes), name, label, layout, graph */
+#define MBS_MEM_GRAPH   36.0   /* a body or element built in two passes: what every rank keeps of it */
 #define MBS_MEM_UNKNOWN 1040.0 /* per unknown: vectors (stepper, SNES, line search) and the factor's workspace */
 #define MBS_MEM_NONZERO 42.0   /* per Jacobian nonzero: the matrix, its place map, the factor */
 #define MBS_MEM_FILL_2D 4.0    /* per Jacobian nonzero and log2 n: LU fill of a 2-D graph */
@@ -211,13 +215,14 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
   PetscFunctionReturn(0);
 }
 
-static PetscReal EstimateBytes(const MbsModelSize *s, PetscMPIInt nranks)
+static PetscReal EstimateBytes(const MbsModelSize *s, PetscMPIInt nranks, PetscBool whole)
 {
   const PetscReal n    = 2 * s->nq + 2 * s->ncon,
-                  fill = s->two_dimensional ? MBS_MEM_FILL_2D * PetscLog2Real(PetscMax(n, 2)) : 0;
+                  fill = s->two_dimensional ? MBS_MEM_FILL_2D * PetscLog2Real(PetscMax(n, 2)) : 0,
+                  objs = s->nbodies + s->nelems;
 
-  return MBS_MEM_BASE + MBS_MEM_OBJECT * (s->nbodies + s->nelems) * nranks + MBS_MEM_UNKNOWN * n +
-         (MBS_MEM_NONZERO + fill) * s->nnz;
+  return MBS_MEM_BASE + (whole ? MBS_MEM_OBJECT * objs * nranks : (MBS_MEM_OBJECT + MBS_MEM_GRAPH * nranks) * objs) +
+         MBS_MEM_UNKNOWN * n + (MBS_MEM_NONZERO + fill) * s->nnz;
 }
 
 PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, PetscBool *fits, char why[], size_t len)
@@ -230,6 +235,7 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
   PetscFunctionBegin;
   *fits = PETSC_TRUE;
   if (len) why[0] = 0;
+  if (model->build == MBS_BUILD_LOCAL) PetscFunctionReturn(0); /* the graph pass checked the same additions */
   PetscCall(ModelSize(model, &s));
   s.nbodies += added->nbodies;
   s.nelems += added->nelems;
@@ -238,7 +244,7 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
   s.nnz += added->nnz;
   s.two_dimensional = (PetscBool)(s.two_dimensional || added->two_dimensional);
   PetscCall(GetMemoryLimit(model, &limit, &source));
-  bytes = EstimateBytes(&s, model->size);
+  bytes = EstimateBytes(&s, model->size, (PetscBool)(model->build == MBS_BUILD_WHOLE));
   if (limit > 0 && !(bytes <= limit)) {
     *fits = PETSC_FALSE;
     FormatBytes(bytes, need, sizeof(need));
@@ -348,7 +354,7 @@ PetscErrorCode MbsModelEstimateMemory(MbsModel model, PetscReal *bytes)
 
   PetscFunctionBegin;
   PetscCall(ModelSize(model, &s));
-  *bytes = EstimateBytes(&s, model->size);
+  *bytes = EstimateBytes(&s, model->size, (PetscBool)(model->build == MBS_BUILD_WHOLE));
   PetscFunctionReturn(0);
 }
 

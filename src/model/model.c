@@ -148,9 +148,10 @@ PetscErrorCode MbsModelCreate(MPI_Comm comm, MbsModel *model)
   PetscCall(MbsModelInitializePackage());
   PetscCall(PetscHeaderCreate(m, MBS_MODEL_CLASSID, "MbsModel", "Multibody model", "MbsModel", comm, MbsModelDestroy,
                               MbsModelView));
-  m->ic_tol      = 1e-8;
-  m->load_factor = 1.0;
-  m->graph_width = -1;
+  m->ic_tol        = 1e-8;
+  m->load_factor   = 1.0;
+  m->graph_width   = -1;
+  m->deferred_elem = -1;
   PetscCall(PetscStrncpy(m->partitioner, "metis", sizeof(m->partitioner)));
   PetscCallMPI(MPI_Comm_rank(comm, &m->rank));
   PetscCallMPI(MPI_Comm_size(comm, &m->size));
@@ -196,8 +197,11 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   }
   PetscCall(PetscFree(m->tables));
   PetscCall(PetscFree(m->source));
+  PetscCall(PetscFree(m->deferred));
+  PetscCall(PetscFree(m->held_body));
   PetscCall(PetscFree2(m->rank_qstart, m->rank_cstart));
-  PetscCall(PetscFree2(m->body_rank, m->body_q));
+  PetscCall(PetscFree(m->body_rank));
+  PetscCall(PetscFree(m->body_q));
   PetscCall(PetscFree(m->owned_body));
   PetscCall(PetscFree3(m->elem_local, m->elem_c, m->elem_v));
   PetscCall(PetscFree(m->rank_vstart));
@@ -351,19 +355,48 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
     PetscCheck(!isground, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
                "The body name 'ground' is reserved for the fixed ground");
   }
+  if (model->build == MBS_BUILD_LOCAL) { /* the graph pass's body again: stored if this rank holds it */
+    PetscInt s;
+    PetscCheck(model->nbodies < model->nbodies_graph && model->body_type[model->nbodies] == (short)type,
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+               "Body %" PetscInt_FMT " ('%s'): after MbsModelPartition() the model's bodies and elements must be added "
+               "again as in the first pass, in the same order",
+               model->nbodies, name ? name : "");
+    *index = model->nbodies++;
+    s      = model->body_store[*index];
+    *body  = s >= 0 ? &model->bodies[s] : &model->scratch_body;
+    PetscCall(PetscMemzero(*body, sizeof(MbsBody)));
+    (*body)->type = type;
+    if (s >= 0) PetscCall(PetscStrallocpy(name ? name : "", &(*body)->name));
+    PetscFunctionReturn(0);
+  }
   if (model->nbodies == model->maxbodies) {
     model->maxbodies = PetscMax(16, 2 * model->maxbodies);
-    PetscCall(PetscRealloc(sizeof(MbsBody) * model->maxbodies, &model->bodies));
+    if (model->build == MBS_BUILD_WHOLE) PetscCall(PetscRealloc(sizeof(MbsBody) * model->maxbodies, &model->bodies));
     PetscCall(PetscRealloc(sizeof(short) * model->maxbodies, &model->body_type));
   }
   *index                   = model->nbodies++;
-  model->nbody_store       = model->nbodies;
   model->body_type[*index] = (short)type;
-  *body                    = &model->bodies[*index];
+  if (model->build == MBS_BUILD_GRAPH) { /* the type only */
+    *body = &model->scratch_body;
+    PetscCall(PetscMemzero(*body, sizeof(MbsBody)));
+    (*body)->type = type;
+    PetscFunctionReturn(0);
+  }
+  model->nbody_store = model->nbodies;
+  *body              = &model->bodies[*index];
   PetscCall(PetscMemzero(*body, sizeof(MbsBody)));
   (*body)->type = type;
   PetscCall(PetscStrallocpy(name ? name : "", &(*body)->name));
   PetscFunctionReturn(0);
+}
+
+/* Whether this rank stores element e of these bodies in the current pass of the construction */
+static inline PetscBool MbsModelStoresElement(MbsModel model, PetscInt a, PetscInt b)
+{
+  if (model->build == MBS_BUILD_WHOLE) return PETSC_TRUE;
+  if (model->build == MBS_BUILD_GRAPH) return PETSC_FALSE;
+  return (PetscBool)(model->body_rank[a >= 0 ? a : b] == model->rank);
 }
 
 /* An element of that kernel can join a and b: the model is not set up, the bodies exist and differ */
@@ -384,20 +417,52 @@ static PetscErrorCode MbsModelCheckNewElement(MbsModel model, const MbsElemKerne
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, PetscInt a, PetscInt b,
-                                         MbsElement **elem, PetscInt *index)
+static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *kernel, const MbsElementType *type,
+                                         PetscInt a, PetscInt b, MbsElement **elem, PetscInt *index)
 {
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNewElement(model, kernel, a, b));
-  if (model->nelems == model->maxelems) {
-    model->maxelems = PetscMax(16, 2 * model->maxelems);
-    PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
+  if (model->build == MBS_BUILD_LOCAL) {
+    const MbsElementInfo *info = model->nelems < model->nelems_graph ? &model->einfo[model->nelems] : NULL;
+    PetscCheck(info && info->kernel == kernel && info->type == type && info->body[0] == a && info->body[1] == b,
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+               "Element %" PetscInt_FMT
+               " (%s): after MbsModelPartition() the model's bodies and elements must be added "
+               "again as in the first pass, in the same order",
+               model->nelems, kernel->name);
+    *index = model->nelems++;
+    if (MbsModelStoresElement(model, a, b)) {
+      if (model->nelem_store == model->maxelems) {
+        model->maxelems = PetscMax(16, 2 * model->maxelems);
+        PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
+      }
+      *elem = &model->elems[model->nelem_store++];
+    } else
+      *elem = &model->scratch_elem;
+  } else {
+    if (model->nelems == model->maxelems) {
+      model->maxelems = PetscMax(16, 2 * model->maxelems);
+      if (model->build == MBS_BUILD_WHOLE)
+        PetscCall(PetscRealloc(sizeof(MbsElement) * model->maxelems, &model->elems));
+      else
+        PetscCall(PetscRealloc(sizeof(MbsElementInfo) * model->maxelems, &model->einfo));
+    }
+    *index = model->nelems++;
+    if (model->build == MBS_BUILD_GRAPH) {
+      MbsElementInfo *info = &model->einfo[*index];
+      info->kernel         = kernel;
+      info->type           = type;
+      info->body[0]        = a;
+      info->body[1]        = b;
+      *elem                = &model->scratch_elem;
+    } else {
+      model->nelem_store = model->nelems;
+      *elem              = &model->elems[*index];
+    }
   }
-  *index             = model->nelems++;
-  model->nelem_store = model->nelems;
-  *elem              = &model->elems[*index];
   PetscCall(PetscMemzero(*elem, sizeof(MbsElement)));
   (*elem)->kernel         = kernel;
+  (*elem)->type           = type;
   (*elem)->body[0]        = a;
   (*elem)->body[1]        = b;
   (*elem)->data.nblocks_a = a >= 0 ? (int)model->body_type[a] : 0;
@@ -507,7 +572,7 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
     r->v0[3 + 3 * d + 1] = w[2] * di[0] - w[0] * di[2];
     r->v0[3 + 3 * d + 2] = w[0] * di[1] - w[1] * di[0];
   }
-  PetscCall(MbsModelNewElement(model, &MbsElemKernelRigidBody, index, MBS_GROUND, &internal, &eindex));
+  PetscCall(MbsModelNewElement(model, &MbsElemKernelRigidBody, NULL, index, MBS_GROUND, &internal, &eindex));
   if (body) *body = index;
   PetscFunctionReturn(0);
 }
@@ -535,7 +600,10 @@ PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *bod
   for (PetscInt s = 0; s < model->nbody_store; s++) {
     PetscCall(PetscStrcmp(name, model->bodies[s].name, &match));
     if (match) {
-      *body = !model->body_store ? s : s < model->nowned ? model->owned_body[s] : model->ghost_body[s - model->nowned];
+      *body = model->held_body     ? model->held_body[s]
+              : !model->body_store ? s
+              : s < model->nowned  ? model->owned_body[s]
+                                   : model->ghost_body[s - model->nowned];
       break;
     }
   }
@@ -626,11 +694,16 @@ PetscErrorCode MbsModelGetPointPosition(MbsModel model, PetscInt body, const Pet
   PetscFunctionBegin;
   PetscCheck(body >= MBS_GROUND && body < model->nbodies, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist", body);
-  PetscCheck(body < 0 || !model->body_store || model->body_store[body] >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-             "Body %" PetscInt_FMT
-             " is not held by rank %d: after MbsModelSetUp() a rank holds its own bodies and their "
-             "neighbours (MbsModelGetBodyCoordinates() names the owner)",
-             body, model->rank);
+  {
+    PetscBool held;
+    PetscCall(MbsModelHoldsBody(model, body, &held));
+    PetscCheck(held, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+               "Body %" PetscInt_FMT
+               " is not held by rank %d: a model built in two passes (MbsModelPartition(), as MbsModelLoadYAML() "
+               "builds on several ranks) or set up on several ranks holds on each rank its own bodies and their "
+               "neighbours only (MbsModelHoldsBody())",
+               body, model->rank);
+  }
   if (body == MBS_GROUND) {
     for (int i = 0; i < 3; i++) x[i] = X[i];
   } else
@@ -905,11 +978,13 @@ PetscErrorCode MbsModelGetBodyCoordinates(MbsModel model, PetscInt body, PetscIn
 PetscErrorCode MbsModelAddElement(MbsModel model, const MbsElementType *type, PetscInt a, PetscInt b,
                                   const MbsElemData *data, PetscInt *elem)
 {
-  char error[256] = "";
+  char     error[256] = "";
+  PetscInt index;
 
   PetscFunctionBegin;
-  PetscCall(MbsModelAddElement_Private(model, type, a, b, data, elem, error, sizeof(error)));
-  PetscCheck(!error[0], PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE, "%s", error);
+  PetscCall(MbsModelAddElement_Private(model, type, a, b, data, &index, error, sizeof(error)));
+  if (error[0]) PetscCall(MbsModelElementError_Private(model, index, PETSC_ERR_ARG_OUTOFRANGE, error));
+  if (elem) *elem = index;
   PetscFunctionReturn(0);
 }
 
@@ -923,12 +998,16 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
 
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNewElement(model, type->kernel, a, b));
-  for (int s = 0; s < 2; s++)
-    PetscCheck(!(type->needs_orientation & (1 << s)) || body[s] < 0 || body[s] >= model->nbodies ||
-                 model->body_type[body[s]] == MBS_BODY_RIGID,
-               PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
-               "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
-               model->bodies[body[s]].name, type->name);
+  for (int s = 0; s < 2; s++) {
+    if (!(type->needs_orientation & (1 << s)) || body[s] < 0 || model->body_type[body[s]] == MBS_BODY_RIGID) continue;
+    if (model->build == MBS_BUILD_WHOLE) /* every rank holds the body's name */
+      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+              "%s: body '%s' is a particle; a %s needs rigid bodies or the ground", type->title,
+              model->bodies[body[s]].name, type->name);
+    SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONG,
+            "%s: body %" PetscInt_FMT " is a particle; a %s needs rigid bodies or the ground", type->title, body[s],
+            type->name);
+  }
   PetscCheck(!type->joins_centres || (a != MBS_GROUND && b != MBS_GROUND), PetscObjectComm((PetscObject)model),
              PETSC_ERR_ARG_WRONG,
              "%s: joins two bodies, not a body and the ground (fix a body to the ground with a weld)", type->title);
@@ -939,20 +1018,21 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
   d.nblocks_b = b >= 0 ? (int)model->body_type[b] : 0;
   PetscCheck(MbsVec3IsFinite(d.Xa) && MbsVec3IsFinite(d.Xb), PetscObjectComm((PetscObject)model),
              PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", type->kernel->name);
-  if (type->complete) {
+  /* the completion reads the bodies' initial positions: only where the element is stored (its owner, in the local pass
+     of a distributed construction, which holds both bodies); an error there is the caller's to raise or defer */
+  if (type->complete && MbsModelStoresElement(model, a, b)) {
     MbsElemPlacement place[2];
     for (int s = 0; s < 2; s++) {
       PetscCall(MbsModelGetPointPosition(model, body[s], s ? d.Xb : d.Xa, place[s].x));
       for (int i = 0; i < 3; i++)
         for (int k = 0; k < 3; k++)
           place[s].D[i][k] = body[s] >= 0 && model->body_type[body[s]] == MBS_BODY_RIGID
-                               ? model->bodies[body[s]].q0[3 + 3 * i + k]
+                               ? MbsModelBody(model, body[s])->q0[3 + 3 * i + k]
                                : (PetscReal)(i == k);
     }
-    if (type->complete(&d, &place[0], &place[1], error, len)) PetscFunctionReturn(0);
+    if (type->complete(&d, &place[0], &place[1], error, len) && model->build == MBS_BUILD_WHOLE) PetscFunctionReturn(0);
   }
-  PetscCall(MbsModelNewElement(model, type->kernel, a, b, &e, &index));
-  e->type = type;
+  PetscCall(MbsModelNewElement(model, type->kernel, type, a, b, &e, &index));
   PetscCall(PetscMemcpy(&e->data, &d, sizeof(d)));
   if (elem) *elem = index;
   PetscFunctionReturn(0);
@@ -1539,8 +1619,11 @@ PetscErrorCode MbsModelAddPositionDrive(MbsModel model, PetscInt body, const Pet
   PetscCall(MbsModelLoadData(model, "Position drive", X, n, offsetof(MbsElemData, axis_b), displacement, &d));
   if (x0)
     for (int i = 0; i < 3; i++) d.Xb[i] = x0[i];
-  else
-    PetscCall(MbsModelGetPointPosition(model, body, d.Xa, d.Xb));
+  else {
+    PetscBool held; /* in a two-pass construction only the ranks that store the drive need its start */
+    PetscCall(MbsModelHoldsBody(model, body, &held));
+    if (held) PetscCall(MbsModelGetPointPosition(model, body, d.Xa, d.Xb));
+  }
   PetscCall(MbsModelAddNamedElement(model, "drives", "position", body, MBS_GROUND, &d, elem));
   PetscFunctionReturn(0);
 }
@@ -1685,8 +1768,13 @@ PetscErrorCode MbsModelSetBodyLabel(MbsModel model, PetscInt body, const char la
   PetscCall(MbsModelCheckNotSetUp(model));
   PetscCheck(body >= 0 && body < model->nbodies, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Body %" PetscInt_FMT " does not exist", body);
-  PetscCall(PetscFree(model->bodies[body].label));
-  PetscCall(PetscStrallocpy(label, &model->bodies[body].label));
+  {
+    PetscBool held;
+    PetscCall(MbsModelHoldsBody(model, body, &held));
+    if (!held) PetscFunctionReturn(0); /* a two-pass construction: another rank's body */
+  }
+  PetscCall(PetscFree(MbsModelBody(model, body)->label));
+  PetscCall(PetscStrallocpy(label, &MbsModelBody(model, body)->label));
   PetscFunctionReturn(0);
 }
 
@@ -1703,6 +1791,12 @@ PetscErrorCode MbsModelSetElementLabel(MbsModel model, PetscInt elem, const char
   PetscCall(MbsModelCheckNotSetUp(model));
   PetscCheck(elem >= 0 && elem < model->nelems, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
              "Element %" PetscInt_FMT " does not exist", elem);
+  if (model->build != MBS_BUILD_WHOLE) { /* a two-pass construction: stored only by its owner, in the local pass */
+    PetscInt k = -1;
+    if (model->build == MBS_BUILD_LOCAL) PetscCall(PetscFindInt(elem, model->nelem_local, model->elem_local, &k));
+    if (k < 0 || k >= model->nelem_store) PetscFunctionReturn(0);
+    elem = k;
+  }
   PetscCall(PetscFree(model->elems[elem].label));
   PetscCall(PetscStrallocpy(label, &model->elems[elem].label));
   PetscFunctionReturn(0);
@@ -1725,11 +1819,10 @@ PetscErrorCode MbsModelSetInitialTolerance(MbsModel model, PetscReal tol)
   PetscFunctionReturn(0);
 }
 
-/* Describe element elems[e] for messages (e: its index before the set-up, its position in elem_local after): its
-   label if it has one, else its type and index. */
-void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
+/* Describe the k-th owned element for messages: its label if it has one, else its type and index. */
+void MbsElementDescribe(MbsModel model, PetscInt k, char *buf, size_t len)
 {
-  const MbsElement *el = &model->elems[e];
+  const MbsElement *el = MbsModelLocalElement(model, k);
   if (el->label)
     PetscSNPrintf(buf, len, "%s", el->label);
   else if (el->kernel == &MbsElemKernelRigidBody)
@@ -1737,8 +1830,46 @@ void MbsElementDescribe(MbsModel model, PetscInt e, char *buf, size_t len)
                   MbsModelBody(model, el->body[0])->label ? " at " : "",
                   MbsModelBody(model, el->body[0])->label ? MbsModelBody(model, el->body[0])->label : "");
   else
-    PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", model->einfo ? model->elem_local[e] : e,
-                  el->kernel->name);
+    PetscSNPrintf(buf, len, "element %" PetscInt_FMT " (%s)", model->elem_local[k], el->kernel->name);
+}
+
+PetscErrorCode MbsModelDescribeElement_Private(MbsModel model, PetscInt e, char *buf, size_t len)
+{
+  PetscInt k = -1, first;
+
+  PetscFunctionBegin;
+  buf[0] = 0;
+  if (e >= 0) PetscCall(PetscFindInt(e, model->nelem_local, model->elem_local, &k));
+  if (k >= 0) MbsElementDescribe(model, k, buf, len);
+  PetscCall(MbsModelFirstElement(model, k, buf, len, &first));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelElementError_Private(MbsModel model, PetscInt e, PetscErrorCode code, const char msg[])
+{
+  PetscFunctionBegin;
+  if (model->build == MBS_BUILD_WHOLE) SETERRQ(PetscObjectComm((PetscObject)model), code, "%s", msg);
+  if (model->deferred_elem >= 0 && model->deferred_elem <= e) PetscFunctionReturn(0); /* the first one counts */
+  PetscCall(PetscFree(model->deferred));
+  PetscCall(PetscStrallocpy(msg, &model->deferred));
+  model->deferred_elem = e;
+  model->deferred_code = code;
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelRaiseDeferred_Private(MbsModel model)
+{
+  char     msg[PETSC_MAX_PATH_LEN + 1024] = "";
+  PetscInt first, code = model->deferred_code;
+
+  PetscFunctionBegin;
+  if (model->deferred) PetscCall(PetscSNPrintf(msg, sizeof(msg), "%s", model->deferred));
+  PetscCall(MbsModelFirstKey(model, model->deferred_elem, msg, sizeof(msg), &first));
+  if (first < 0) PetscFunctionReturn(0);
+  PetscCall(MbsModelFirstKey(model, model->deferred_elem, &code, sizeof(code), &first));
+  PetscCall(PetscFree(model->deferred));
+  model->deferred_elem = -1;
+  SETERRQ(PetscObjectComm((PetscObject)model), (PetscErrorCode)code, "%s", msg);
 }
 
 /* A body in messages: its input position and name, or its name */
@@ -1753,13 +1884,17 @@ static void MbsBodyDescribe(MbsModel model, PetscInt b, char *buf, size_t len)
 
 /* The initial energy, momenta and potentials must be finite: a velocity of 1e200 or a gravity of 1e307 passes
    the reader (each number is finite) but makes the energy overflow, and the first step would fail on a residual
-   that is NaN, which no smaller step can help. Until the set-up distributes the model every rank holds every body and
-   element, so every rank checks all of them and reports the first one, the same everywhere. */
+   that is NaN, which no smaller step can help. Each rank checks its own bodies and elements; the first offender (bodies
+   before elements, in index order) is reported on every rank. */
 static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
 {
+  char     msg[PETSC_MAX_PATH_LEN + 512] = "";
+  PetscInt key                           = -1, first;
+
   PetscFunctionBegin;
-  for (PetscInt b = 0; b < model->nbodies; b++) {
-    const MbsBody *body = &model->bodies[b];
+  for (PetscInt k = 0; k < model->nowned && key < 0; k++) {
+    const PetscInt b    = model->owned_body[k];
+    const MbsBody *body = MbsModelBody(model, b);
     PetscReal      T = 0, L = 0;
     char           desc[PETSC_MAX_PATH_LEN + 128];
 
@@ -1771,14 +1906,16 @@ static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
       }
     if (PetscIsInfOrNanReal(T) || PetscIsInfOrNanReal(L)) {
       MbsBodyDescribe(model, b, desc, sizeof(desc));
-      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
-              "%s: the initial kinetic energy or momentum is not finite (T = %g, |m v| = %g): the mass, inertia or "
-              "velocity overflows",
-              desc, (double)T, (double)L);
+      PetscCall(
+        PetscSNPrintf(msg, sizeof(msg),
+                      "%s: the initial kinetic energy or momentum is not finite (T = %g, |m v| = %g): the mass, "
+                      "inertia or velocity overflows",
+                      desc, (double)T, (double)L));
+      key = b;
     }
   }
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el = &model->elems[e];
+  for (PetscInt k = 0; k < model->nelem_local && key < 0; k++) {
+    const MbsElement *el = MbsModelLocalElement(model, k);
     PetscReal         qe[MBS_ELEM_MAX_NQ], V;
     PetscInt          n = 0;
     char              desc[PETSC_MAX_PATH_LEN + 128];
@@ -1786,8 +1923,8 @@ static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
     if (!el->kernel->energy) continue;
     for (int s = 0; s < 2; s++)
       if (el->body[s] >= 0)
-        for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[el->body[s]].type; i++)
-          qe[n++] = model->bodies[el->body[s]].q0[i];
+        for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[el->body[s]]; i++)
+          qe[n++] = MbsModelBody(model, el->body[s])->q0[i];
     V = el->kernel->energy(&el->data, qe);
     if (PetscIsInfOrNanReal(V)) {
       if (el->kernel == &MbsElemKernelGravity) {
@@ -1795,13 +1932,17 @@ static PetscErrorCode MbsModelCheckFiniteState(MbsModel model)
         MbsBodyDescribe(model, el->body[0], body, sizeof(body));
         PetscCall(PetscSNPrintf(desc, sizeof(desc), "%s: its weight", body));
       } else
-        MbsElementDescribe(model, e, desc, sizeof(desc));
-      SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
-              "%s: the initial potential energy is not finite (V = %g): gravity, a stiffness, a mass or a position "
-              "overflows",
-              desc, (double)V);
+        MbsElementDescribe(model, k, desc, sizeof(desc));
+      PetscCall(
+        PetscSNPrintf(msg, sizeof(msg),
+                      "%s: the initial potential energy is not finite (V = %g): gravity, a stiffness, a mass or "
+                      "a position overflows",
+                      desc, (double)V));
+      key = model->nbodies + model->elem_local[k];
     }
   }
+  PetscCall(MbsModelFirstKey(model, key, msg, sizeof(msg), &first));
+  PetscCheck(first < 0, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT, "%s", msg);
   PetscFunctionReturn(0);
 }
 
@@ -1817,9 +1958,9 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
   PetscCall(PetscMalloc2(model->nq_ghosted, &q, model->nq_ghosted, &v));
   for (PetscInt b = 0; b < model->nbodies; b++) {
     if (model->body_lq[b] < 0) continue;
-    for (PetscInt i = 0; i < 3 * (PetscInt)model->bodies[b].type; i++) {
-      q[model->body_lq[b] + i] = model->bodies[b].q0[i];
-      v[model->body_lq[b] + i] = model->bodies[b].v0[i];
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) {
+      q[model->body_lq[b] + i] = MbsModelBody(model, b)->q0[i];
+      v[model->body_lq[b] + i] = MbsModelBody(model, b)->v0[i];
     }
   }
   PetscCall(MbsOpConstraintMaxLocal(model, q, v, worst, worst_elem));
@@ -1833,11 +1974,11 @@ static PetscErrorCode MbsModelCheckInitialState(MbsModel model)
     PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_DOUBLE_INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
     if (!(glob.val <= model->ic_tol)) { /* a NaN residual is a violation too */
       char desc[PETSC_MAX_PATH_LEN + 128];
-      MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
+      PetscCall(MbsModelDescribeElement_Private(model, glob.elem, desc, sizeof(desc)));
       SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
               "%s: the initial state violates this %s %s: max |%s| = %.3e > tolerance %.1e "
               "(-mbs_initial_tolerance)",
-              desc, model->elems[glob.elem].kernel->name,
+              desc, MbsModelElementInfo(model, glob.elem).kernel->name,
               level == 2 ? "velocity constraint"
                          : (level ? "constraint on velocity level" : "constraint on position level"),
               what[level], glob.val, (double)model->ic_tol);
@@ -1918,14 +2059,34 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
 {
   PetscFunctionBegin;
   if (model->setup) PetscFunctionReturn(0);
+  PetscCheck(model->build != MBS_BUILD_GRAPH, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+             "The model holds only its graph: call MbsModelPartition() and add the bodies and elements again first");
+  if (model->build == MBS_BUILD_LOCAL) {
+    PetscCall(MbsModelRaiseDeferred_Private(model));
+    PetscCheck(model->nbodies == model->nbodies_graph && model->nelems == model->nelems_graph,
+               PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+               "After MbsModelPartition() %" PetscInt_FMT " bodies and %" PetscInt_FMT
+               " elements were added again, of the first pass's %" PetscInt_FMT " and %" PetscInt_FMT,
+               model->nbodies, model->nelems, model->nbodies_graph, model->nelems_graph);
+  }
   PetscCheck(model->nbodies > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT, "The model has no bodies");
   if (!model->options_read) PetscCall(MbsModelSetFromOptions(model));
   if (model->gravity[0] != 0 || model->gravity[1] != 0 || model->gravity[2] != 0) {
+    if (model->build == MBS_BUILD_LOCAL) { /* the gravity elements' info on every rank, their data with the owner */
+      PetscCall(PetscRealloc(sizeof(MbsElementInfo) * (model->nelems + model->nbodies), &model->einfo));
+      for (PetscInt b = 0; b < model->nbodies; b++) {
+        MbsElementInfo *info = &model->einfo[model->nelems_graph++];
+        info->kernel         = &MbsElemKernelGravity;
+        info->type           = NULL;
+        info->body[0]        = b;
+        info->body[1]        = MBS_GROUND;
+      }
+    }
     for (PetscInt b = 0; b < model->nbodies; b++) {
       MbsElement *e;
       PetscInt    index;
-      PetscCall(MbsModelNewElement(model, &MbsElemKernelGravity, b, MBS_GROUND, &e, &index));
-      e->data.mass = model->bodies[b].mass;
+      PetscCall(MbsModelNewElement(model, &MbsElemKernelGravity, NULL, b, MBS_GROUND, &e, &index));
+      if (e != &model->scratch_elem) e->data.mass = MbsModelBody(model, b)->mass;
       for (int i = 0; i < 3; i++) e->data.gravity[i] = model->gravity[i];
       model->ngravity++;
     }

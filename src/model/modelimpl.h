@@ -31,6 +31,13 @@ typedef struct {
   PetscInt              body[2];
 } MbsElementInfo;
 
+/* How MbsModelAdd...() records bodies and elements (MbsModelBeginGraph(), MbsModelPartition()) */
+typedef enum {
+  MBS_BUILD_WHOLE, /* every rank stores every body and element (the default) */
+  MBS_BUILD_GRAPH, /* the first of two passes: only each body's type and each element's kind and bodies */
+  MBS_BUILD_LOCAL  /* the second: the same calls again, each rank storing its own part and its neighbours */
+} MbsBuildMode;
+
 struct _p_MbsModel {
   PETSCHEADER(int);
   PetscMPIInt rank, size;
@@ -67,8 +74,21 @@ struct _p_MbsModel {
   MbsElement     *elems;
   MbsElementInfo *einfo;    /* every element, from the set-up on */
   PetscInt        ngravity; /* gravity elements appended by SetUp */
-  PetscInt        ntables;  /* time tables (MbsModelCreateTimeTable()), owned by the model */
-  MbsTimeTable  **tables;
+  /* The construction in two passes (MbsModelBeginGraph(), MbsModelPartition()): in the local pass a rank stores its
+     owned bodies, their neighbours in the body graph and its owned elements; a body or element it does not store is
+     built in scratch space and dropped. An error only the ranks that hold the data can find (an element's completion
+     from its bodies' positions) is kept as the first by element index and raised on every rank by
+     MbsModelRaiseDeferred_Private(). */
+  MbsBuildMode   build;
+  PetscInt       nbodies_graph, nelems_graph; /* what the graph pass added, which the local pass adds again */
+  PetscInt      *held_body;                   /* local pass: the global index of each stored body, increasing */
+  MbsBody        scratch_body;
+  MbsElement     scratch_elem;
+  PetscInt       deferred_elem; /* -1: no deferred error */
+  PetscErrorCode deferred_code;
+  char          *deferred;
+  PetscInt       ntables; /* time tables (MbsModelCreateTimeTable()), owned by the model */
+  MbsTimeTable **tables;
 
   /* Layout after SetUp. Bodies are partitioned over the ranks (METIS on the body graph, or contiguous
      ranges), each element is owned by the rank of its first non-ground body and its constraint rows live
@@ -112,8 +132,14 @@ struct _p_MbsModel {
 PETSC_INTERN PetscErrorCode MbsElementTypeRegisterAll(void);
 PETSC_INTERN PetscErrorCode MbsElementTypeRegistryDestroy_Private(void);
 
-/* Element elems[e] in messages: its input label ("file:line:col: joints[1] (knife_edge)"), else its type and index */
-PETSC_INTERN void MbsElementDescribe(MbsModel, PetscInt e, char *buf, size_t len);
+/* The k-th owned element (elem_local[k]) in messages: its input label ("file:line:col: joints[1] (knife_edge)"), else
+   its type and index. After the layout (MbsModelSetUp()). */
+PETSC_INTERN void MbsElementDescribe(MbsModel, PetscInt k, char *buf, size_t len);
+/* Element e's description (MbsElementDescribe()) on every rank, from its owner; "" if no rank owns it. Collective. */
+PETSC_INTERN PetscErrorCode MbsModelDescribeElement_Private(MbsModel, PetscInt e, char *buf, size_t len);
+/* The first over the ranks of each rank's key (-1 for none): first its value (-1 if no rank has one), and buf (len
+   bytes, which the rank with that key filled) broadcast from that rank. Collective. */
+PETSC_INTERN PetscErrorCode MbsModelFirstKey(MbsModel, PetscInt key, void *buf, size_t len, PetscInt *first);
 
 /* layout.c: partition, ownership, numbering and ghosts, at MbsModelSetUp(); then each rank keeps only its part */
 PETSC_INTERN PetscErrorCode MbsModelLayout_Private(MbsModel);

@@ -562,14 +562,21 @@ PetscErrorCode MbsModelCheckVelocityConstraints(MbsModel model)
   }
   PetscCall(PetscFree3(start, list, hasv));
   PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPI_2INT, MPI_MAXLOC, PetscObjectComm((PetscObject)model)));
-  if (glob.elem >= 0) {
-    char desc[PETSC_MAX_PATH_LEN + 128];
-    MbsElementDescribe(model, glob.elem, desc, sizeof(desc));
-    SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT,
-            "%s: this velocity constraint is implied by the other constraints of body '%s' (two knife edges across the "
-            "same direction on one body, as on an axle, are one constraint; a knife edge across a planar joint's "
-            "normal repeats the joint; the same contact twice): remove it (docs/nonholonomic.md)",
-            desc, MbsModelBody(model, model->elems[glob.elem].body[0])->name);
+  if (glob.elem >= 0) { /* its owner names it and its body */
+    char     desc[PETSC_MAX_PATH_LEN + 128], msg[PETSC_MAX_PATH_LEN + 512] = "";
+    PetscInt k = -1, first;
+    PetscCall(PetscFindInt(glob.elem, model->nelem_local, model->elem_local, &k));
+    if (k >= 0) {
+      MbsElementDescribe(model, k, desc, sizeof(desc));
+      PetscCall(PetscSNPrintf(
+        msg, sizeof(msg),
+        "%s: this velocity constraint is implied by the other constraints of body '%s' (two knife edges across the "
+        "same direction on one body, as on an axle, are one constraint; a knife edge across a planar joint's "
+        "normal repeats the joint; the same contact twice): remove it (docs/nonholonomic.md)",
+        desc, MbsModelBody(model, MbsModelLocalElement(model, k)->body[0])->name));
+    }
+    PetscCall(MbsModelFirstElement(model, k, msg, sizeof(msg), &first));
+    SETERRQ(PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT, "%s", msg);
   }
   PetscFunctionReturn(0);
 }
