@@ -72,6 +72,8 @@ static const BadInput bad_inputs[] = {
   {"zero_step", 1, 14, "time.step", "expected a positive number (time step in s)", "'0'"},
   {"negative_end", 3, 8, "time.end", "expected a positive number (final time in s)", "'-10'"},
   {"zero_rod_length", 5, 48, "joints[0].length", "expected a positive number (rod length in m)", "'0'"},
+  {"beams_load_overflow", 18, 19, "beams[0].load.force", "whose force on a node (times the length it stands for",
+   "a sequence of 3 items"},
   {"rod_coincident", 6, 5, "joints[0].length",
    "expected a positive number (rod length in m; required here because the rod's two points coincide",
    "the key is missing"},
@@ -982,6 +984,12 @@ static void TestTwoPassCAPI(void **state)
   assert_int_equal(BuildPendulums(two, n, -1), 0);
   assert_int_equal(MbsModelHoldsBody(two, 0, &held), 0);
   assert_false(held);
+  {
+    PetscInt b;
+    ClearError();
+    assert_int_equal(MbsModelFindBody(two, "bob", &b), PETSC_ERR_ORDER); /* the first pass records no names */
+    ExpectContains("two passes", error_message, "records no names");
+  }
   ClearError();
   assert_int_equal(MbsModelSetUp(two), PETSC_ERR_ORDER);
   ExpectContains("two passes", error_message, "MbsModelPartition()");
@@ -1008,6 +1016,12 @@ static void TestTwoPassCAPI(void **state)
   assert_int_equal(BuildPendulums(two, n, -1), 0);
   assert_int_equal(MbsModelPartition(two), 0);
   assert_int_equal(BuildPendulums(two, n, -1), 0);
+  ClearError();
+  assert_int_equal(BuildPendulums(two, 1, -1), PETSC_ERR_ORDER); /* complete: no more bodies */
+  ExpectContains("two passes", error_message, "it takes no more");
+  ClearError();
+  assert_int_equal(MbsModelSetPartitioner(two, "contiguous"), PETSC_ERR_ORDER);
+  ExpectContains("two passes", error_message, "partitioned already");
   for (PetscInt b = 0; b < n; b++) {
     assert_int_equal(MbsModelHoldsBody(two, b, &held), 0);
     nheld += held;

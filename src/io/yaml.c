@@ -385,6 +385,7 @@ static PetscErrorCode ParseBodyToWorld(MbsYAMLReader *r, yaml_node_t *item, cons
     PetscCall(CheckPoint(r, node, kpath, &ref[0], X[0]));
   }
   PetscCall(MbsYAMLLookup(r, item, ipath, "position", NULL, kpath, &node));
+  X[1][0] = X[1][1] = X[1][2] = 0;
   if (node)
     PetscCall(MbsYAMLParseVec3(r, node, kpath, "fixed position in the world frame, m", X[1]));
   else {
@@ -670,7 +671,7 @@ static PetscErrorCode ParseElementParam(MbsYAMLReader *r, yaml_node_t *item, con
       PetscCall(MbsModelHoldsBody(r->model, ref[1].body, &held[1]));
       if (held[0] && held[1]) PetscCall(InitialDistance(r, ref, X, &distance));
       if (held[0] && held[1] && !(distance > 0)) {
-        char     msg[MBS_YAML_PATH_LEN + 1024];
+        char     msg[PETSC_MAX_PATH_LEN + 1024];
         PetscInt e;
         snprintf(expected, sizeof(expected), "%s (%s; required here because the %s's two points coincide initially)",
                  number, prm->quantity, type->name);
@@ -1218,9 +1219,11 @@ gravity of a YAML input file to a model and reads its run parameters
   partially built and should be destroyed. Bodies and elements are labelled with their place in the file
   (`MbsModelSetBodyLabel()`, `MbsModelSetElementLabel()`) so that `MbsModelSetUp()` can point at them.
 
-  On several ranks an empty model is built in two passes over the file (`MbsModelBeginGraph()`, `MbsModelPartition()`):
-  no rank holds the whole model; an error that needs the bodies' initial positions is found by the ranks that hold
-  them and raised on every rank when the second pass ends (docs/input.md).
+  On several ranks an empty model is built twice from the file (`MbsModelBeginGraph()`, `MbsModelPartition()`): no
+  rank holds the whole model; an error that needs the bodies' initial positions is found by the ranks that hold them
+  and raised on every rank when the second pass ends (docs/input.md). The model is then partitioned (by
+  -mbs_partition or the default: `MbsModelSetPartitioner()` after the load has no effect) and complete: it takes no
+  further bodies or elements (on one rank it does).
 
   Gmsh mesh files named in 'meshes' are read relative to the directory of the input file (rank 0 reads,
   the contents are broadcast); an error in one is reported after the place in the YAML file that names

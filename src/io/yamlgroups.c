@@ -992,7 +992,7 @@ static const char *const beam_load_keys[] = {"force", "time", NULL};
 /* A load per unit length on a beam's nodes, `load: {force: [qx, qy, qz], time: ...}` (N/m, world frame): a point load
    q l_k on node k (MbsModelAddPointLoad()), l_k the length the node stands for (share[k]); labelled after prefix */
 static PetscErrorCode AddBeamLoad(MbsYAMLReader *r, yaml_node_t *load, const char lpath[], PetscInt first,
-                                  PetscInt nnodes, const PetscReal share[], const char prefix[])
+                                  PetscInt nnodes, const PetscReal share[], PetscReal most, const char prefix[])
 {
   yaml_node_t    *node, *tnode;
   char            kpath[MBS_YAML_PATH_LEN], label[PETSC_MAX_PATH_LEN + 128];
@@ -1007,6 +1007,13 @@ static PetscErrorCode AddBeamLoad(MbsYAMLReader *r, yaml_node_t *load, const cha
   PetscCall(
     MbsYAMLLookup(r, load, lpath, "force", "a 3-vector (the load per unit length in N/m, world frame)", kpath, &node));
   PetscCall(MbsYAMLParseVec3(r, node, kpath, "the load per unit length in N/m, world frame", q));
+  /* the nodes' forces checked here, on every rank: built in two passes only the holders of a node know its share */
+  if (PetscIsInfOrNanReal(PetscAbsReal(q[0]) * most + PetscAbsReal(q[1]) * most + PetscAbsReal(q[2]) * most)) {
+    char expected[160];
+    snprintf(expected, sizeof(expected),
+             "a load whose force on a node (times the length it stands for, up to %g m) is finite", (double)most);
+    PetscCall(MbsYAMLFailNode(r, node, kpath, expected));
+  }
   PetscCall(MbsYAMLLookup(r, load, lpath, "time", NULL, kpath, &tnode));
   if (tnode) PetscCall(MbsYAMLParseTimeFunction(r, tnode, kpath, &time));
   for (PetscInt k = 0; k < nnodes; k++) {
@@ -1304,7 +1311,7 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
                                             PetscSqr(x[n][2] - x[k][2]));
       }
       PetscCall(PetscFree(held));
-      ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, prefix);
+      ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, total, prefix);
       PetscCall(PetscFree2(share, x));
       PetscCall(ierr);
     }
@@ -1416,7 +1423,7 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
   }
   PetscCall(MbsYAMLLookup(r, item, ipath, "load", NULL, kpath, &node));
   if (node) { /* node k stands for half of each of its elements */
-    PetscReal *share;
+    PetscReal *share, most = 0;
     PetscCall(PetscCalloc1(mesh->nnodes, &share));
     for (PetscInt k = 0; k < mesh->nedges; k++) {
       const PetscInt  a = mesh->edge[2 * k], b = mesh->edge[2 * k + 1];
@@ -1425,7 +1432,8 @@ static PetscErrorCode AddMeshBeams(MbsYAMLReader *r, yaml_node_t *item, const ch
                                                       PetscSqr(mesh->x[3 * b + 2] - mesh->x[3 * a + 2]));
       share[a] += 0.5 * l, share[b] += 0.5 * l;
     }
-    ierr = AddBeamLoad(r, node, kpath, g->first_body, mesh->nnodes, share, prefix);
+    for (PetscInt k = 0; k < mesh->nnodes; k++) most = PetscMax(most, share[k]);
+    ierr = AddBeamLoad(r, node, kpath, g->first_body, mesh->nnodes, share, most, prefix);
     PetscCall(PetscFree(share));
     PetscCall(ierr);
   }

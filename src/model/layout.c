@@ -314,8 +314,9 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   }
   PetscCall(PetscMalloc1(model->nq_ghosted, &model->minv));
   for (PetscInt b = 0; b < N; b++) {
-    const MbsBody *body = MbsModelBody(model, b);
+    const MbsBody *body;
     if (model->body_lq[b] < 0) continue;
+    body = MbsModelBody(model, b);
     for (PetscInt j = 0; j < (PetscInt)body->type; j++)
       for (int i = 0; i < 3; i++) model->minv[model->body_lq[b] + 3 * j + i] = 1.0 / body->mblock[j];
   }
@@ -479,7 +480,8 @@ PetscErrorCode MbsModelBeginGraph(MbsModel model)
   PetscCheck(model->build == MBS_BUILD_WHOLE && model->nbodies == 0 && model->nelems == 0,
              PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
              "MbsModelBeginGraph(): the model must be empty and not already built in two passes");
-  model->build = MBS_BUILD_GRAPH;
+  model->build          = MBS_BUILD_GRAPH;
+  model->ntables_before = model->ntables;
   PetscFunctionReturn(0);
 }
 
@@ -496,7 +498,8 @@ PetscErrorCode MbsModelBeginGraph(MbsModel model)
   Notes:
   A rank stores in the second pass the bodies it owns, their neighbours in the body graph (the bodies an element joins
   to one of its own), and the elements it owns (those whose first body it owns). Time tables created in the first
-  pass (MbsModelCreateTimeTable()) are freed here; the second pass creates them again.
+  pass (MbsModelCreateTimeTable()) are freed here (those created before MbsModelBeginGraph() are kept); the second
+  pass creates them again. The partitioner (MbsModelSetPartitioner(), -mbs_partition) is the one set now.
 
   Level: advanced
 
@@ -511,7 +514,10 @@ PetscErrorCode MbsModelPartition(MbsModel model)
   PetscCheck(model->build == MBS_BUILD_GRAPH, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
              "MbsModelPartition(): call MbsModelBeginGraph() and add the bodies and elements first");
   PetscCheck(N > 0, PetscObjectComm((PetscObject)model), PETSC_ERR_USER_INPUT, "The model has no bodies");
-  if (!model->options_read) PetscCall(MbsModelSetFromOptions(model));
+  if (!model->options_read) { /* the partitioner; the set-up reads the options again, after the host's setters */
+    PetscCall(MbsModelSetFromOptions(model));
+    model->options_read = PETSC_FALSE;
+  }
   PetscCall(MbsModelPartitionBodies(model));
   PetscCall(PetscMalloc1(N, &model->body_store));
   for (PetscInt b = 0; b < N; b++) model->body_store[b] = model->body_rank[b] == model->rank ? 0 : -1;
@@ -540,12 +546,11 @@ PetscErrorCode MbsModelPartition(MbsModel model)
   PetscCall(PetscCalloc1(PetscMax(nown, 1), &model->elems));
   model->maxelems    = PetscMax(nown, 1);
   model->nelem_store = 0;
-  for (PetscInt k = 0; k < model->ntables; k++) { /* no element of the first pass kept its table */
+  for (PetscInt k = model->ntables_before; k < model->ntables; k++) { /* no element of the first pass kept its table */
     PetscCall(PetscFree3(model->tables[k]->t, model->tables[k]->v, model->tables[k]->d2));
     PetscCall(PetscFree(model->tables[k]));
   }
-  PetscCall(PetscFree(model->tables));
-  model->ntables       = 0;
+  model->ntables       = model->ntables_before;
   model->nbodies_graph = N;
   model->nelems_graph  = model->nelems;
   model->nbodies       = 0;
@@ -587,7 +592,8 @@ PetscErrorCode MbsModelHoldsBody(MbsModel model, PetscInt body, PetscBool *held)
 }
 
 /*@C
-  MbsModelSetPartitioner - Chooses how MbsModelSetUp() distributes the bodies over the ranks.
+  MbsModelSetPartitioner - Chooses how MbsModelSetUp(), or MbsModelPartition() for a model built in two passes,
+  distributes the bodies over the ranks.
 
   Logically Collective
 
@@ -609,6 +615,9 @@ PetscErrorCode MbsModelSetPartitioner(MbsModel model, const char type[])
 
   PetscFunctionBegin;
   PetscCall(MbsModelCheckNotSetUp(model));
+  PetscCheck(!model->body_rank, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+             "MbsModelSetPartitioner(): the model is partitioned already (MbsModelPartition(); MbsModelLoadYAML() "
+             "partitions on several ranks: use -mbs_partition)");
   PetscCall(PetscStrcmp(type, "metis", &metis));
   PetscCall(PetscStrcmp(type, "contiguous", &contiguous));
   PetscCheck(metis || contiguous, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_UNKNOWN_TYPE,

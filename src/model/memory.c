@@ -281,7 +281,8 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
 
   Notes:
   The default is the physical memory of the machines (nodes) the ranks run on (sysconf on each node, summed). The
-estimate, documented in docs/input.md, counts the model (held by every rank) and one step's solve of the largest scheme:
+estimate, documented in docs/input.md, counts the model (held by every rank when built whole, once over the ranks when
+built in two passes, `MbsModelBeginGraph()`) and one step's solve of the largest scheme:
 the unknowns, the Jacobian's nonzeros and an LU fill estimate. A model over the limit is refused with both numbers,
   before anything is allocated; so is one whose unknowns or Jacobian nonzeros do not fit `PetscInt`.
 

@@ -357,6 +357,11 @@ static PetscErrorCode MbsModelNewBody(MbsModel model, const char name[], MbsBody
   }
   if (model->build == MBS_BUILD_LOCAL) { /* the graph pass's body again: stored if this rank holds it */
     PetscInt s;
+    PetscCheck(
+      model->nbodies < model->nbodies_graph, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+      "Body '%s': the model was built in two passes (MbsModelPartition(); MbsModelLoadYAML() on several ranks) "
+      "and has all the %" PetscInt_FMT " bodies of its first pass: it takes no more",
+      name ? name : "", model->nbodies_graph);
     PetscCheck(model->nbodies < model->nbodies_graph && model->body_type[model->nbodies] == (short)type,
                PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
                "Body %" PetscInt_FMT " ('%s'): after MbsModelPartition() the model's bodies and elements must be added "
@@ -424,6 +429,10 @@ static PetscErrorCode MbsModelNewElement(MbsModel model, const MbsElemKernel *ke
   PetscCall(MbsModelCheckNewElement(model, kernel, a, b));
   if (model->build == MBS_BUILD_LOCAL) {
     const MbsElementInfo *info = model->nelems < model->nelems_graph ? &model->einfo[model->nelems] : NULL;
+    PetscCheck(info, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+               "%s element: the model was built in two passes (MbsModelPartition(); MbsModelLoadYAML() on several "
+               "ranks) and has all the %" PetscInt_FMT " elements of its first pass: it takes no more",
+               kernel->name, model->nelems_graph);
     PetscCheck(info && info->kernel == kernel && info->type == type && info->body[0] == a && info->body[1] == b,
                PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
                "Element %" PetscInt_FMT
@@ -580,7 +589,8 @@ PetscErrorCode MbsModelAddRigidBody(MbsModel model, const char name[], PetscReal
 /*@C
   MbsModelFindBody - Finds a body by name; returns MBS_GROUND for "ground" and -2 when there is no such body.
 
-  Not Collective before MbsModelSetUp(); Collective after it on several ranks
+  Not Collective on a model built whole before MbsModelSetUp(); Collective after it on several ranks, and in the
+  second pass of a construction in two passes (MbsModelPartition()); an error in its first pass (no names yet)
 
   Note:
   After MbsModelSetUp() on several ranks a rank holds only its own bodies and their neighbours (the ghosts): the ranks
@@ -591,6 +601,11 @@ PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *bod
   PetscBool match;
 
   PetscFunctionBegin;
+  PetscCheck(
+    model->build != MBS_BUILD_GRAPH, PetscObjectComm((PetscObject)model), PETSC_ERR_ORDER,
+    "MbsModelFindBody('%s'): the first pass of a construction in two passes records no names; number the bodies "
+    "by the order they are added",
+    name);
   PetscCall(PetscStrcmp(name, "ground", &match));
   if (match) {
     *body = MBS_GROUND;
@@ -1016,11 +1031,16 @@ PetscErrorCode MbsModelAddElement_Private(MbsModel model, const MbsElementType *
   PetscCall(PetscMemcpy(&d, data, sizeof(d))); /* with its zero padding: the checkpoint hashes the bytes */
   d.nblocks_a = a >= 0 ? (int)model->body_type[a] : 0;
   d.nblocks_b = b >= 0 ? (int)model->body_type[b] : 0;
-  PetscCheck(MbsVec3IsFinite(d.Xa) && MbsVec3IsFinite(d.Xb), PetscObjectComm((PetscObject)model),
-             PETSC_ERR_ARG_OUTOFRANGE, "%s element: points must be finite", type->kernel->name);
+  if (!MbsVec3IsFinite(d.Xa) || !MbsVec3IsFinite(d.Xb)) {
+    /* in the local pass of a construction in two passes a point computed from a body's position (a fixed point's
+       default position) is known only where the body is held: the caller raises or defers it */
+    PetscCheck(model->build == MBS_BUILD_LOCAL, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_OUTOFRANGE,
+               "%s element: points must be finite", type->kernel->name);
+    PetscCall(PetscSNPrintf(error, len, "%s element: points must be finite", type->kernel->name));
+  }
   /* the completion reads the bodies' initial positions: only where the element is stored (its owner, in the local pass
      of a distributed construction, which holds both bodies); an error there is the caller's to raise or defer */
-  if (type->complete && MbsModelStoresElement(model, a, b)) {
+  if (type->complete && !error[0] && MbsModelStoresElement(model, a, b)) {
     MbsElemPlacement place[2];
     for (int s = 0; s < 2; s++) {
       PetscCall(MbsModelGetPointPosition(model, body[s], s ? d.Xb : d.Xa, place[s].x));

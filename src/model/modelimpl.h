@@ -58,7 +58,7 @@ struct _p_MbsModel {
   PetscInt  sized_bodies, sized_elems;
   PetscReal sized[5];
 
-  /* Bodies and elements. Until MbsModelSetUp() every rank holds all of them, in the order they were added
+  /* Bodies and elements. Built whole, until MbsModelSetUp() every rank holds all of them, in the order they were added
      (bodies[b], elems[e]). The set-up distributes them (MbsModelDistribute_Private()): a rank then holds the full
      data of its owned bodies and their ghosts (bodies[body_store[b]], owned first, in the order of their local
      coordinates) and of its owned elements (elems[k], k the position in elem_local); of every body only its type
@@ -72,7 +72,7 @@ struct _p_MbsModel {
   PetscInt        nelems, maxelems; /* elements in the model */
   PetscInt        nelem_store;      /* elements held by this rank */
   MbsElement     *elems;
-  MbsElementInfo *einfo;    /* every element, from the set-up on */
+  MbsElementInfo *einfo;    /* every element, from the set-up on (built in two passes: from the first pass on) */
   PetscInt        ngravity; /* gravity elements appended by SetUp */
   /* The construction in two passes (MbsModelBeginGraph(), MbsModelPartition()): in the local pass a rank stores its
      owned bodies, their neighbours in the body graph and its owned elements; a body or element it does not store is
@@ -82,6 +82,7 @@ struct _p_MbsModel {
   MbsBuildMode   build;
   PetscInt       nbodies_graph, nelems_graph; /* what the graph pass added, which the local pass adds again */
   PetscInt      *held_body;                   /* local pass: the global index of each stored body, increasing */
+  PetscInt       ntables_before;              /* time tables created before the first pass (kept by the partition) */
   MbsBody        scratch_body;
   MbsElement     scratch_elem;
   PetscInt       deferred_elem; /* -1: no deferred error */
@@ -166,7 +167,7 @@ static inline MbsElement *MbsModelLocalElement(MbsModel model, PetscInt k)
   return &model->elems[model->einfo ? k : model->elem_local[k]];
 }
 
-/* The kernel, type and bodies of element e, on every rank (before the set-up from elems[], after from einfo[]) */
+/* The kernel, type and bodies of element e, on every rank (from einfo[] once it exists, else from elems[]) */
 static inline MbsElementInfo MbsModelElementInfo(MbsModel model, PetscInt e)
 {
   MbsElementInfo info;
