@@ -350,35 +350,27 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
 PetscErrorCode MbsModelDistribute_Private(MbsModel model)
 {
   PetscFunctionBegin;
-  if (model->build == MBS_BUILD_LOCAL) { /* built distributed: only the bodies kept beyond the ghosts go */
+  if (model->build == MBS_BUILD_LOCAL) { /* built distributed: the neighbours beyond the ghosts go */
     const PetscInt n = model->nowned + model->nghost;
-    MbsBody       *kept;
-    PetscInt      *store;
     PetscCheck(model->nelem_store == model->nelem_local, PETSC_COMM_SELF, PETSC_ERR_PLIB,
                "Rank %d stored %" PetscInt_FMT " elements and owns %" PetscInt_FMT, model->rank, model->nelem_store,
                model->nelem_local);
     model->maxelems = model->nelem_store;
     PetscCall(PetscRealloc(sizeof(MbsElement) * PetscMax(model->nelem_store, 1), &model->elems));
-    PetscCall(PetscMalloc1(n, &kept));
-    PetscCall(PetscMalloc1(model->nbodies, &store));
-    for (PetscInt b = 0; b < model->nbodies; b++) store[b] = -1;
-    for (PetscInt k = 0; k < n; k++) {
+    for (PetscInt k = 0; k < n; k++) { /* MbsModelPartition() stored them in this order: owned, then ghosts */
       const PetscInt b = k < model->nowned ? model->owned_body[k] : model->ghost_body[k - model->nowned];
-      kept[k]          = model->bodies[model->body_store[b]];
-      store[b]         = k;
+      PetscCheck(model->body_store[b] == k, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                 "Rank %d: body %" PetscInt_FMT " is stored at %" PetscInt_FMT ", the layout has it at %" PetscInt_FMT,
+                 model->rank, b, model->body_store[b], k);
     }
-    for (PetscInt s = 0; s < model->nbody_store; s++) /* the neighbours that are not ghosts */
-      if (store[model->held_body[s]] < 0) {
-        PetscCall(PetscFree(model->bodies[s].name));
-        PetscCall(PetscFree(model->bodies[s].label));
-      }
-    PetscCall(PetscFree(model->body_store));
-    model->body_store = store;
-    PetscCall(PetscFree(model->bodies));
+    for (PetscInt s = n; s < model->nbody_store; s++) {
+      PetscCall(PetscFree(model->bodies[s].name));
+      PetscCall(PetscFree(model->bodies[s].label));
+      model->body_store[model->held_body[s]] = -1;
+    }
     PetscCall(PetscFree(model->held_body));
-    model->bodies      = kept;
-    model->nbody_store = n;
-    model->maxbodies   = n;
+    model->nbody_store = model->maxbodies = n;
+    PetscCall(PetscRealloc(sizeof(MbsBody) * PetscMax(n, 1), &model->bodies));
 #if defined(__GLIBC__)
     malloc_trim(0);
 #endif
@@ -520,22 +512,29 @@ PetscErrorCode MbsModelPartition(MbsModel model)
   }
   PetscCall(MbsModelPartitionBodies(model));
   PetscCall(PetscMalloc1(N, &model->body_store));
-  for (PetscInt b = 0; b < N; b++) model->body_store[b] = model->body_rank[b] == model->rank ? 0 : -1;
-  for (PetscInt e = 0; e < model->nelems; e++) { /* the owned elements, and the neighbours of the owned bodies */
-    const PetscInt *body = model->einfo[e].body;
-    if (model->body_rank[MbsElementOwnerBody(body)] == model->rank) nown++;
+  /* the bodies held, in the order the set-up keeps them (MbsModelDistribute_Private()): the owned ones (-1), the
+     ghosts, the other bodies of owned elements (-2), then the other neighbours of owned bodies (-3); the rest -4 */
+  for (PetscInt b = 0; b < N; b++) model->body_store[b] = model->body_rank[b] == model->rank ? -1 : -4;
+  for (PetscInt e = 0; e < model->nelems; e++) {
+    const PetscInt *body  = model->einfo[e].body;
+    const PetscBool owned = (PetscBool)(model->body_rank[MbsElementOwnerBody(body)] == model->rank);
+    if (owned) nown++;
     if (body[0] < 0 || body[1] < 0) continue;
     for (int s = 0; s < 2; s++)
-      if (model->body_rank[body[s]] == model->rank) model->body_store[body[1 - s]] = 0;
+      if (model->body_rank[body[s]] == model->rank)
+        model->body_store[body[1 - s]] = PetscMax(model->body_store[body[1 - s]], owned ? -2 : -3);
   }
   for (PetscInt b = 0; b < N; b++)
-    if (!model->body_store[b]) nheld++;
+    if (model->body_store[b] > -4) nheld++;
   PetscCall(PetscMalloc1(nheld, &model->held_body));
-  for (PetscInt b = 0, s = 0; b < N; b++) {
-    if (model->body_store[b]) continue;
-    model->held_body[s]  = b;
-    model->body_store[b] = s++;
-  }
+  for (PetscInt level = -1, s = 0; level >= -3; level--)
+    for (PetscInt b = 0; b < N; b++) {
+      if (model->body_store[b] != level) continue;
+      model->held_body[s]  = b;
+      model->body_store[b] = s++;
+    }
+  for (PetscInt b = 0; b < N; b++)
+    if (model->body_store[b] == -4) model->body_store[b] = -1;
   PetscCall(PetscCalloc1(PetscMax(nheld, 1), &model->bodies));
   model->maxbodies   = nheld;
   model->nbody_store = nheld;

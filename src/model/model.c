@@ -2093,6 +2093,10 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   if (!model->options_read) PetscCall(MbsModelSetFromOptions(model));
   if (model->gravity[0] != 0 || model->gravity[1] != 0 || model->gravity[2] != 0) {
     if (model->build == MBS_BUILD_LOCAL) { /* the gravity elements' info on every rank, their data with the owner */
+      PetscInt nown = 0;
+      for (PetscInt b = 0; b < model->nbodies; b++) nown += model->body_rank[b] == model->rank;
+      model->maxelems = model->nelem_store + nown; /* exactly: a doubling would copy and keep the rank's part twice */
+      PetscCall(PetscRealloc(sizeof(MbsElement) * PetscMax(model->maxelems, 1), &model->elems));
       PetscCall(PetscRealloc(sizeof(MbsElementInfo) * (model->nelems + model->nbodies), &model->einfo));
       for (PetscInt b = 0; b < model->nbodies; b++) {
         MbsElementInfo *info = &model->einfo[model->nelems_graph++];
