@@ -20,9 +20,10 @@
   interior body against a fixed body, and four rods from a net's node to fixed nodes are dependent.) A static solve
   has no masses: an interior body held only by interface elements (a plate welded to an interface node) would float,
   so the stepper does not choose the interface LU for the static scheme. S is formed with |B_r| interior solves per
-  rank, summed over the ranks and factored by LAPACK on every rank (it is small: tens of unknowns per cut of a chain). A
-  solve is then one interior solve per rank, the interface's right-hand side gathered (|B| numbers), the dense solve,
-  and x_I = y_I - W x_B with W = A_II^-1 A_IB kept from the set-up (or a second interior solve when W would be large).
+  rank (in blocks of right-hand sides, MatMatSolve()), summed over the ranks and factored by LAPACK on every rank (it is
+  small: tens of unknowns per cut of a chain). A solve is then one interior solve per rank, the interface's right-hand
+  side gathered (|B| numbers), the dense solve, and x_I = y_I - W x_B with W = A_II^-1 A_IB kept from the set-up (or a
+  second interior solve when W would be large).
 
   The interior LU is a PCLU with the prefix <prefix>mbs_interface_ (-mbs_interface_pc_factor_mat_solver_type ...),
   its package chosen like the one-rank default from the largest rank's size. A singular interior or interface fails
@@ -39,6 +40,8 @@
 #define MBS_INTERFACE_KEEP_W         64
 #define MBS_INTERFACE_KEEP_W_ENTRIES 2.5e7
 #define MBS_INTERFACE_MAX_DENSE      20000
+/* the interior solves of the set-up take blocks of right-hand sides of at most this many entries (100 MB, twice) */
+#define MBS_INTERFACE_BLOCK_ENTRIES 1.25e7
 
 typedef struct {
   MbsStepper    st; /* the stepper that owns the PC (not referenced: it outlives its KSP) */
@@ -292,7 +295,6 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
   if (*failed) PetscFunctionReturn(0);
   {
     const PetscInt     nB = ctx->nB;
-    PetscScalar       *w;
     const PetscScalar *tb;
 
     PetscCall(PetscArrayzero(ctx->S, (size_t)nB * nB));
@@ -308,26 +310,43 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
       }
       PetscCall(MatRestoreRow(P, rstart + ctx->iB[i], &nc, &cols, &vals));
     }
-    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, a column at a time from the rows of A_IB^T */
-    for (PetscInt j = 0; j < ctx->nBl && ctx->nI; j++) {
-      const PetscInt    *cols;
-      const PetscScalar *vals;
-      PetscInt           nc;
-      PetscCall(VecSet(ctx->bI, 0.0));
-      PetscCall(MatGetRow(ctx->AibT, j, &nc, &cols, &vals));
-      PetscCall(VecSetValues(ctx->bI, nc, cols, vals, INSERT_VALUES));
-      PetscCall(MatRestoreRow(ctx->AibT, j, &nc, &cols, &vals));
-      PetscCall(VecAssemblyBegin(ctx->bI));
-      PetscCall(VecAssemblyEnd(ctx->bI));
-      PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
-      PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
-      PetscCall(VecGetArrayRead(ctx->tB, &tb));
-      for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
-      PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
-      if (ctx->W) {
-        PetscCall(VecGetArray(ctx->yI, &w));
-        PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, w, ctx->nI));
-        PetscCall(VecRestoreArray(ctx->yI, &w));
+    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, from the rows of A_IB^T solved a block of columns at a time: one
+       MatMatSolve() per block reads the factors once (MUMPS; a package without one solves column by column) */
+    if (ctx->nI && ctx->nBl) {
+      const PetscInt kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
+      Mat            F;
+      PetscCall(PCFactorGetMatrix(ctx->sub, &F));
+      for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
+        const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
+        Mat            Bd, Xd;
+        PetscScalar   *b, *x;
+        PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Bd));
+        PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Xd));
+        PetscCall(MatDenseGetArrayWrite(Bd, &b));
+        for (PetscInt c = 0; c < nc; c++) {
+          const PetscInt    *cols;
+          const PetscScalar *vals;
+          PetscInt           ncols;
+          PetscCall(MatGetRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+          for (PetscInt k = 0; k < ncols; k++) b[(size_t)c * ctx->nI + cols[k]] = vals[k];
+          PetscCall(MatRestoreRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+        }
+        PetscCall(MatDenseRestoreArrayWrite(Bd, &b));
+        PetscCall(MatMatSolve(F, Bd, Xd));
+        PetscCall(MatDenseGetArray(Xd, &x));
+        for (PetscInt c = 0; c < nc; c++) {
+          const PetscInt j = j0 + c;
+          PetscCall(VecPlaceArray(ctx->yI, x + (size_t)c * ctx->nI));
+          PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
+          PetscCall(VecResetArray(ctx->yI));
+          PetscCall(VecGetArrayRead(ctx->tB, &tb));
+          for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
+          PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
+          if (ctx->W) PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, x + (size_t)c * ctx->nI, ctx->nI));
+        }
+        PetscCall(MatDenseRestoreArray(Xd, &x));
+        PetscCall(MatDestroy(&Bd));
+        PetscCall(MatDestroy(&Xd));
       }
     }
   }
