@@ -1222,7 +1222,7 @@ gravity of a YAML input file to a model and reads its run parameters
   On several ranks an empty model is built twice from the file (`MbsModelBeginGraph()`, `MbsModelPartition()`): no
   rank holds the whole model; an error that needs the bodies' initial positions is found by the ranks that hold them
   and raised on every rank when the second pass ends (docs/input.md). The model is then partitioned (by
-  -mbs_partition or the default: `MbsModelSetPartitioner()` after the load has no effect) and complete: it takes no
+  -mbs_partition or the default: `MbsModelSetPartitioner()` after the load is refused) and complete: it takes no
   further bodies or elements (on one rank it does).
 
   Gmsh mesh files named in 'meshes' are read relative to the directory of the input file (rank 0 reads,

@@ -1008,7 +1008,7 @@ static PetscErrorCode AddBeamLoad(MbsYAMLReader *r, yaml_node_t *load, const cha
     MbsYAMLLookup(r, load, lpath, "force", "a 3-vector (the load per unit length in N/m, world frame)", kpath, &node));
   PetscCall(MbsYAMLParseVec3(r, node, kpath, "the load per unit length in N/m, world frame", q));
   /* the nodes' forces checked here, on every rank: built in two passes only the holders of a node know its share */
-  if (PetscIsInfOrNanReal(PetscAbsReal(q[0]) * most + PetscAbsReal(q[1]) * most + PetscAbsReal(q[2]) * most)) {
+  if (PetscIsInfOrNanReal(q[0] * most) || PetscIsInfOrNanReal(q[1] * most) || PetscIsInfOrNanReal(q[2] * most)) {
     char expected[160];
     snprintf(expected, sizeof(expected),
              "a load whose force on a node (times the length it stands for, up to %g m) is finite", (double)most);
@@ -1126,7 +1126,7 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
       kpath[MBS_YAML_PATH_LEN], dpath[MBS_YAML_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 64],
       label[PETSC_MAX_PATH_LEN + 128];
     PetscInt                 npoints, nelem, first_elem, end_elem, ncorners = 0, nnodes;
-    PetscReal               *pts, d1[3] = {0, 0, 0}, total = 0, p[3][3], first[3], t0[3];
+    PetscReal               *pts, d1[3] = {0, 0, 0}, total = 0, longest = 0, p[3][3], first[3], t0[3];
     MbsBeamSection           sec;
     PetscErrorCode           ierr;
     MbsBeamSupport           support[2] = {MBS_BEAM_FREE, MBS_BEAM_FREE};
@@ -1171,6 +1171,7 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
                                     "a point that does not turn the polyline back on itself"));
         if (c < 1.0 - 1e-12) ncorners++; /* a rigid corner: two nodes welded (MbsModelAddBeam()) */
         total += l;
+        longest = PetscMax(longest, l); /* a node stands for at most this: half of each of its two elements */
       }
     }
     PetscCall(MbsYAMLLookup(r, item, ipath, "elements", "a positive integer (number of beam elements)", epath, &enode));
@@ -1311,7 +1312,7 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
                                             PetscSqr(x[n][2] - x[k][2]));
       }
       PetscCall(PetscFree(held));
-      ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, total, prefix);
+      ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, longest, prefix);
       PetscCall(PetscFree2(share, x));
       PetscCall(ierr);
     }

@@ -611,19 +611,20 @@ PetscErrorCode MbsModelFindBody(MbsModel model, const char name[], PetscInt *bod
     *body = MBS_GROUND;
     PetscFunctionReturn(0);
   }
-  *body = -2;
+  *body = PETSC_MAX_INT; /* the first body of that name, as a model held whole finds it */
   for (PetscInt s = 0; s < model->nbody_store; s++) {
     PetscCall(PetscStrcmp(name, model->bodies[s].name, &match));
     if (match) {
-      *body = model->held_body     ? model->held_body[s]
-              : !model->body_store ? s
-              : s < model->nowned  ? model->owned_body[s]
-                                   : model->ghost_body[s - model->nowned];
-      break;
+      *body = PetscMin(*body, model->held_body     ? model->held_body[s]
+                              : !model->body_store ? s
+                              : s < model->nowned  ? model->owned_body[s]
+                                                   : model->ghost_body[s - model->nowned]);
+      if (!model->body_store) break; /* held whole: in index order */
     }
   }
-  if (model->body_store) /* distributed: the rank that holds it says */
-    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, body, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)model)));
+  if (model->body_store) /* distributed: the ranks that hold it say */
+    PetscCall(MPIU_Allreduce(MPI_IN_PLACE, body, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)model)));
+  if (*body == PETSC_MAX_INT) *body = -2;
   PetscFunctionReturn(0);
 }
 

@@ -81,8 +81,8 @@ struct _p_MbsModel {
      MbsModelRaiseDeferred_Private(). */
   MbsBuildMode   build;
   PetscInt       nbodies_graph, nelems_graph; /* what the graph pass added, which the local pass adds again */
-  PetscInt      *held_body;                   /* local pass: the global index of each stored body, increasing */
-  PetscInt       ntables_before;              /* time tables created before the first pass (kept by the partition) */
+  PetscInt      *held_body;      /* local pass: the global index of each stored body (owned, ghosts, others) */
+  PetscInt       ntables_before; /* time tables created before the first pass (kept by the partition) */
   MbsBody        scratch_body;
   MbsElement     scratch_elem;
   PetscInt       deferred_elem; /* -1: no deferred error */

@@ -310,12 +310,21 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
       }
       PetscCall(MatRestoreRow(P, rstart + ctx->iB[i], &nc, &cols, &vals));
     }
-    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, from the rows of A_IB^T solved a block of columns at a time: one
-       MatMatSolve() per block reads the factors once (MUMPS; a package without one solves column by column) */
+    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, from the rows of A_IB^T: MUMPS solves a block of columns at a time
+       (one MatMatSolve() per block reads its factors once); another interior solver (UMFPACK has no MatMatSolve(),
+       or a PC chosen with -mbs_interface_pc_type) a column at a time */
     if (ctx->nI && ctx->nBl) {
-      const PetscInt kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
-      Mat            F;
-      PetscCall(PCFactorGetMatrix(ctx->sub, &F));
+      Mat       F = NULL;
+      PetscBool factor, mumps = PETSC_FALSE;
+      PetscInt  kc = 1;
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)ctx->sub, &factor, PCLU, PCCHOLESKY, ""));
+      if (factor) {
+        MatSolverType type;
+        PetscCall(PCFactorGetMatrix(ctx->sub, &F));
+        PetscCall(MatFactorGetSolverType(F, &type));
+        PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &mumps));
+      }
+      if (mumps) kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
       for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
         const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
         Mat            Bd, Xd;
@@ -332,7 +341,21 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
           PetscCall(MatRestoreRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
         }
         PetscCall(MatDenseRestoreArrayWrite(Bd, &b));
-        PetscCall(MatMatSolve(F, Bd, Xd));
+        if (mumps)
+          PetscCall(MatMatSolve(F, Bd, Xd));
+        else { /* one column */
+          const PetscScalar *bb;
+          PetscScalar       *xx;
+          PetscCall(MatDenseGetArrayRead(Bd, &bb));
+          PetscCall(MatDenseGetArrayWrite(Xd, &xx));
+          PetscCall(VecPlaceArray(ctx->bI, bb));
+          PetscCall(VecPlaceArray(ctx->yI, xx));
+          PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+          PetscCall(VecResetArray(ctx->bI));
+          PetscCall(VecResetArray(ctx->yI));
+          PetscCall(MatDenseRestoreArrayWrite(Xd, &xx));
+          PetscCall(MatDenseRestoreArrayRead(Bd, &bb));
+        }
         PetscCall(MatDenseGetArray(Xd, &x));
         for (PetscInt c = 0; c < nc; c++) {
           const PetscInt j = j0 + c;
