@@ -756,9 +756,24 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
     PetscBool hypre;
     PetscCall(MbsModelGetGraphWidth(st->model, &width));
     PetscCall(PetscHasExternalPackage("hypre", &hypre));
-    if (width >= MBS_WIDE_GRAPH)
+    if (width >= MBS_WIDE_GRAPH) {
       PetscCall(PCSetType(ctx->amg, hypre ? PCHYPRE : PCGAMG));
-    else {
+      if (hypre) { /* BoomerAMG's l1-Gauss-Seidel smoother: the same GMRES iterations as PETSc's default (hybrid
+                      symmetric Gauss-Seidel) with a cheaper cycle (docs/solvers.md). PCHYPRE takes its smoother only
+                      from an options database: this default comes from a private one, read first, so the user's
+                      options, read after it from the global database, which the library does not write, override it */
+        PetscOptions defaults;
+        char         name[256];
+        PetscCall(PetscOptionsCreate(&defaults));
+        PetscCall(
+          PetscSNPrintf(name, sizeof(name), "-%smbs_schur_pc_hypre_boomeramg_relax_type_all", prefix ? prefix : ""));
+        PetscCall(PetscOptionsSetValue(defaults, name, "l1-Gauss-Seidel"));
+        PetscCall(PetscObjectSetOptions((PetscObject)ctx->amg, defaults));
+        PetscCall(PCSetFromOptions(ctx->amg));
+        PetscCall(PetscObjectSetOptions((PetscObject)ctx->amg, NULL));
+        PetscCall(PetscOptionsDestroy(&defaults));
+      }
+    } else {
       PetscMPIInt size;
       PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
       PetscCall(PCSetType(ctx->amg, PCLU));
