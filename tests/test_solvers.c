@@ -782,6 +782,55 @@ static void test_schur_amg_bounded_iterations(void **state)
          (double)mean[2], (double)mean[0]);
 }
 
+/* BoomerAMG smooths with l1-Gauss-Seidel by default (from the Schur-AMG PC's private options database, PCHYPRE having
+   no setter), and the user's -mbs_schur_pc_hypre_boomeramg_relax_type_all overrides it: -ksp_view's report of a
+   12 x 12 net's preconditioner after a step says which smoother BoomerAMG ran. */
+static void test_schur_amg_smoother(void **state)
+{
+  const char *cases[][2] = {
+    {"", "Relax down          l1-Gauss-Seidel"},
+    {"-mbs_schur_pc_hypre_boomeramg_relax_type_all symmetric-SOR/Jacobi", "Relax down          symmetric-SOR/Jacobi"},
+  };
+
+  (void)state;
+  for (int c = 0; c < 2; c++) {
+    MbsModel    model;
+    MbsStepper  st;
+    SNES        snes;
+    KSP         ksp;
+    PetscViewer viewer;
+    PetscMPIInt rank;
+    char        file[64];
+    BuildNet(12, 12, &model);
+    SetOptions("-mbs_solver schur", cases[c][0]);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetTimeStep(st, 1e-3));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
+    CHECK(MbsStepperStep(st));
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESGetKSP(snes, &ksp));
+    CHECK(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    snprintf(file, sizeof(file), "schur_amg_view.%d.txt", c);
+    CHECK(PetscViewerASCIIOpen(PETSC_COMM_WORLD, file, &viewer));
+    CHECK(KSPView(ksp, viewer));
+    CHECK(PetscViewerDestroy(&viewer));
+    if (!rank) {
+      char   text[65536];
+      FILE  *f = fopen(file, "r");
+      size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+      if (f) fclose(f);
+      text[n] = 0;
+      (void)remove(file);
+      if (!strstr(text, "gglmbs Schur-AMG") || !strstr(text, cases[c][1]))
+        Fail("Schur-AMG with '%s': the preconditioner's report lacks '%s':\n%s\n", cases[c][0], cases[c][1], text);
+    }
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+    CHECK(PetscOptionsClear(NULL));
+  }
+}
+
 /* -mbs_solver schur where the preconditioner does not apply is refused at set-up, with the reason: velocity
    constraints (a train of skates), the static scheme, eliminated redundant constraints (a rod given twice) */
 static void test_schur_amg_refused(void **state)
@@ -862,6 +911,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_interface_lu_exact),
     cmocka_unit_test(test_schur_amg_matches_lu),
     cmocka_unit_test(test_schur_amg_bounded_iterations),
+    cmocka_unit_test(test_schur_amg_smoother),
     cmocka_unit_test(test_schur_amg_refused),
     cmocka_unit_test(test_schur_amg_failure),
   };
