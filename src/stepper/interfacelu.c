@@ -325,49 +325,58 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
         PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &mumps));
       }
       if (mumps) kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
-      for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
-        const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
-        Mat            Bd, Xd;
-        PetscScalar   *b, *x;
-        PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Bd));
-        PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Xd));
-        PetscCall(MatDenseGetArrayWrite(Bd, &b));
-        for (PetscInt c = 0; c < nc; c++) {
-          const PetscInt    *cols;
-          const PetscScalar *vals;
-          PetscInt           ncols;
-          PetscCall(MatGetRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
-          for (PetscInt k = 0; k < ncols; k++) b[(size_t)c * ctx->nI + cols[k]] = vals[k];
-          PetscCall(MatRestoreRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+      {
+        Mat Bd = NULL, Xd = NULL; /* nI x (columns of the block), made once, again only for a shorter last block */
+        for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
+          const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
+          PetscScalar   *b, *x;
+          PetscInt       have = 0;
+          if (Bd) PetscCall(MatGetSize(Bd, NULL, &have));
+          if (have != nc) {
+            PetscCall(MatDestroy(&Bd));
+            PetscCall(MatDestroy(&Xd));
+            PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Bd));
+            PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Xd));
+          }
+          PetscCall(MatDenseGetArrayWrite(Bd, &b));
+          PetscCall(PetscArrayzero(b, (size_t)ctx->nI * nc));
+          for (PetscInt c = 0; c < nc; c++) {
+            const PetscInt    *cols;
+            const PetscScalar *vals;
+            PetscInt           ncols;
+            PetscCall(MatGetRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+            for (PetscInt k = 0; k < ncols; k++) b[(size_t)c * ctx->nI + cols[k]] = vals[k];
+            PetscCall(MatRestoreRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+          }
+          PetscCall(MatDenseRestoreArrayWrite(Bd, &b));
+          if (mumps)
+            PetscCall(MatMatSolve(F, Bd, Xd));
+          else { /* one column */
+            const PetscScalar *bb;
+            PetscScalar       *xx;
+            PetscCall(MatDenseGetArrayRead(Bd, &bb));
+            PetscCall(MatDenseGetArrayWrite(Xd, &xx));
+            PetscCall(VecPlaceArray(ctx->bI, bb));
+            PetscCall(VecPlaceArray(ctx->yI, xx));
+            PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
+            PetscCall(VecResetArray(ctx->bI));
+            PetscCall(VecResetArray(ctx->yI));
+            PetscCall(MatDenseRestoreArrayWrite(Xd, &xx));
+            PetscCall(MatDenseRestoreArrayRead(Bd, &bb));
+          }
+          PetscCall(MatDenseGetArray(Xd, &x));
+          for (PetscInt c = 0; c < nc; c++) {
+            const PetscInt j = j0 + c;
+            PetscCall(VecPlaceArray(ctx->yI, x + (size_t)c * ctx->nI));
+            PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
+            PetscCall(VecResetArray(ctx->yI));
+            PetscCall(VecGetArrayRead(ctx->tB, &tb));
+            for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
+            PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
+            if (ctx->W) PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, x + (size_t)c * ctx->nI, ctx->nI));
+          }
+          PetscCall(MatDenseRestoreArray(Xd, &x));
         }
-        PetscCall(MatDenseRestoreArrayWrite(Bd, &b));
-        if (mumps)
-          PetscCall(MatMatSolve(F, Bd, Xd));
-        else { /* one column */
-          const PetscScalar *bb;
-          PetscScalar       *xx;
-          PetscCall(MatDenseGetArrayRead(Bd, &bb));
-          PetscCall(MatDenseGetArrayWrite(Xd, &xx));
-          PetscCall(VecPlaceArray(ctx->bI, bb));
-          PetscCall(VecPlaceArray(ctx->yI, xx));
-          PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
-          PetscCall(VecResetArray(ctx->bI));
-          PetscCall(VecResetArray(ctx->yI));
-          PetscCall(MatDenseRestoreArrayWrite(Xd, &xx));
-          PetscCall(MatDenseRestoreArrayRead(Bd, &bb));
-        }
-        PetscCall(MatDenseGetArray(Xd, &x));
-        for (PetscInt c = 0; c < nc; c++) {
-          const PetscInt j = j0 + c;
-          PetscCall(VecPlaceArray(ctx->yI, x + (size_t)c * ctx->nI));
-          PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
-          PetscCall(VecResetArray(ctx->yI));
-          PetscCall(VecGetArrayRead(ctx->tB, &tb));
-          for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
-          PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
-          if (ctx->W) PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, x + (size_t)c * ctx->nI, ctx->nI));
-        }
-        PetscCall(MatDenseRestoreArray(Xd, &x));
         PetscCall(MatDestroy(&Bd));
         PetscCall(MatDestroy(&Xd));
       }
