@@ -968,9 +968,18 @@ static PetscErrorCode BuildPendulums(MbsModel model, PetscInt n, PetscInt skip)
   PetscFunctionReturn(0);
 }
 
+/* The first pass of BuildPendulums() on a new model with gravity */
+static void FirstPass(const PetscReal grav[3], PetscInt n, MbsModel *model)
+{
+  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, model), 0);
+  assert_int_equal(MbsModelSetGravity(*model, grav), 0);
+  assert_int_equal(MbsModelBeginGraph(*model), 0);
+  assert_int_equal(BuildPendulums(*model, n, -1), 0);
+}
+
 static void TestTwoPassCAPI(void **state)
 {
-  const PetscInt  n = 40, g = 0;
+  const PetscInt  n       = 40;
   const PetscReal grav[3] = {0, 0, -9.81};
   MbsModel        two, whole;
   PetscBool       held;
@@ -978,10 +987,7 @@ static void TestTwoPassCAPI(void **state)
   PetscInt        nheld = 0;
 
   (void)state;
-  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &two), 0);
-  assert_int_equal(MbsModelSetGravity(two, grav), 0);
-  assert_int_equal(MbsModelBeginGraph(two), 0);
-  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  FirstPass(grav, n, &two);
   assert_int_equal(MbsModelHoldsBody(two, 0, &held), 0);
   assert_false(held);
   {
@@ -999,10 +1005,7 @@ static void TestTwoPassCAPI(void **state)
   ExpectContains("two passes", error_message, "in the same order");
   assert_int_equal(MbsModelDestroy(&two), 0);
 
-  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &two), 0);
-  assert_int_equal(MbsModelSetGravity(two, grav), 0);
-  assert_int_equal(MbsModelBeginGraph(two), 0);
-  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  FirstPass(grav, n, &two);
   assert_int_equal(MbsModelPartition(two), 0);
   assert_int_equal(BuildPendulums(two, n - 1, -1), 0); /* one body and element short */
   ClearError();
@@ -1010,10 +1013,7 @@ static void TestTwoPassCAPI(void **state)
   ExpectContains("two passes", error_message, "were added again");
   assert_int_equal(MbsModelDestroy(&two), 0);
 
-  assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &two), 0);
-  assert_int_equal(MbsModelSetGravity(two, grav), 0);
-  assert_int_equal(MbsModelBeginGraph(two), 0);
-  assert_int_equal(BuildPendulums(two, n, -1), 0);
+  FirstPass(grav, n, &two);
   assert_int_equal(MbsModelPartition(two), 0);
   assert_int_equal(BuildPendulums(two, n, -1), 0);
   ClearError();
@@ -1050,7 +1050,6 @@ static void TestTwoPassCAPI(void **state)
   assert_int_equal(PetscFree2(qt, qw), 0);
   assert_int_equal(MbsModelDestroy(&two), 0);
   assert_int_equal(MbsModelDestroy(&whole), 0);
-  (void)g;
 }
 
 int main(int argc, char **argv)

@@ -1335,18 +1335,17 @@ PetscErrorCode MbsModelLoadYAML(MbsModel model, const char filename[], MbsRunCon
   {
     PetscInt    nbodies, nelems;
     PetscMPIInt size;
+    PetscBool   two_passes;
     PetscCallMPI(MPI_Comm_size(comm, &size));
     PetscCall(MbsModelGetNumBodies(model, &nbodies));
     PetscCall(MbsModelGetNumElements(model, &nelems));
     /* on several ranks an empty model is built in two passes (MbsModelBeginGraph()): no rank holds the whole */
-    if (size > 1 && !nbodies && !nelems) {
-      ierr = MbsModelBeginGraph(model);
-      if (!ierr) ierr = BuildOnce(&r, comm, filename, &doc, bytes, (size_t)nbytes, model, &local);
-      if (!ierr) ierr = MbsModelPartition(model);
-    } else
-      ierr = 0;
+    two_passes = (PetscBool)(size > 1 && !nbodies && !nelems);
+    ierr       = two_passes ? MbsModelBeginGraph(model) : 0;
+    if (!ierr && two_passes) ierr = BuildOnce(&r, comm, filename, &doc, bytes, (size_t)nbytes, model, &local);
+    if (!ierr && two_passes) ierr = MbsModelPartition(model);
     if (!ierr) ierr = BuildOnce(&r, comm, filename, &doc, bytes, (size_t)nbytes, model, &local);
-    if (!ierr && size > 1 && !nbodies && !nelems) ierr = MbsModelRaiseDeferred_Private(model);
+    if (!ierr && two_passes) ierr = MbsModelRaiseDeferred_Private(model);
   }
   yaml_document_delete(&doc);
   PetscCall(PetscFree(bytes));

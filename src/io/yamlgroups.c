@@ -1296,10 +1296,9 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
     PetscCall(MbsYAMLLookup(r, item, ipath, "load", NULL, kpath, &node));
     if (node) { /* node k stands for half the distance to each neighbour along the beam (0 between corner nodes) */
       PetscReal      *share, (*x)[3];
+      PetscBool      *held;
       const PetscReal X0[3] = {0, 0, 0};
-      PetscCall(PetscMalloc2(g->count, &share, g->count, &x));
-      PetscBool *held;
-      PetscCall(PetscMalloc1(g->count, &held));
+      PetscCall(PetscMalloc3(g->count, &share, g->count, &x, g->count, &held));
       for (PetscInt k = 0; k < g->count; k++) {
         PetscCall(MbsModelHoldsBody(r->model, g->first_body + k, &held[k]));
         if (held[k]) PetscCall(MbsModelGetPointPosition(r->model, g->first_body + k, X0, x[k]));
@@ -1311,9 +1310,8 @@ PetscErrorCode MbsYAMLAddBeams(MbsYAMLReader *r, yaml_node_t *list, const char p
             share[k] += 0.5 * PetscSqrtReal(PetscSqr(x[n][0] - x[k][0]) + PetscSqr(x[n][1] - x[k][1]) +
                                             PetscSqr(x[n][2] - x[k][2]));
       }
-      PetscCall(PetscFree(held));
       ierr = AddBeamLoad(r, node, kpath, g->first_body, g->count, share, longest, prefix);
-      PetscCall(PetscFree2(share, x));
+      PetscCall(PetscFree3(share, x, held));
       PetscCall(ierr);
     }
   }
