@@ -422,6 +422,8 @@ static PetscInt MbsSystemRankFieldOffset(MbsSystem sys, PetscInt r, PetscInt f)
   the ghosted local vector, the scatter between them, and one index set per field (named, for
   PCFIELDSPLIT).
 */
+static PetscErrorCode MbsSystemDirectRestore(MbsSystem);
+
 PetscErrorCode MbsSystemCreate(MbsModel model, PetscInt nfields, const MbsFieldKind kinds[], const char *const names[],
                                MbsSystem *system)
 {
@@ -501,7 +503,10 @@ PetscErrorCode MbsSystemDestroy(MbsSystem *system)
   PetscCall(VecScatterDestroy(&sys->scatter));
   PetscCall(PetscFree2(sys->lq_global, sys->lq_rank));
   PetscCall(PetscFree(sys->rank_xstart));
-  if (sys->direct) PetscCall(MatSeqAIJRestoreArrayWrite(sys->directmat, &sys->direct));
+  PetscCall(MbsSystemDirectRestore(sys));
+  PetscCall(PetscSFDestroy(&sys->sf));
+  PetscCall(PetscFree(sys->incoming_pos));
+  PetscCall(PetscFree2(sys->remote, sys->incoming));
   PetscCall(PetscFree(sys->coo_i));
   PetscCall(PetscFree(sys->coo_j));
   PetscCall(PetscFree(sys->coo_pos));
@@ -538,19 +543,83 @@ PetscErrorCode MbsSystemCreateMatrix(MbsSystem sys, Mat *J)
   PetscFunctionReturn(0);
 }
 
+/* Entry k of the assembly: into the matrix in place (or, on several ranks, the send buffer), or into the COO values */
+static inline void MbsSystemPut(MbsSystem sys, PetscInt k, PetscScalar v)
+{
+  if (sys->directmat) {
+    const PetscInt p = sys->coo_pos[k];
+    if (p < sys->nnz_d)
+      sys->direct[p] += v;
+    else if (p < sys->nnz_do)
+      sys->direct_o[p - sys->nnz_d] += v;
+    else
+      sys->remote[p - sys->nnz_do] += v;
+  } else
+    sys->coo_v[k] = v;
+}
+
+/* Gives back the arrays of an assembly in place */
+static PetscErrorCode MbsSystemDirectRestore(MbsSystem sys)
+{
+  PetscFunctionBegin;
+  if (!sys->directmat) PetscFunctionReturn(0);
+  if (sys->sf) {
+    Mat Ad, Ao;
+    PetscCall(MatMPIAIJGetSeqAIJ(sys->directmat, &Ad, &Ao, NULL));
+    PetscCall(MatSeqAIJRestoreArrayWrite(Ad, &sys->direct));
+    PetscCall(MatSeqAIJRestoreArrayWrite(Ao, &sys->direct_o));
+    /* the blocks' states rose, J's must too (a PC refactors on it) */
+    PetscCall(PetscObjectStateIncrease((PetscObject)sys->directmat));
+  } else
+    PetscCall(MatSeqAIJRestoreArrayWrite(sys->directmat, &sys->direct));
+  sys->direct = sys->direct_o = NULL;
+  sys->directmat              = NULL;
+  PetscFunctionReturn(0);
+}
+
+/* Zeroes J's values (and the send buffer) and opens them for the writes in place */
+static PetscErrorCode MbsSystemDirectBegin(MbsSystem sys, Mat J)
+{
+  PetscFunctionBegin;
+  if (sys->sf) {
+    Mat Ad, Ao;
+    PetscCall(MatMPIAIJGetSeqAIJ(J, &Ad, &Ao, NULL));
+    PetscCall(MatSeqAIJGetArrayWrite(Ad, &sys->direct));
+    PetscCall(MatSeqAIJGetArrayWrite(Ao, &sys->direct_o));
+    PetscCall(PetscArrayzero(sys->direct_o, sys->nnz_do - sys->nnz_d));
+    PetscCall(PetscArrayzero(sys->remote, sys->nremote));
+  } else
+    PetscCall(MatSeqAIJGetArrayWrite(J, &sys->direct));
+  PetscCall(PetscArrayzero(sys->direct, sys->nnz_d));
+  sys->directmat = J;
+  PetscFunctionReturn(0);
+}
+
+/* Ends an assembly in place: the other ranks' entries in this rank's rows added, the arrays given back */
+static PetscErrorCode MbsSystemDirectEnd(MbsSystem sys)
+{
+  PetscFunctionBegin;
+  if (sys->sf) {
+    PetscCall(PetscSFReduceBegin(sys->sf, MPIU_SCALAR, sys->remote, sys->incoming, MPI_REPLACE));
+    PetscCall(PetscSFReduceEnd(sys->sf, MPIU_SCALAR, sys->remote, sys->incoming, MPI_REPLACE));
+    for (PetscInt t = 0; t < sys->nincoming; t++) {
+      const PetscInt p = sys->incoming_pos[t];
+      if (p < sys->nnz_d)
+        sys->direct[p] += sys->incoming[t];
+      else
+        sys->direct_o[p - sys->nnz_d] += sys->incoming[t];
+    }
+  }
+  PetscCall(MbsSystemDirectRestore(sys));
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys, Mat J)
 {
   PetscFunctionBegin;
-  if (sys->direct) { /* an earlier assembly stopped with an error */
-    PetscCall(MatSeqAIJRestoreArrayWrite(sys->directmat, &sys->direct));
-    sys->directmat = NULL;
-  }
+  PetscCall(MbsSystemDirectRestore(sys)); /* of an earlier assembly that stopped with an error */
   sys->pos = 0;
-  if (!sys->recording && sys->coo_pos) {
-    PetscCall(MatSeqAIJGetArrayWrite(J, &sys->direct));
-    PetscCall(PetscArrayzero(sys->direct, sys->nnz));
-    sys->directmat = J;
-  }
+  if (sys->inplace) PetscCall(MbsSystemDirectBegin(sys, J));
   PetscFunctionReturn(0);
 }
 
@@ -598,7 +667,182 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
   PetscCall(PetscFree(ja));
   PetscCall(PetscFree(sys->coo_pos)); /* of an earlier recording that stopped with an error */
   sys->coo_pos = place;
-  sys->nnz     = nnz;
+  sys->nnz_d   = nnz;
+  sys->nnz_do  = nnz;
+  PetscFunctionReturn(0);
+}
+
+/* The rank whose rows of X hold global row i */
+static inline PetscMPIInt MbsSystemRowOwner(MbsSystem sys, PetscInt i)
+{
+  PetscInt lo = 0, hi = sys->model->size; /* rank_xstart[lo] <= i < rank_xstart[hi] */
+  while (hi - lo > 1) {
+    const PetscInt mid = (lo + hi) / 2;
+    if (sys->rank_xstart[mid] <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return (PetscMPIInt)lo;
+}
+
+/* Several ranks, J exactly MPIAIJ: the pattern of this rank's rows from its recorded triples in them and those other
+   ranks recorded in them, and the place of every triple (see MbsSystem). Triples in other ranks' rows get a slot of
+   the send buffer, in their order; the star forest has a leaf per slot and a root per entry received, the roots of
+   each sender consecutive. The rows are sorted as on one rank (a counting sort, then each row's columns). */
+static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
+{
+  MPI_Comm       comm = PetscObjectComm((PetscObject)J);
+  const PetscInt ncoo = sys->ncoo, n = sys->nlocal, N = sys->nglobal;
+  const PetscInt rstart = sys->rank_xstart[sys->model->rank], rend = rstart + n;
+  PetscMPIInt    size, *scount, *rcount, *soff, *roff;
+  PetscInt       nrem = 0, nin = 0, *fill, *rem_i, *rem_j, *in_i, *in_j, *place, *in_place;
+  PetscInt      *start, *order, *cols, *ia, *ja, nd = 0, no = 0, nnz = 0;
+  PetscSFNode   *iremote;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  for (PetscInt k = 0; k < ncoo; k++)
+    PetscCheck(sys->coo_i[k] >= 0 && sys->coo_i[k] < N && sys->coo_j[k] >= 0 && sys->coo_j[k] < N, PETSC_COMM_SELF,
+               PETSC_ERR_PLIB,
+               "Jacobian entry (%" PetscInt_FMT ", %" PetscInt_FMT ") outside the %" PetscInt_FMT " unknowns",
+               sys->coo_i[k], sys->coo_j[k], N);
+  /* the entries for other ranks: counts, each sender's offset among its receiver's roots, the star forest */
+  PetscCall(PetscCalloc4(size, &scount, size, &rcount, size, &soff, size, &roff));
+  PetscCall(PetscCalloc1(size, &fill));
+  PetscCall(PetscMalloc1(ncoo, &place));
+  for (PetscInt k = 0; k < ncoo; k++) {
+    const PetscInt i = sys->coo_i[k];
+    if (i >= rstart && i < rend) continue;
+    scount[MbsSystemRowOwner(sys, i)]++;
+    nrem++;
+  }
+  PetscCallMPI(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm));
+  for (PetscMPIInt r = 0; r < size; r++) {
+    PetscCall(PetscMPIIntCast(nin, &roff[r]));
+    nin += rcount[r];
+  }
+  PetscCallMPI(MPI_Alltoall(roff, 1, MPI_INT, soff, 1, MPI_INT, comm));
+  PetscCall(PetscMalloc3(nrem, &iremote, nrem, &rem_i, nrem, &rem_j));
+  nrem = 0;
+  for (PetscInt k = 0; k < ncoo; k++) {
+    const PetscInt i = sys->coo_i[k];
+    PetscInt       r;
+    if (i >= rstart && i < rend) continue;
+    r                   = MbsSystemRowOwner(sys, i);
+    iremote[nrem].rank  = r;
+    iremote[nrem].index = soff[r] + fill[r]++;
+    rem_i[nrem]         = i;
+    rem_j[nrem]         = sys->coo_j[k];
+    place[k]            = nrem++; /* a slot, made a place below */
+  }
+  PetscCall(PetscFree4(scount, rcount, soff, roff));
+  PetscCall(PetscFree(fill));
+  PetscCall(PetscSFDestroy(&sys->sf));
+  PetscCall(PetscSFCreate(comm, &sys->sf));
+  PetscCall(PetscSFSetGraph(sys->sf, nin, nrem, NULL, PETSC_COPY_VALUES, iremote, PETSC_COPY_VALUES));
+  PetscCall(PetscMalloc2(nin, &in_i, nin, &in_j));
+  PetscCall(PetscSFReduceBegin(sys->sf, MPIU_INT, rem_i, in_i, MPI_REPLACE));
+  PetscCall(PetscSFReduceEnd(sys->sf, MPIU_INT, rem_i, in_i, MPI_REPLACE));
+  PetscCall(PetscSFReduceBegin(sys->sf, MPIU_INT, rem_j, in_j, MPI_REPLACE));
+  PetscCall(PetscSFReduceEnd(sys->sf, MPIU_INT, rem_j, in_j, MPI_REPLACE));
+  PetscCall(PetscFree3(iremote, rem_i, rem_j));
+  /* this rank's rows: entry e < ncoo is triple e, e >= ncoo received entry e - ncoo; sorted by row, then column */
+  {
+    const PetscInt ne = ncoo + nin;
+    PetscCall(PetscMalloc1(nin, &in_place));
+    PetscCall(PetscCalloc1(n + 1, &start));
+    PetscCall(PetscMalloc2(ne, &order, ne, &cols));
+    for (PetscInt e = 0; e < ne; e++) {
+      const PetscInt i = e < ncoo ? sys->coo_i[e] : in_i[e - ncoo];
+      if (i >= rstart && i < rend) start[i - rstart + 1]++;
+    }
+    for (PetscInt i = 0; i < n; i++) start[i + 1] += start[i];
+    for (PetscInt e = 0; e < ne; e++) {
+      const PetscInt i = e < ncoo ? sys->coo_i[e] : in_i[e - ncoo];
+      if (i >= rstart && i < rend) order[start[i - rstart]++] = e;
+    }
+    for (PetscInt i = n; i > 0; i--) start[i] = start[i - 1];
+    start[0] = 0;
+    PetscCall(PetscMalloc1(n + 1, &ia));
+    ia[0] = 0;
+    for (PetscInt i = 0; i < n; i++) {
+      const PetscInt lo = start[i], m = start[i + 1] - start[i];
+      for (PetscInt k = 0; k < m; k++)
+        cols[lo + k] = order[lo + k] < ncoo ? sys->coo_j[order[lo + k]] : in_j[order[lo + k] - ncoo];
+      PetscCall(PetscSortIntWithArray(m, cols + lo, order + lo));
+      for (PetscInt k = 0; k < m; k++) {
+        const PetscInt e = order[lo + k];
+        PetscInt       p;
+        if (k == 0 || cols[lo + k] != cols[lo + k - 1]) {
+          cols[nnz++] = cols[lo + k]; /* nnz <= lo + k: in place */
+          if (cols[nnz - 1] >= rstart && cols[nnz - 1] < rend)
+            nd++;
+          else
+            no++;
+        }
+        p = (cols[nnz - 1] >= rstart && cols[nnz - 1] < rend) ? nd - 1 : -no; /* off-diagonal: -(place + 1) */
+        if (e < ncoo)
+          place[e] = p;
+        else
+          in_place[e - ncoo] = p;
+      }
+      ia[i + 1] = nnz;
+    }
+    PetscCall(PetscMalloc1(nnz, &ja));
+    PetscCall(PetscArraycpy(ja, cols, nnz));
+    PetscCall(PetscFree2(order, cols));
+    PetscCall(PetscFree(start));
+  }
+  PetscCall(PetscFree2(in_i, in_j));
+  PetscCall(MatMPIAIJSetPreallocationCSR(J, ia, ja, NULL));
+  /* the places assume that each block keeps a row's columns in the global order: checked, entry by entry */
+  {
+    Mat             Ad, Ao;
+    const PetscInt *garray, *ai, *aj, *bi, *bj;
+    PetscInt        na, nb;
+    PetscBool       done, same = PETSC_TRUE;
+    PetscCall(MatMPIAIJGetSeqAIJ(J, &Ad, &Ao, &garray));
+    PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &na, &ai, &aj, &done));
+    PetscCheck(done && na == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No rows of the diagonal block");
+    PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nb, &bi, &bj, &done));
+    PetscCheck(done && nb == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No rows of the off-diagonal block");
+    same = (PetscBool)(ai[n] == nd && bi[n] == no);
+    for (PetscInt i = 0; i < n && same; i++) {
+      PetscInt a = ai[i], b = bi[i];
+      for (PetscInt k = ia[i]; k < ia[i + 1] && same; k++) {
+        if (ja[k] >= rstart && ja[k] < rend)
+          same = (PetscBool)(a < ai[i + 1] && aj[a++] == ja[k] - rstart);
+        else
+          same = (PetscBool)(b < bi[i + 1] && garray[bj[b++]] == ja[k]);
+      }
+      same = (PetscBool)(same && a == ai[i + 1] && b == bi[i + 1]);
+    }
+    PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &na, &ai, &aj, &done));
+    PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nb, &bi, &bj, &done));
+    PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "The Jacobian's blocks do not keep the preallocated column order");
+  }
+  PetscCall(PetscFree(ia));
+  PetscCall(PetscFree(ja));
+  for (PetscInt k = 0; k < ncoo; k++) {
+    const PetscInt i = sys->coo_i[k];
+    if (i >= rstart && i < rend)
+      place[k] = place[k] >= 0 ? place[k] : nd - place[k] - 1;
+    else
+      place[k] += nd + no;
+  }
+  for (PetscInt t = 0; t < nin; t++) in_place[t] = in_place[t] >= 0 ? in_place[t] : nd - in_place[t] - 1;
+  PetscCall(PetscFree(sys->coo_pos)); /* of an earlier recording that stopped with an error */
+  PetscCall(PetscFree(sys->incoming_pos));
+  PetscCall(PetscFree2(sys->remote, sys->incoming));
+  sys->coo_pos      = place;
+  sys->incoming_pos = in_place;
+  sys->nnz_d        = nd;
+  sys->nnz_do       = nd + no;
+  sys->nremote      = nrem;
+  sys->nincoming    = nin;
+  PetscCall(PetscMalloc2(nrem, &sys->remote, nin, &sys->incoming));
   PetscFunctionReturn(0);
 }
 
@@ -608,28 +852,37 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
    on one rank they go too. */
 PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
 {
+  MPI_Comm comm = PetscObjectComm((PetscObject)J);
+
   PetscFunctionBegin;
-  if (sys->direct) {
+  if (sys->directmat) {
+    PetscInt bad = sys->pos != sys->ncoo;
     PetscCheck(J == sys->directmat, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Jacobian assembly ended on another matrix");
-    PetscCheck(sys->pos == sys->ncoo, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "Jacobian assembly wrote %" PetscInt_FMT " entries, the recorded pattern has %" PetscInt_FMT, sys->pos,
-               sys->ncoo);
-    PetscCall(MatSeqAIJRestoreArrayWrite(J, &sys->direct));
-    sys->directmat = NULL;
+    /* on several ranks checked together: one rank's error would leave the others waiting for its entries */
+    if (sys->sf) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, comm));
+    PetscCheck(!bad, comm, PETSC_ERR_PLIB,
+               "Jacobian assembly: the entries written and those of the recorded pattern differ (here %" PetscInt_FMT
+               " and %" PetscInt_FMT ")",
+               sys->pos, sys->ncoo);
+    PetscCall(MbsSystemDirectEnd(sys));
     PetscFunctionReturn(0);
   }
   if (sys->recording) {
-    PetscBool isseq;
+    PetscBool isseq, ismpi;
     sys->ncoo = sys->pos;
-    /* exactly SeqAIJ: a subtype that keeps its own copy of the values (seqaijcrl) needs MatSetValuesCOO()'s assembly */
+    /* exactly SeqAIJ or MPIAIJ: a subtype that keeps its own copy of the values (seqaijcrl) needs MatSetValuesCOO() */
     PetscCall(PetscObjectTypeCompare((PetscObject)J, MATSEQAIJ, &isseq));
-    if (isseq) {
-      PetscScalar *a;
-      PetscCall(MbsSystemPreallocateSeq(sys, J));
-      PetscCall(MatSeqAIJGetArrayWrite(J, &a));
-      PetscCall(PetscArrayzero(a, sys->nnz));
-      for (PetscInt k = 0; k < sys->ncoo; k++) a[sys->coo_pos[k]] += sys->coo_v[k];
-      PetscCall(MatSeqAIJRestoreArrayWrite(J, &a));
+    PetscCall(PetscObjectTypeCompare((PetscObject)J, MATMPIAIJ, &ismpi));
+    if (isseq || ismpi) {
+      if (isseq)
+        PetscCall(MbsSystemPreallocateSeq(sys, J));
+      else
+        PetscCall(MbsSystemPreallocateMPI(sys, J));
+      sys->recording = PETSC_FALSE;
+      sys->inplace   = PETSC_TRUE;
+      PetscCall(MbsSystemDirectBegin(sys, J));
+      for (PetscInt k = 0; k < sys->ncoo; k++) MbsSystemPut(sys, k, sys->coo_v[k]);
+      PetscCall(MbsSystemDirectEnd(sys));
       PetscCall(PetscFree(sys->coo_v));
     } else {
       PetscScalar *v;
@@ -643,27 +896,18 @@ PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
     PetscCall(PetscFree(sys->coo_j));
     sys->capcoo    = sys->ncoo;
     sys->recording = PETSC_FALSE;
-    if (isseq) PetscFunctionReturn(0);
+    if (isseq || ismpi) PetscFunctionReturn(0);
   } else { /* checked on every rank together: one rank's error would leave the others waiting in MatSetValuesCOO() */
     PetscInt bad = sys->pos != sys->ncoo;
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)J)));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, comm));
     PetscCheck(
-      !bad, PetscObjectComm((PetscObject)J), PETSC_ERR_PLIB,
+      !bad, comm, PETSC_ERR_PLIB,
       "Jacobian assembly: the entries written and those of the recorded pattern differ on a rank (here %" PetscInt_FMT
       " and %" PetscInt_FMT ")",
       sys->pos, sys->ncoo);
   }
   PetscCall(MatSetValuesCOO(J, sys->coo_v, INSERT_VALUES));
   PetscFunctionReturn(0);
-}
-
-/* Entry k of the assembly: into the matrix in place, or into the COO values */
-static inline void MbsSystemPut(MbsSystem sys, PetscInt k, PetscScalar v)
-{
-  if (sys->direct)
-    sys->direct[sys->coo_pos[k]] += v;
-  else
-    sys->coo_v[k] = v;
 }
 
 static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)

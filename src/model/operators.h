@@ -21,6 +21,7 @@
 #define MBS_OPERATORS_H
 
 #include <petscmat.h>
+#include <petscsf.h>
 #include "model/modelimpl.h"
 
 typedef enum {
@@ -58,16 +59,19 @@ struct _n_MbsSystem {
   Vec        X, Xloc, Floc;
   VecScatter scatter;
   /* Jacobian assembly. The first (recording) assembly writes COO triples (coo_i, coo_j, coo_v) and preallocates the
-     matrix from them. Later ones write the same entries in the same order: on one rank (SeqAIJ) straight into the
-     matrix's values (direct, at coo_pos[k], the place of entry k among the matrix's nnz values; 4 or 8 bytes per
-     entry), on several ranks into coo_v for MatSetValuesCOO() (PETSc's maps then hold 16 bytes per entry more). */
-  PetscBool    recording;
-  PetscInt     ncoo, capcoo, pos, nnz;
-  PetscInt    *coo_i, *coo_j, *coo_pos;
-  PetscScalar *coo_v;
-  PetscScalar *direct; /* during an assembly in place: the values of directmat */
+     matrix from them. Later ones write the same entries in the same order straight into the matrix's values, at
+     coo_pos[k], the place of entry k (4 or 8 bytes per entry): on one rank (SeqAIJ) among J's nnz values; on several
+     (MPIAIJ) among the diagonal block's (p < nnz_d) or the off-diagonal block's values (p - nnz_d < nnz_do - nnz_d),
+     or, for rows of other ranks, in the send buffer (slot p - nnz_do of remote), which the star forest sf carries to
+     the owners' incoming buffer (entry t added at incoming_pos[t], placed as coo_pos). Other matrix types: coo_v and
+     MatSetValuesCOO() (PETSc's maps then hold 16 bytes per entry more). */
+  PetscBool    recording, inplace; /* inplace: the pattern and places are set */
+  PetscInt     ncoo, capcoo, pos, nnz_d, nnz_do, nremote, nincoming;
+  PetscInt    *coo_i, *coo_j, *coo_pos, *incoming_pos;
+  PetscScalar *coo_v, *remote, *incoming;
+  PetscSF      sf;
+  PetscScalar *direct, *direct_o; /* during an assembly in place: the values of directmat (its two blocks on MPIAIJ) */
   Mat          directmat;
-  PetscBool    coo_set;
   /* MBS_SCALE_ROWT: a row-major 3 x 3 matrix per ghosted coordinate triple (9 nq_ghosted / 3 entries), set by the
      scheme before the blocks that use it */
   const PetscReal *rowT;
