@@ -625,6 +625,30 @@ static void TestMemoryLimit(void **state)
   }
   if (!(small > 0 && large > 1.5 * small - 48 * 1048576))
     fail_msg("estimates %g and %g bytes for 10^4 and 2 10^4 particles", (double)small, (double)large);
+  /* A net counts the LU's 2-D fill only when LU solves it: below 200000 unknowns (the default) or with -mbs_solver lu.
+     From there the default is the Schur-AMG preconditioner, which has none (docs/input.md), and the estimate is that
+     of the same model without the fill: 4 log2(n) bytes per nonzero fewer. */
+  for (int k = 0; k < 2; k++) {
+    const PetscInt side = k ? 160 : 100; /* 10^5 and 2.56 10^5 unknowns */
+    PetscReal      est[2];
+    for (int lu = 0; lu < 2; lu++) {
+      MbsModel model;
+      assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+      assert_int_equal(MbsModelSetMemoryLimit(model, 0), 0);
+      if (lu) assert_int_equal(PetscOptionsSetValue(NULL, "-mbs_solver", "lu"), 0);
+      assert_int_equal(MbsModelAddNet(model, "net", side, side, 0.01, origin, a, b, 0, NULL, NULL), 0);
+      assert_int_equal(MbsModelEstimateMemory(model, &est[lu]), 0);
+      if (lu) assert_int_equal(PetscOptionsClearValue(NULL, "-mbs_solver"), 0);
+      assert_int_equal(MbsModelDestroy(&model), 0);
+    }
+    if (k == 0 && est[0] != est[1])
+      fail_msg("a 100 x 100 net (LU either way): estimates %g (default) and %g (-mbs_solver lu) bytes", (double)est[0],
+               (double)est[1]);
+    if (k == 1 && !(est[0] < 0.75 * est[1]))
+      fail_msg("a 160 x 160 net: %g bytes with the Schur-AMG default, %g with -mbs_solver lu: expected the LU's fill "
+               "(about half the estimate) only in the second",
+               (double)est[0], (double)est[1]);
+  }
 }
 
 typedef struct {

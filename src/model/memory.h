@@ -9,8 +9,14 @@ typedef struct {
   PetscReal nbodies, nelems; /* bodies; elements, with the gravity element set-up adds per body */
   PetscReal nq, ncon;        /* coordinates, constraint rows */
   PetscReal nnz;             /* estimated nonzeros of a step's Jacobian */
+  PetscReal nrigid;          /* rigid bodies */
   PetscBool two_dimensional; /* a net or mesh: the LU fill grows like n log n, not like n */
 } MbsModelSize;
+
+/* From this many unknowns on, the stepper's default solver for a net or mesh of particles (a wide body graph) is GMRES
+   with the Schur-AMG preconditioner instead of LU (src/stepper/stepper.c, docs/solvers.md): the estimate then has no
+   LU fill */
+#define MBS_SCHUR_MIN_UNKNOWNS 200000
 
 /* What a generator adds: bodies of 'blocks' 3-vector blocks each (1 particle, 4 rigid body), and
    elements coupling 'ncoord' coordinates with 'ncon' constraint rows each. */

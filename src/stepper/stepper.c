@@ -2,6 +2,7 @@
 #include <stdio.h>
 /* The stepper object: creation, settings, set-up, queries and viewing. */
 #include "stepper/stepperimpl.h"
+#include "model/memory.h"
 
 static const char MbsCitation[] =
   "@article{KinonBetschSchneider2023,\n"
@@ -744,12 +745,12 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
          break-even with MUMPS at 528, MUMPS 2.1 times faster at 882) */
 const char *const MbsParallelLUTypes[] = {"auto", "interface", "mumps"};
 const char *const MbsSolverTypes[]     = {"auto", "lu", "schur"};
-/* auto: the Schur-AMG preconditioner for nets and meshes of particles from this size on. Measured (EM, one rank, long
-   runs, where modified Newton keeps MUMPS's factors for many steps): MUMPS 1.25 times faster at 40962 unknowns, 1.22 at
-   100002, 1.08 at 256002 (with twice the memory); a MUMPS factorization takes minutes at 10^6 unknowns, where the
-   Schur-AMG preconditioner takes 9 s per step in 2.3 GB. Short runs favour it from 10^4 unknowns
-   (benchmarks/RESULTS.md, issue 17 part 3). */
-#define MBS_SCHUR_MIN_UNKNOWNS 200000
+/* auto: the Schur-AMG preconditioner for nets and meshes of particles from MBS_SCHUR_MIN_UNKNOWNS on
+   (src/model/memory.h, whose memory estimate follows this choice). Measured (EM, one rank, long runs, where modified
+   Newton keeps MUMPS's factors for many steps): MUMPS 1.25 times faster at 40962 unknowns, 1.22 at 100002, 1.08 at
+   256002 (with twice the memory); a MUMPS factorization takes minutes at 10^6 unknowns, where the Schur-AMG
+   preconditioner takes 9 s per step in 2.3 GB. Short runs favour it from 10^4 unknowns (benchmarks/RESULTS.md, issue 17
+   part 3). */
 /* Sets the package the stepper chose; a PC set up with another package (an earlier choice) is reset first. */
 static PetscErrorCode MbsStepperSetSolver(MbsStepper st, PC pc, MatSolverType type)
 {
