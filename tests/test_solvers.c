@@ -782,6 +782,65 @@ static void test_schur_amg_bounded_iterations(void **state)
          (double)mean[2], (double)mean[0]);
 }
 
+/* Counts the Jacobian assemblies of a stepper: wraps the Jacobian routine the stepper gave SNES */
+typedef struct {
+  PetscErrorCode (*jac)(SNES, Vec, Mat, Mat, void *);
+  void    *ctx;
+  PetscInt count;
+} JacobianCount;
+
+static PetscErrorCode CountJacobian(SNES snes, Vec X, Mat J, Mat P, void *ctx)
+{
+  JacobianCount *c = (JacobianCount *)ctx;
+
+  c->count++;
+  return c->jac(snes, X, J, P, c->ctx);
+}
+
+/* The default Newton variant follows the linear solver: modified Newton under LU (a factorization costs many solves),
+   Newton's method proper under the Schur-AMG preconditioner (a refresh costs about one solve): 5 steps of a 24 x 24
+   net (5664 unknowns, above the 1000 from which LU reuses its factors) assemble a Jacobian at every Newton iteration
+   under Schur-AMG, fewer under LU and under Schur-AMG with -mbs_jacobian_reuse 1 */
+static void test_schur_amg_newton(void **state)
+{
+  const char *cases[] = {"-mbs_solver schur", "-mbs_solver lu", "-mbs_solver schur -mbs_jacobian_reuse 1"};
+
+  (void)state;
+  for (int c = 0; c < 3; c++) {
+    MbsModel      model;
+    MbsStepper    st;
+    SNES          snes;
+    Mat           J, P;
+    JacobianCount count  = {NULL, NULL, 0};
+    PetscInt      newton = 0;
+    BuildNet(24, 24, &model);
+    SetOptions(cases[c], NULL);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetTimeStep(st, 1e-3));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
+    CHECK(MbsStepperSetUp(st));
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESGetJacobian(snes, &J, &P, &count.jac, &count.ctx));
+    CHECK(SNESSetJacobian(snes, J, P, CountJacobian, &count));
+    for (int n = 0; n < 5; n++) {
+      PetscInt its;
+      CHECK(MbsStepperStep(st));
+      CHECK(SNESGetIterationNumber(snes, &its));
+      newton += its;
+    }
+    if (getenv("GGLMBS_TEST_VERBOSE"))
+      CHECK(PetscPrintf(PETSC_COMM_WORLD, "%s: %d Newton iterations, %d Jacobians\n", cases[c], (int)newton,
+                        (int)count.count));
+    if (c == 0 ? count.count != newton : !(count.count < newton))
+      Fail("%s: %d Jacobians for %d Newton iterations: expected %s\n", cases[c], (int)count.count, (int)newton,
+           c == 0 ? "one per iteration (Newton's method proper)" : "fewer (modified Newton)");
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+    CHECK(PetscOptionsClear(NULL));
+  }
+}
+
 /* BoomerAMG smooths with l1-Gauss-Seidel by default (from the Schur-AMG PC's private options database, PCHYPRE having
    no setter), and the user's -mbs_schur_pc_hypre_boomeramg_relax_type_all overrides it: -ksp_view's report of a
    12 x 12 net's preconditioner after a step says which smoother BoomerAMG ran. */
@@ -912,6 +971,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_schur_amg_matches_lu),
     cmocka_unit_test(test_schur_amg_bounded_iterations),
     cmocka_unit_test(test_schur_amg_smoother),
+    cmocka_unit_test(test_schur_amg_newton),
     cmocka_unit_test(test_schur_amg_refused),
     cmocka_unit_test(test_schur_amg_failure),
   };

@@ -50,7 +50,7 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
     PetscCall(PetscOptionsBool(
       "-mbs_jacobian_reuse",
       "Modified Newton: keep the factored Jacobian across iterations and steps while it contracts the residual "
-      "(default: on from 1000 unknowns)",
+      "(default: on from 1000 unknowns, off under the Schur-AMG preconditioner)",
       "MbsStepperSetJacobianReuse", reuse, &reuse, &set1));
     PetscCall(
       PetscOptionsReal("-mbs_jacobian_reuse_rate",
