@@ -222,23 +222,32 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
   PetscFunctionReturn(0);
 }
 
-/* Whether a step's solve is an LU, whose fill on a 2-D graph the estimate adds: not when the stepper's default (or
-   -mbs_solver schur) is the Schur-AMG preconditioner, a net or mesh of particles of at least MBS_SCHUR_MIN_UNKNOWNS
-   unknowns; -mbs_solver lu keeps it */
+/* Whether a step's solve is an LU, whose fill on a 2-D graph the estimate adds. The stepper's default for a net or mesh
+   of particles of at least MBS_SCHUR_MIN_UNKNOWNS unknowns is the Schur-AMG preconditioner, which has none; the options
+   that make it an LU there are read from the options database with the model's prefix: -mbs_solver lu, a factorization
+   package, the static scheme, eliminated redundant constraints (velocity constraints, which also do, are not seen) */
 static PetscErrorCode SolvesByLU(MbsModel model, const MbsModelSize *s, PetscBool *lu)
 {
-  char      text[16];
-  PetscBool set, schur, is_lu;
+  PetscOptions options    = ((PetscObject)model)->options;
+  const char  *prefix     = ((PetscObject)model)->prefix;
+  char         solver[16] = "", scheme[16] = "";
+  PetscBool    set, flag, package, redundant = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscCall(PetscOptionsGetString(((PetscObject)model)->options, ((PetscObject)model)->prefix, "-mbs_solver", text,
-                                  sizeof(text), &set));
-  PetscCall(PetscStrcmp(text, "schur", &schur));
-  PetscCall(PetscStrcmp(text, "lu", &is_lu));
-  if (set && (schur || is_lu))
-    *lu = is_lu;
-  else
-    *lu = (PetscBool) !(s->two_dimensional && s->nrigid == 0 && 2 * s->nq + 2 * s->ncon >= MBS_SCHUR_MIN_UNKNOWNS);
+  *lu = (PetscBool) !(s->two_dimensional && s->nrigid == 0 && 2 * s->nq + 2 * s->ncon >= MBS_SCHUR_MIN_UNKNOWNS);
+  PetscCall(PetscOptionsGetString(options, prefix, "-mbs_solver", solver, sizeof(solver), &set));
+  if (set) {
+    PetscCall(PetscStrcasecmp(solver, "lu", &flag));
+    if (flag) *lu = PETSC_TRUE;
+    PetscCall(PetscStrcasecmp(solver, "schur", &flag));
+    if (flag) *lu = PETSC_FALSE;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscOptionsHasName(options, prefix, "-pc_factor_mat_solver_type", &package));
+  PetscCall(PetscOptionsGetString(options, prefix, "-mbs_scheme", scheme, sizeof(scheme), &set));
+  PetscCall(PetscStrcasecmp(scheme, "static", &flag));
+  PetscCall(PetscOptionsGetBool(options, prefix, "-mbs_allow_redundant_constraints", &redundant, NULL));
+  if (package || (set && flag) || redundant) *lu = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 

@@ -702,11 +702,13 @@ static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  for (PetscInt k = 0; k < ncoo; k++)
-    PetscCheck(sys->coo_i[k] >= 0 && sys->coo_i[k] < N && sys->coo_j[k] >= 0 && sys->coo_j[k] < N, PETSC_COMM_SELF,
-               PETSC_ERR_PLIB,
-               "Jacobian entry (%" PetscInt_FMT ", %" PetscInt_FMT ") outside the %" PetscInt_FMT " unknowns",
-               sys->coo_i[k], sys->coo_j[k], N);
+  { /* checked on every rank together, as every check below: the ranks go on into collective calls */
+    PetscInt bad = -1;
+    for (PetscInt k = 0; k < ncoo && bad < 0; k++)
+      if (!(sys->coo_i[k] >= 0 && sys->coo_i[k] < N && sys->coo_j[k] >= 0 && sys->coo_j[k] < N)) bad = k;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_INT, MPI_MAX, comm));
+    PetscCheck(bad < 0, comm, PETSC_ERR_PLIB, "A Jacobian entry outside the %" PetscInt_FMT " unknowns", N);
+  }
   /* the entries for other ranks: counts, each sender's offset among its receiver's roots, the star forest */
   PetscCall(PetscCalloc4(size, &scount, size, &rcount, size, &soff, size, &roff));
   PetscCall(PetscCalloc1(size, &fill));
@@ -804,7 +806,7 @@ static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
     PetscBool       done, same = PETSC_TRUE;
     PetscCall(MatMPIAIJGetSeqAIJ(J, &Ad, &Ao, &garray));
     PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &na, &ai, &aj, &done));
-    PetscCheck(done && na == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No rows of the diagonal block");
+    PetscCheck(done && na == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No rows of the diagonal block"); /* SeqAIJ: never */
     PetscCall(MatGetRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nb, &bi, &bj, &done));
     PetscCheck(done && nb == n, PETSC_COMM_SELF, PETSC_ERR_PLIB, "No rows of the off-diagonal block");
     same = (PetscBool)(ai[n] == nd && bi[n] == no);
@@ -820,8 +822,8 @@ static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
     }
     PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &na, &ai, &aj, &done));
     PetscCall(MatRestoreRowIJ(Ao, 0, PETSC_FALSE, PETSC_FALSE, &nb, &bi, &bj, &done));
-    PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "The Jacobian's blocks do not keep the preallocated column order");
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPIU_BOOL, MPI_LAND, comm));
+    PetscCheck(same, comm, PETSC_ERR_PLIB, "The Jacobian's blocks do not keep the preallocated column order");
   }
   PetscCall(PetscFree(ia));
   PetscCall(PetscFree(ja));
@@ -846,10 +848,10 @@ static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
   PetscFunctionReturn(0);
 }
 
-/* The first assembly records the COO pattern and preallocates the matrix exactly from it; later
-   assemblies only write values, in the same order (see MbsSystem). The matrix keeps the pattern, so the recorded
-   indices are freed (MatSetPreallocationCOO() may change them); on several ranks the values shrink to their count,
-   on one rank they go too. */
+/* The first assembly records the COO pattern and preallocates the matrix exactly from it; later assemblies only
+   write values, in the same order (see MbsSystem). The matrix keeps the pattern, so the recorded indices are freed;
+   so are the values, but for matrix types other than SeqAIJ and MPIAIJ (PETSc's COO assembly), where they shrink to
+   their count. */
 PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
 {
   MPI_Comm comm = PetscObjectComm((PetscObject)J);

@@ -34,6 +34,8 @@
   singular block of P_ss (dependent constraints of one body) or a failed T solver's set-up fails the preconditioner
   on every rank (the step is then diagnosed as not converged).
 */
+#include <string.h>
+
 #include "stepper/stepperimpl.h"
 #include "model/operators.h"
 
@@ -65,6 +67,8 @@ typedef struct {
   Mat        Z, Psj, Pjs, Pjj, T;
   Mat        PZP;  /* P_sj^T Z P_sj; T has the union of its pattern and P_jj's */
   PetscReal *qjac; /* the ghosted coordinates P is formed at (a kept Jacobian's) */
+  PetscReal *qP;   /* those of the last set-up that formed P, T and the AMG hierarchy without failing */
+  PetscBool  Pvalid;
   Vec        rs, ys, rj, xj;
   PetscBool  failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
 } MbsSchurAMG;
@@ -154,7 +158,9 @@ static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
   PetscCall(MatDestroy(&ctx->PZP));
   PetscCall(MatDestroy(&ctx->T));
   PetscCall(PetscFree(ctx->qjac));
-  ctx->split = PETSC_FALSE;
+  PetscCall(PetscFree(ctx->qP));
+  ctx->Pvalid = PETSC_FALSE;
+  ctx->split  = PETSC_FALSE;
   PetscCall(VecDestroy(&ctx->rs));
   PetscCall(VecDestroy(&ctx->ys));
   PetscCall(VecDestroy(&ctx->rj));
@@ -549,7 +555,7 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   MbsSchurAMG       *ctx;
   MbsStepper         st;
   Mat                J;
-  PetscBool          ok, first;
+  PetscBool          ok, first, samep;
   MatReuse           reuse;
   MPI_Comm           comm;
   const PetscScalar *q;
@@ -576,9 +582,16 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(MbsModelCoordinatesToLocal(st->model, st->qjac, ctx->qjac));
     q = ctx->qjac;
   }
-  PetscCall(MbsModelAssembleScaledG(st->model, q, reuse, &ctx->Gs));
-  PetscCall(MatTranspose(ctx->Gs, reuse, &ctx->GsT)); /* MatMatTransposeMult's reuse fails on MPIAIJ (PETSc 3.18) */
-  PetscCall(MatMatMult(ctx->Gs, ctx->GsT, reuse, PETSC_DEFAULT, &ctx->P));
+  /* P, and T and BoomerAMG's hierarchy from it, depend on the configuration alone: the Newton iterations of one step
+     (Newton's method proper refreshes the preconditioner at each) keep them; so do steps under a kept Jacobian */
+  samep = (PetscBool)(ctx->Pvalid && !memcmp(ctx->qP, q, st->model->nq_ghosted * sizeof(PetscReal)));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &samep, 1, MPIU_BOOL, MPI_LAND, comm));
+  ctx->Pvalid = PETSC_FALSE;
+  if (!samep) {
+    PetscCall(MbsModelAssembleScaledG(st->model, q, reuse, &ctx->Gs));
+    PetscCall(MatTranspose(ctx->Gs, reuse, &ctx->GsT)); /* MatMatTransposeMult's reuse fails on MPIAIJ (PETSc 3.18) */
+    PetscCall(MatMatMult(ctx->Gs, ctx->GsT, reuse, PETSC_DEFAULT, &ctx->P));
+  }
   if (first) {
     PetscCall(MatCreateVecs(ctx->A10, &ctx->xp, &ctx->xm));
     PetscCall(VecDuplicate(ctx->xp, &ctx->yp));
@@ -593,7 +606,7 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(MbsSchurAMGFit(ctx, &ok));
     if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the multiplier block's coefficient matrix C_h is singular\n"));
   }
-  {
+  if (!samep) { /* T unchanged otherwise, and with it BoomerAMG's set-up below (a no-op for an unchanged operator) */
     PetscBool regular;
     PetscCall(MbsSchurAMGEliminate(ctx, &regular));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &regular, 1, MPIU_BOOL, MPI_LAND, comm));
@@ -608,6 +621,11 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     ok = (PetscBool)(reason == PC_NOERROR);
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
     PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
+  }
+  if (ok) { /* all of it formed without failing: kept while the configuration is the same */
+    if (!ctx->qP) PetscCall(PetscMalloc1(st->model->nq_ghosted, &ctx->qP));
+    PetscCall(PetscArraycpy(ctx->qP, q, st->model->nq_ghosted));
+    ctx->Pvalid = PETSC_TRUE;
   }
   if (!ok) {
     ctx->failed = PETSC_TRUE;

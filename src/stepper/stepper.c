@@ -88,6 +88,9 @@ PetscErrorCode MbsStepperReset_Private(MbsStepper st)
 {
   PetscFunctionBegin;
   st->jac_valid = PETSC_FALSE;
+  /* SNES, its KSP and PC keep their types and options but drop their vectors and operators: a scheme with other
+     unknowns (em -> em-g) would otherwise meet the old sizes ("Cannot change local size of Amat after use") */
+  if (st->snes) PetscCall(SNESReset(st->snes));
   PetscCall(MbsSystemDestroy(&st->sys));
   PetscCall(MatDestroy(&st->J));
   PetscCall(VecScatterDestroy(&st->abs_scatter));
@@ -636,8 +639,8 @@ PetscErrorCode MbsStepperSetAdapt(MbsStepper st, PetscBool adapt, PetscInt max_h
 - rate - contraction factor in (0, 1) below which the kept Jacobian is good enough (PETSC_DEFAULT: 0.75)
 
   Options Database Keys:
-+ -mbs_jacobian_reuse <bool> - by default on for systems of at least 1000 unknowns; 0 gives Newton's method with a fresh
-Jacobian every iteration
++ -mbs_jacobian_reuse <bool> - by default on for systems of at least 1000 unknowns solved by LU, off under the
+Schur-AMG preconditioner; 0 gives Newton's method with a fresh Jacobian every iteration
 - -mbs_jacobian_reuse_rate <rate> - the factor
 
   Notes:
@@ -1054,6 +1057,11 @@ PetscErrorCode MbsStepperSetUp(MbsStepper st)
     PetscBool schur;
     PetscCall(PetscStrcmp(st->solver_auto, "schur", &schur));
     if (schur) st->reuse = PETSC_FALSE;
+  }
+  if (!st->reuse) { /* a lag that modified Newton left (-1, -2: never again) would keep SNES from every Jacobian */
+    PetscInt lag;
+    PetscCall(SNESGetLagJacobian(st->snes, &lag));
+    if (lag < 0) PetscCall(SNESSetLagJacobian(st->snes, 1));
   }
   {
     KSP      ksp;

@@ -160,7 +160,7 @@ struct _p_MbsStepper {
   /* Jacobian reuse (modified Newton): keep the factored Jacobian across iterations and steps while
      each iteration still cuts the residual by reuse_rate; refresh when it does not, when the step size
      changes, and before giving up on a step. */
-  PetscBool reuse, reuse_set; /* reuse_set: chosen by the user, else decided from the size */
+  PetscBool reuse, reuse_set; /* reuse_set: chosen by the user, else decided from the size and the solver */
   PetscReal reuse_rate;
   PetscBool jac_valid;          /* st->J holds an assembled Jacobian */
   PetscReal jac_h;              /* the step size it was assembled for */
