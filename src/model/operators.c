@@ -672,13 +672,14 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
   PetscFunctionReturn(0);
 }
 
-/* The rank whose rows of X hold global row i */
-static inline PetscMPIInt MbsSystemRowOwner(MbsSystem sys, PetscInt i)
+/* The rank r of a layout's ranges, start[r] <= i < start[r + 1] (start of size + 1 entries, ranks without entries
+   allowed): the owner of a global row of X (rank_xstart) or of a global coordinate (rank_qstart) */
+static inline PetscMPIInt MbsRangeOwner(const PetscInt start[], PetscMPIInt size, PetscInt i)
 {
-  PetscInt lo = 0, hi = sys->model->size; /* rank_xstart[lo] <= i < rank_xstart[hi] */
+  PetscInt lo = 0, hi = size; /* start[lo] <= i < start[hi] */
   while (hi - lo > 1) {
     const PetscInt mid = (lo + hi) / 2;
-    if (sys->rank_xstart[mid] <= i)
+    if (start[mid] <= i)
       lo = mid;
     else
       hi = mid;
@@ -716,7 +717,7 @@ static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
   for (PetscInt k = 0; k < ncoo; k++) {
     const PetscInt i = sys->coo_i[k];
     if (i >= rstart && i < rend) continue;
-    scount[MbsSystemRowOwner(sys, i)]++;
+    scount[MbsRangeOwner(sys->rank_xstart, size, i)]++;
     nrem++;
   }
   PetscCallMPI(MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm));
@@ -731,7 +732,7 @@ static PetscErrorCode MbsSystemPreallocateMPI(MbsSystem sys, Mat J)
     const PetscInt i = sys->coo_i[k];
     PetscInt       r;
     if (i >= rstart && i < rend) continue;
-    r                   = MbsSystemRowOwner(sys, i);
+    r                   = MbsRangeOwner(sys->rank_xstart, size, i);
     iremote[nrem].rank  = r;
     iremote[nrem].index = soff[r] + fill[r]++;
     rem_i[nrem]         = i;
@@ -1234,20 +1235,6 @@ PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt c
   PetscFunctionReturn(0);
 }
 
-/* The owner of global coordinate j: the rank r with rank_qstart[r] <= j < rank_qstart[r + 1] */
-static PetscInt MbsModelCoordinateOwner(MbsModel model, PetscInt j)
-{
-  PetscInt lo = 0, hi = model->size; /* rank_qstart[lo] <= j < rank_qstart[hi] */
-  while (hi - lo > 1) {
-    const PetscInt mid = (lo + hi) / 2;
-    if (model->rank_qstart[mid] <= j)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /*
   MbsJacAddCoordinateMatrix - Adds alpha A into rows of coordinate field `row` and columns of coordinate field `col`,
   A a coordinate-layout matrix (rows and columns numbered as the state vectors, this rank owning the rows of its
@@ -1281,7 +1268,7 @@ PetscErrorCode MbsJacAddCoordinateMatrix(MbsSystem sys, PetscInt row, PetscInt c
     PetscCall(MatGetRow(A, i, &n, &cols, &vals));
     if (sys->recording)
       for (PetscInt k = 0; k < n; k++) {
-        const PetscInt r         = MbsModelCoordinateOwner(model, cols[k]);
+        const PetscInt r         = MbsRangeOwner(model->rank_qstart, model->size, cols[k]);
         sys->coo_i[sys->pos + k] = xrow + i - rstart;
         sys->coo_j[sys->pos + k] =
           sys->rank_xstart[r] + MbsSystemRankFieldOffset(sys, r, col) + cols[k] - model->rank_qstart[r];
