@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 # valgrind: the memcheck test of the paper examples (docs/robustness.md); python3-h5py: reading the trajectory
 # without ParaView (docs/output.md; test_docs runs that example); util-linux (unshare) and mount are in every
 # Debian system.
-packages=(build-essential cmake pkg-config clang-format-14 petsc-dev libmetis-dev liblapack-dev libyaml-dev libcmocka-dev openmpi-bin libopenmpi-dev python3-matplotlib python3-h5py valgrind)
+packages=(build-essential cmake pkg-config clang-format-14 petsc-dev libsuitesparse-dev libmetis-dev liblapack-dev libyaml-dev libcmocka-dev openmpi-bin libopenmpi-dev python3-matplotlib python3-h5py valgrind)
 # ParaView reads the trajectory back in the tests and renders docs/figures/paraview_*.png. Debian's
 # ParaView renders only through GLX, so headless runs need Xvfb. These are installed with their
 # recommended packages (python3-paraview, xauth for xvfb-run, fonts, GL drivers): the configuration the

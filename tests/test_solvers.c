@@ -403,29 +403,32 @@ static void test_graph_width(void **state)
   CHECK(MbsModelDestroy(&model));
 }
 
-/* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 80 unknowns, UMFPACK for
-   chains and for small nets, MUMPS for nets of at least 6000 unknowns; on several ranks the interface LU for a small
-   interface (a chain, a small net), MUMPS for a large one (a 40 x 40 net cut in two) or with -mbs_parallel_lu mumps; a
-   user's choice is kept. Nets of at least 200000 unknowns (150 x 150 under EM) get GMRES with the Schur-AMG
-   preconditioner unless -mbs_solver lu; chains never do (a chain of 20000 particles, 160000 unknowns, keeps LU). */
+/* The LU package when nobody chose one (docs/solvers.md): on one rank dense LU up to 80 unknowns, the stepper's KLU
+   for chains of particles (UMFPACK with -mbs_klu 0), UMFPACK for small nets (KLU with -mbs_klu), MUMPS for nets of at
+   least 6000 unknowns; on several ranks the interface LU for a small interface (a chain, a small net), MUMPS for a
+   large one (a 40 x 40 net cut in two) or with -mbs_parallel_lu mumps; a user's choice is kept. Nets of at least
+   200000 unknowns (150 x 150 under EM) get GMRES with the Schur-AMG preconditioner unless -mbs_solver lu; chains never
+   do (a chain of 20000 particles, 160000 unknowns, keeps LU). */
 static void test_solver_choice(void **state)
 {
   const struct {
     PetscBool   net;
     PetscInt    n;
-    const char *user, *one_rank; /* NULL: dense LU (a PCSHELL) */
+    const char *user, *one_rank; /* NULL: dense LU (a PCSHELL); "klu": the stepper's KLU (a PCSHELL) */
     const char *ranks;           /* on several ranks; "interface": the interface LU (a PCSHELL) */
   } cases[] = {
     {PETSC_FALSE, 8, NULL, NULL, "interface"},
-    {PETSC_FALSE, 12, NULL, MATSOLVERUMFPACK, "interface"},
-    {PETSC_FALSE, 1000, NULL, MATSOLVERUMFPACK, "interface"},
+    {PETSC_FALSE, 12, NULL, "klu", "interface"},
+    {PETSC_FALSE, 1000, NULL, "klu", "interface"},
+    {PETSC_FALSE, 1000, "-mbs_klu 0", MATSOLVERUMFPACK, "interface"},
     {PETSC_TRUE, 16, NULL, MATSOLVERUMFPACK, "interface"},
+    {PETSC_TRUE, 16, "-mbs_klu", "klu", "interface"},
     {PETSC_TRUE, 40, NULL, MATSOLVERMUMPS, MATSOLVERMUMPS},
     {PETSC_TRUE, 40, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST, MATSOLVERSUPERLU_DIST},
-    {PETSC_FALSE, 1000, "-mbs_parallel_lu mumps", MATSOLVERUMFPACK, MATSOLVERMUMPS},
+    {PETSC_FALSE, 1000, "-mbs_parallel_lu mumps", "klu", MATSOLVERMUMPS},
     {PETSC_TRUE, 150, NULL, "schur", "schur"},
     {PETSC_TRUE, 150, "-mbs_solver lu", MATSOLVERMUMPS, MATSOLVERMUMPS},
-    {PETSC_FALSE, 20000, NULL, MATSOLVERUMFPACK, "interface"},
+    {PETSC_FALSE, 20000, NULL, "klu", "interface"},
   };
   PetscMPIInt size;
 
@@ -460,6 +463,7 @@ static void test_solver_choice(void **state)
     if (!expect                        ? !(isshell && !strncmp(shell, "gglmbs dense LU", 15))
         : !strcmp(expect, "interface") ? !(isshell && !strncmp(shell, "gglmbs interface LU", 19))
         : !strcmp(expect, "schur")     ? !(isshell && !strncmp(shell, "gglmbs Schur-AMG", 16))
+        : !strcmp(expect, "klu")       ? !(isshell && !strncmp(shell, "gglmbs KLU", 10))
                                        : !type || strcmp(type, expect))
       Fail("%s of %d on %d rank(s): LU %s, expected %s\n", cases[k].net ? "net" : "chain", (int)cases[k].n, (int)size,
            isshell ? shell
@@ -642,6 +646,116 @@ static void test_interface_lu_exact(void **state)
       CHECK(MbsStepperDestroy(&st));
       CHECK(MbsModelDestroy(&model));
     }
+  }
+}
+
+/* The stepper's KLU (src/stepper/klu.c, one rank) is an exact solve: J x = b to round-off for a random b after a step,
+   on a chain of particles (chosen by default) and, with -mbs_klu, on rigid links with revolute joints and on a train
+   of skates with velocity constraints, under schemes of every field structure. A
+   singular Jacobian (a rod given twice) is a failed step with the failed solve's reason, not an error. */
+static void test_klu(void **state)
+{
+  const struct {
+    const char *input; /* NULL: a chain of 200 particles */
+    const char *schemes[6];
+  } cases[] = {
+    {NULL, {"em", "em-g", "vi-a", "vi-b", "vi-s", "rattle"}},
+    {"tests/inputs/parallel/rigid_chain_revolute.yaml", {"em", "vi-s", "galerkin-lgl"}},
+    {"tests/inputs/nonholonomic/skate_train.yaml", {"em", "dla", "dh"}},
+  };
+  PetscMPIInt size;
+  PetscRandom rnd;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size > 1) skip();
+  CHECK(PetscRandomCreate(PETSC_COMM_WORLD, &rnd));
+  CHECK(PetscRandomSetSeed(rnd, 19));
+  CHECK(PetscRandomSeed(rnd));
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    MbsModel     model;
+    MbsRunConfig cfg;
+    if (cases[c].input)
+      InputModel(cases[c].input, &model, &cfg);
+    else {
+      CHECK(MbsRunConfigSetDefaults(&cfg));
+      CreateStructure(PETSC_FALSE, 200, &model);
+      cfg.dt = 1e-3;
+    }
+    for (int k = 0; k < 6 && cases[c].schemes[k]; k++) {
+      MbsStepper  st;
+      SNES        snes;
+      KSP         ksp;
+      PC          pc;
+      Mat         J;
+      Vec         b, x, r;
+      PetscReal   nJ, nx, nr;
+      PetscBool   isshell;
+      const char *name;
+
+      if (cases[c].input) CHECK(PetscOptionsInsertString(NULL, "-mbs_klu"));
+      CHECK(MbsStepperCreate(model, &st));
+      CHECK(MbsStepperSetFromOptions(st));
+      CHECK(PetscOptionsClear(NULL));
+      CHECK(MbsStepperSetType(st, cases[c].schemes[k]));
+      CHECK(MbsStepperSetTimeStep(st, cfg.dt));
+      CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
+      CHECK(MbsStepperStep(st));
+      CHECK(MbsStepperGetSNES(st, &snes));
+      CHECK(SNESGetKSP(snes, &ksp));
+      CHECK(KSPGetPC(ksp, &pc));
+      CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+      name = NULL;
+      if (isshell) CHECK(PCShellGetName(pc, &name));
+      if (!name || strncmp(name, "gglmbs KLU", 10))
+        Fail("%s, %s: the stepper chose %s, not its KLU\n", cases[c].input ? cases[c].input : "chain",
+             cases[c].schemes[k], name ? name : "another PC");
+      CHECK(PCGetOperators(pc, &J, NULL));
+      CHECK(MatCreateVecs(J, &x, &b));
+      CHECK(VecDuplicate(b, &r));
+      CHECK(VecSetRandom(b, rnd));
+      CHECK(PCApply(pc, b, x));
+      CHECK(MatMult(J, x, r));
+      CHECK(VecAXPY(r, -1.0, b));
+      CHECK(MatNorm(J, NORM_INFINITY, &nJ));
+      CHECK(VecNorm(x, NORM_INFINITY, &nx));
+      CHECK(VecNorm(r, NORM_INFINITY, &nr));
+      if (getenv("GGLMBS_TEST_VERBOSE"))
+        CHECK(PetscPrintf(PETSC_COMM_WORLD, "KLU, %s, %s: |Jx - b| / (|J| |x|) = %.2e\n",
+                          cases[c].input ? cases[c].input : "chain", cases[c].schemes[k], (double)(nr / (nJ * nx))));
+      if (!(nr <= 1e-12 * nJ * nx))
+        Fail("%s, %s: the KLU leaves |Jx - b| = %g against |J| |x| = %g\n", cases[c].input ? cases[c].input : "chain",
+             cases[c].schemes[k], (double)nr, (double)(nJ * nx));
+      CHECK(VecDestroy(&b));
+      CHECK(VecDestroy(&x));
+      CHECK(VecDestroy(&r));
+      CHECK(MbsStepperDestroy(&st));
+    }
+    CHECK(MbsModelDestroy(&model));
+  }
+  CHECK(PetscRandomDestroy(&rnd));
+  {
+    MbsModel       model;
+    MbsRunConfig   cfg;
+    MbsStepper     st;
+    MbsStepReason  reason;
+    PetscErrorCode ierr;
+    InputModel("tests/inputs/redundant/rod_twice.yaml", &model, &cfg);
+    CHECK(PetscOptionsInsertString(NULL, "-mbs_klu"));
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(PetscOptionsClear(NULL));
+    CHECK(MbsStepperSetTimeStep(st, cfg.dt));
+    CHECK(MbsStepperSetFailureCheckpoint(st, "none"));
+    CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_FALSE));
+    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MbsStepperStep(st);
+    CHECK(PetscPopErrorHandler());
+    CHECK(MbsStepperGetConvergedReason(st, &reason));
+    if (ierr || reason != MBS_STEP_DIVERGED_NONLINEAR_SOLVE)
+      Fail("KLU, a rod given twice: error %d, step reason %d, expected a failed step\n", (int)ierr, (int)reason);
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
   }
 }
 
@@ -1002,6 +1116,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_block_preconditioner_matches_lu),
     cmocka_unit_test(test_block_preconditioner_after_reset),
     cmocka_unit_test(test_interface_lu_exact),
+    cmocka_unit_test(test_klu),
     cmocka_unit_test(test_schur_amg_matches_lu),
     cmocka_unit_test(test_schur_amg_bounded_iterations),
     cmocka_unit_test(test_schur_amg_smoother),

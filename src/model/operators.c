@@ -626,11 +626,12 @@ PetscErrorCode MbsSystemAssemblyBegin(MbsSystem sys, Mat J)
 /* One rank: the matrix's pattern (CSR, columns sorted, duplicates merged) from the recorded triples, and the place of
    each triple among its values (sys->coo_pos, set only once the matrix is preallocated). The indices are sorted row by
    row (a counting sort of the rows, then each row's columns), so the cost is linear in the entries but for the sort of
-   a row's few columns. */
+   a row's few columns. This is the peak of a run's memory on a chain (the triples, 16 bytes each, and the matrix):
+   each index array is freed as soon as it is read, so that at most 20 bytes per triple and the CSR are held at once. */
 static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
 {
   const PetscInt n = sys->nglobal, ncoo = sys->ncoo;
-  PetscInt      *ia, *ja, *start, *order, *cols, *place, nnz = 0;
+  PetscInt      *ia, *order, *cols, *place, nnz = 0;
 
   PetscFunctionBegin;
   for (PetscInt k = 0; k < ncoo; k++)
@@ -638,33 +639,33 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
                PETSC_ERR_PLIB,
                "Jacobian entry (%" PetscInt_FMT ", %" PetscInt_FMT ") outside the %" PetscInt_FMT " unknowns",
                sys->coo_i[k], sys->coo_j[k], n);
-  PetscCall(PetscCalloc1(n + 1, &start));
-  PetscCall(PetscMalloc2(ncoo, &order, ncoo, &cols));
-  for (PetscInt k = 0; k < ncoo; k++) start[sys->coo_i[k] + 1]++;
-  for (PetscInt i = 0; i < n; i++) start[i + 1] += start[i];
-  for (PetscInt k = 0; k < ncoo; k++) order[start[sys->coo_i[k]]++] = k; /* start[i] now ends row i */
-  for (PetscInt i = n; i > 0; i--) start[i] = start[i - 1];
-  start[0] = 0;
-  PetscCall(PetscMalloc1(ncoo, &place));
-  PetscCall(PetscMalloc1(n + 1, &ia));
+  PetscCall(PetscCalloc1(n + 1, &ia)); /* first the rows' starts, then the CSR's */
+  PetscCall(PetscMalloc1(ncoo, &order));
+  for (PetscInt k = 0; k < ncoo; k++) ia[sys->coo_i[k] + 1]++;
+  for (PetscInt i = 0; i < n; i++) ia[i + 1] += ia[i];
+  for (PetscInt k = 0; k < ncoo; k++) order[ia[sys->coo_i[k]]++] = k; /* ia[i] now ends row i */
+  for (PetscInt i = n; i > 0; i--) ia[i] = ia[i - 1];
   ia[0] = 0;
-  for (PetscInt i = 0; i < n; i++) { /* sort row i's entries by column; cols[] is the scratch of the row */
-    const PetscInt lo = start[i], m = start[i + 1] - start[i];
-    for (PetscInt k = 0; k < m; k++) cols[lo + k] = sys->coo_j[order[lo + k]];
+  PetscCall(PetscFree(sys->coo_i));
+  PetscCall(PetscMalloc1(ncoo, &cols));
+  for (PetscInt k = 0; k < ncoo; k++) cols[k] = sys->coo_j[order[k]];
+  PetscCall(PetscFree(sys->coo_j));
+  PetscCall(PetscMalloc1(ncoo, &place));
+  for (PetscInt i = 0; i < n; i++) { /* sort row i's entries by column, merge them into cols[nnz...] (in place) */
+    const PetscInt lo = ia[i], m = ia[i + 1] - ia[i];
     PetscCall(PetscSortIntWithArray(m, cols + lo, order + lo));
+    ia[i] = nnz;
     for (PetscInt k = 0; k < m; k++) {
-      if (k == 0 || cols[lo + k] != cols[lo + k - 1]) cols[nnz++] = cols[lo + k]; /* nnz <= lo + k: in place */
+      if (k == 0 || cols[lo + k] != cols[lo + k - 1]) cols[nnz++] = cols[lo + k]; /* nnz <= lo + k */
       place[order[lo + k]] = nnz - 1;
     }
-    ia[i + 1] = nnz;
   }
-  PetscCall(PetscMalloc1(nnz, &ja));
-  PetscCall(PetscArraycpy(ja, cols, nnz));
-  PetscCall(PetscFree2(order, cols));
-  PetscCall(PetscFree(start));
-  PetscCall(MatSeqAIJSetPreallocationCSR(J, ia, ja, NULL));
+  ia[n] = nnz;
+  PetscCall(PetscFree(order));
+  PetscCall(PetscRealloc(sizeof(PetscInt) * PetscMax(nnz, 1), &cols));
+  PetscCall(MatSeqAIJSetPreallocationCSR(J, ia, cols, NULL));
   PetscCall(PetscFree(ia));
-  PetscCall(PetscFree(ja));
+  PetscCall(PetscFree(cols));
   PetscCall(PetscFree(sys->coo_pos)); /* of an earlier recording that stopped with an error */
   sys->coo_pos = place;
   sys->nnz_d   = nnz;
@@ -913,6 +914,9 @@ PetscErrorCode MbsSystemAssemblyEnd(MbsSystem sys, Mat J)
   PetscFunctionReturn(0);
 }
 
+/* Room for n more entries of the recording assembly. The triples grow by realloc: glibc moves a large block's pages
+   (mremap) instead of copying them, so a growth does not hold the old and the new arrays at once (a chain of 10^6
+   particles records 1.6e8 triples, 2.6 GB), and the capacity beyond the entries written is never touched. */
 static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
 {
   PetscFunctionBegin;
@@ -920,21 +924,10 @@ static PetscErrorCode MbsSystemReserve(MbsSystem sys, PetscInt n)
   PetscCheck(sys->recording, PetscObjectComm((PetscObject)sys->model), PETSC_ERR_PLIB,
              "Jacobian assembly writes more entries than its recorded pattern");
   {
-    PetscInt     cap = PetscMax(2 * sys->capcoo, sys->pos + n + 1024);
-    PetscInt    *ci, *cj;
-    PetscScalar *cv;
-    PetscCall(PetscMalloc1(cap, &ci));
-    PetscCall(PetscMalloc1(cap, &cj));
-    PetscCall(PetscMalloc1(cap, &cv));
-    PetscCall(PetscArraycpy(ci, sys->coo_i, sys->pos));
-    PetscCall(PetscArraycpy(cj, sys->coo_j, sys->pos));
-    PetscCall(PetscArraycpy(cv, sys->coo_v, sys->pos));
-    PetscCall(PetscFree(sys->coo_i));
-    PetscCall(PetscFree(sys->coo_j));
-    PetscCall(PetscFree(sys->coo_v));
-    sys->coo_i  = ci;
-    sys->coo_j  = cj;
-    sys->coo_v  = cv;
+    const PetscInt cap = PetscMax(2 * sys->capcoo, sys->pos + n + 1024);
+    PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &sys->coo_i));
+    PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &sys->coo_j));
+    PetscCall(PetscRealloc(sizeof(PetscScalar) * cap, &sys->coo_v));
     sys->capcoo = cap;
   }
   PetscFunctionReturn(0);

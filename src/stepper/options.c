@@ -165,6 +165,14 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
     "interface (each rank's interior by sparse LU, the interface by dense LU; -mbs_interface_pc_factor_...) "
     "or mumps",
     "MbsStepperSetUp", MbsParallelLUTypes, 3, MbsParallelLUTypes[st->parallel_lu], &st->parallel_lu, NULL));
+  {
+    PetscBool klu = (PetscBool)(st->klu > 0), set;
+    PetscCall(PetscOptionsBool("-mbs_klu",
+                               "One rank, LU: factor with KLU (src/stepper/klu.c) or not; by default chosen "
+                               "from the model (narrow body graphs)",
+                               "MbsStepperSetUp", klu, &klu, &set));
+    if (set) st->klu = klu;
+  }
   PetscCall(PetscOptionsEList(
     "-mbs_solver",
     "The step's linear solver when no PC or LU package is chosen: auto (LU, or Schur-AMG for large nets and meshes), "
@@ -217,6 +225,7 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
 (MbsStepperSetAllowRedundantConstraints())
 - -mbs_fieldsplit_split <fields,primal_dual> - splits registered with -pc_type fieldsplit (docs/solvers.md)
 . -mbs_parallel_lu <auto,interface,mumps> - the solve of several ranks when no LU package is chosen (docs/solvers.md)
+. -mbs_klu <bool> - one rank: LU by KLU or not (default: chosen from the model; docs/solvers.md)
 - -mbs_solver <auto,lu,schur> - LU or GMRES with the Schur-AMG preconditioner (docs/solvers.md)
 
   Level: beginner

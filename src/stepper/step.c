@@ -146,7 +146,8 @@ PetscErrorCode MbsStepperResidualScale_Private(MbsStepper st, Vec X, Vec F, Pets
     converged  <=>  ||F|| <= atol,  or  ||F_f|| <= MBS_FLOOR_EPS_FACTOR eps ||s_f|| in every field f
                     (s = |J| |X| + |F - J X|, MbsStepperResidualScale_Private()) and the iteration no longer halves
   ||F|| (it has reached the floor rounding sets for this system), or ||F|| <= -mbs_stagnation_tol (default 0) and it no
-  longer halves.
+  longer halves. The floor of an iterate whose residual is MBS_FLOOR_MAX_GROWTH times the solve's first is not
+  convergence: the iterate has run off, and its floor grew with it.
 
   A small update with a residual above that floor is what a singular or nearly singular Jacobian gives
   (redundant constraints, a lost rank): continuing makes it fail at max_it, and the step is retried or
@@ -209,7 +210,13 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
         ratio /= PETSC_MACHINE_EPSILON;
       }
     }
-    if (ratio <= level || (!halving && fnorm <= st->stagnation_tol)) {
+    if (ratio <= level && !(fnorm <= MBS_FLOOR_MAX_GROWTH * st->fnorm_start)) {
+      PetscCall(PetscInfo(snes,
+                          "Residual norm %g at the round-off floor of an iterate that ran off (more than %g times the "
+                          "first residual %g): not converged\n",
+                          (double)fnorm, (double)MBS_FLOOR_MAX_GROWTH, (double)st->fnorm_start));
+      if (*reason == SNES_CONVERGED_SNORM_RELATIVE) *reason = SNES_CONVERGED_ITERATING;
+    } else if (ratio <= level || (!halving && fnorm <= st->stagnation_tol)) {
       PetscCall(PetscInfo(snes,
                           "Residual norm %g at the round-off floor (previous %g, max over fields of ||F_f|| / (eps "
                           "||s_f||) = %g): converged\n",

@@ -71,6 +71,7 @@ PetscErrorCode MbsStepperCreate(MbsModel model, MbsStepper *stepper)
   PetscCall(SNESLineSearchSetType(ls, SNESLINESEARCHBASIC));
   PetscCall(SNESSetTolerances(st->snes, 1e-15, 1e-300, 1e-13, 50, -1));
   st->stagnation_tol = 0;
+  st->klu            = -1;
   PetscCall(SNESSetConvergenceTest(st->snes, MbsStepperConverged_Private, st, NULL));
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPSetType(ksp, KSPPREONLY));
@@ -726,14 +727,17 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
                                         1914 unknowns, 835 / 214); UMFPACK's solves are faster, and it stays the
                                         choice for EM-G, VI-A, VI-B (32 x 32 net 177 / 47, 22.5 / 16.1,
                                         23.0 / 9.4; VI-B 100 x 100 0.35 / 0.17)
+    one rank, a narrow body graph of    KLU through the stepper's interface (src/stepper/klu.c: a singular matrix is
+      particles, or one with rigid      a failed solve): it factors 3-4 times faster than UMFPACK with less overhead
+      bodies up to                      per call (seconds UMFPACK / KLU: chain of 30 particles 0.82 / 0.25, chain1000
+      MBS_KLU_RIGID_MAX_UNKNOWNS        2.01 / 1.48, flyball governor 14.9 / 12.9; a chain of 10^6 particles, 2 steps
+                                        from rest: MUMPS 187 s, 13.9 GiB, KLU 94 s, 8.9 GiB); UMFPACK's supernodal
+                                        solves win on long rigid chains (rigid_chain1000 2.42 / 3.49)
     one rank, more than                 MUMPS: UMFPACK's 32-bit workspace overflows on a chain of 10^6 particles
-      MBS_UMFPACK_MAX_UNKNOWNS          (8 10^6 unknowns); MUMPS runs it in 16 GB
-    one rank otherwise (chains, rigid   UMFPACK: 1.8 times MUMPS's speed on chain1000, 1.4 times on
-      chains, small trees)              rigid_chain1000; on a singular matrix it returns Inf, so the step fails
-                                        with its diagnosis. KLU factors particle chains 3-4 times faster but stops
-                                        the program on a singular matrix (coincident particles, a redundant rod),
-                                        and its block-triangular preordering is quadratic here (284 s of symbolic
-                                        factorization for 10^5 particles); it stays a user's choice
+      MBS_UMFPACK_MAX_UNKNOWNS          (8 10^6 unknowns)
+    one rank otherwise (long rigid      UMFPACK: 1.4 times MUMPS's speed on rigid_chain1000;
+      chains, small nets)               on a singular matrix it returns Inf, so the step fails
+                                        with its diagnosis
     several ranks, a dynamic scheme,    the interface LU (src/stepper/interfacelu.c): each rank's interior by the
       an MPIAIJ Jacobian and at most    one-rank package, the interface by dense LU; chain of 10^5 particles 1.57
       MBS_INTERFACE_MAX_UNKNOWNS        times faster on 2 ranks than on 1 (MUMPS 0.88 times)
@@ -743,6 +747,9 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
 #define MBS_DENSE_MAX_UNKNOWNS   80      /* dense LU up to this size */
 #define MBS_WIDE_MIN_UNKNOWNS    6000    /* wide body graphs at least this large are factored by MUMPS */
 #define MBS_UMFPACK_MAX_UNKNOWNS 2000000 /* above this, MUMPS (UMFPACK's 32-bit workspace) */
+#define MBS_KLU_RIGID_MAX_UNKNOWNS                                                                                   \
+  2000 /* KLU for narrow graphs with rigid bodies up to this size (rigid chains, EM, seconds UMFPACK / KLU: 30 links \
+          (1260 unknowns) 0.36 / 0.32, 100 links 1.08 / 1.19, 1000 links 2.42 / 3.49) */
 #define MBS_INTERFACE_MAX_UNKNOWNS                                                          \
   500 /* several ranks: the interface LU up to this many interface unknowns (nets, 2 ranks: \
          break-even with MUMPS at 528, MUMPS 2.1 times faster at 882) */
@@ -834,6 +841,35 @@ static PetscErrorCode MbsStepperSetSchurKSP(MbsStepper st)
   PetscFunctionReturn(0);
 }
 
+/* Whether one rank's LU (above the dense LU's size) is the stepper's KLU, and why: -mbs_klu, or by the model. KLU
+   leaves the LU packages behind on narrow body graphs (no fill to speak of): on chains of particles at every size
+   measured, on small mechanisms with rigid bodies; UMFPACK's supernodal solves win on long chains of rigid links, and
+   KLU's pivoting destroys its ordering on nets (MBS_KLU_RIGID_MAX_UNKNOWNS; docs/solvers.md) */
+static PetscBool MbsStepperUseKLU(MbsStepper st, char *why, size_t len)
+{
+  PetscInt  width = 0, n = st->sys->nglobal;
+  PetscBool particles = PETSC_TRUE;
+
+  if (st->klu >= 0) {
+    if (st->klu) PetscSNPrintf(why, len, "-mbs_klu");
+    return (PetscBool)(st->klu > 0);
+  }
+  if (MbsModelGetGraphWidth(st->model, &width) || width >= MBS_WIDE_GRAPH) return PETSC_FALSE;
+  for (PetscInt b = 0; b < st->model->nbodies && particles; b++)
+    particles = (PetscBool)(st->model->body_type[b] == MBS_BODY_PARTICLE);
+  if (particles)
+    PetscSNPrintf(why, len, "a narrow body graph of particles (bandwidth %" PetscInt_FMT " in RCM order: chains)",
+                  width);
+  else if (n <= MBS_KLU_RIGID_MAX_UNKNOWNS)
+    PetscSNPrintf(why, len,
+                  "a narrow body graph (bandwidth %" PetscInt_FMT " in RCM order) of %" PetscInt_FMT
+                  " unknowns with rigid bodies",
+                  width, n);
+  else
+    return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   MatSolverType type;
@@ -893,7 +929,12 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
   PetscCall(PetscObjectTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpiaij)); /* not its GPU and other kinds */
-  if (size == 1 && isaij && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
+  if (size == 1 && isaij && (st->klu > 0 || st->sys->nglobal > MBS_DENSE_MAX_UNKNOWNS) &&
+      MbsStepperUseKLU(st, why, sizeof(why))) {
+    PetscCall(MbsPCSetKLU_Private(pc)); /* src/stepper/klu.c */
+    PetscCall(PetscStrncpy(st->solver_auto, "klu", sizeof(st->solver_auto)));
+    PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "KLU, chosen for one rank and %s", why));
+  } else if (size == 1 && isaij && st->sys->nglobal <= MBS_DENSE_MAX_UNKNOWNS) {
     PetscCall(MbsPCSetDenseLU_Private(pc)); /* src/stepper/denselu.c */
     PetscCall(PetscStrncpy(st->solver_auto, "dense", sizeof(st->solver_auto)));
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
@@ -953,6 +994,7 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
     PetscCall(PetscStrcmp(st->solver_auto, "dense", &dense));
     if (!dense) PetscCall(PetscStrcmp(st->solver_auto, "interface", &dense));
     if (!dense) PetscCall(PetscStrcmp(st->solver_auto, "schur", &dense));
+    if (!dense) PetscCall(PetscStrcmp(st->solver_auto, "klu", &dense));
     if (!(isshell && dense)) {
       st->solver_choice[0] = st->solver_auto[0] = 0;
       PetscFunctionReturn(0);

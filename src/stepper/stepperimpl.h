@@ -83,9 +83,13 @@ PETSC_INTERN const char *const MbsSolverTypes[];
    stops there without one more iteration to see it stagnate. Measured (pendulum, heavy top, four particles, chain1000,
    EM): 1 keeps energy and constraints at the floor of stopping only on stagnation (energy 1.9e-15 against 7.4e-16 of
    E0 on chain1000) for 0.3 fewer iterations per step; 4 saves 0.6 but lets the energy drift reach 1.4e-14. */
-#define MBS_FLOOR_AT          1.0
-#define MBS_FLOOR_ESTIMATE    100.0 /* the scale is computed for a residual within this factor of the level */
-#define MBS_ENERGY_DIVERGENCE 10.0  /* default of MbsStepperSetEnergyDivergence() */
+#define MBS_FLOOR_AT       1.0
+#define MBS_FLOOR_ESTIMATE 100.0 /* the scale is computed for a residual within this factor of the level */
+/* ... and never for a residual this many times the solve's first (PETSc's default divergence tolerance): an iterate
+   that has run off (positions of 1e18 after 49 Newton iterations of a static solve, whose divergence test is off) has
+   a floor as large as itself, and stagnates there */
+#define MBS_FLOOR_MAX_GROWTH  1e4
+#define MBS_ENERGY_DIVERGENCE 10.0 /* default of MbsStepperSetEnergyDivergence() */
 /* Default of -mbs_energy_tol: EM and EM-G change E - W by round-off in a step (measured <= 1e-14 of the scale
    on Bricard's mechanism, the chains and the heavy top); a step that changes it by more was not solved. */
 #define MBS_ENERGY_TOL 1e-8
@@ -178,6 +182,7 @@ struct _p_MbsStepper {
                                 chosen again at a new set-up */
   PetscInt parallel_lu;      /* -mbs_parallel_lu: MBS_PARALLEL_LU_AUTO, _INTERFACE or _MUMPS */
   PetscInt solver;           /* -mbs_solver: MBS_SOLVER_AUTO, _LU or _SCHUR */
+  PetscInt klu;              /* -mbs_klu: -1 by the model, 0 never, 1 always (one rank, src/stepper/klu.c) */
   PetscInt ksp_auto;         /* what the stepper set on the KSP for the Schur-AMG preconditioner (MBS_KSP_AUTO_*) */
 
   char     output_dir[PETSC_MAX_PATH_LEN];
@@ -269,6 +274,7 @@ PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt
                                                             const MbsReactionTerm terms[], const PetscScalar *x,
                                                             const PetscScalar *qloc, PetscReal F[3], PetscReal M[3]);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
+PETSC_INTERN PetscErrorCode MbsPCSetKLU_Private(PC);
 /* MUMPS's 100 % workspace margin on a PCLU's factor unless the user set one (stepper.c) */
 PETSC_INTERN PetscErrorCode MbsPCSetMumpsMargin_Private(PC, Mat);
 /* interfacelu.c: the exact substructured solve of several ranks (each rank's interior by sparse LU, the interface by
