@@ -470,6 +470,40 @@ static void test_solver_choice(void **state)
            : type  ? type
                    : "(none)",
            expect ? expect : "dense");
+    if (!cases[k].net && cases[k].n == 1000 && !cases[k].user && size == 1) {
+      /* a package chosen after the stepper chose its KLU (a PCSHELL) wins at the next set-up: by the host program
+         (PCFactorSetMatSolverType() on the shell), then by the options database */
+      const char *const how[] = {"api", "-pc_factor_mat_solver_type superlu"};
+      for (int h = 0; h < 2; h++) {
+        const char *want = h == 0 ? MATSOLVERMUMPS : MATSOLVERSUPERLU;
+        CHECK(KSPGetPC(ksp, &pc));
+        if (h == 0)
+          CHECK(PCFactorSetMatSolverType(pc, want));
+        else
+          CHECK(PetscOptionsInsertString(NULL, how[h]));
+        CHECK(MbsStepperSetType(st, MBSSCHEMEEMG));
+        CHECK(MbsStepperSetUp(st));
+        if (h == 1) CHECK(PetscOptionsClear(NULL));
+        CHECK(KSPGetPC(ksp, &pc));
+        type = NULL;
+        CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+        if (!isshell) CHECK(PCFactorGetMatSolverType(pc, &type));
+        if (!type || strcmp(type, want))
+          Fail("chain of 1000, %s after the stepper's KLU: %s, expected %s\n", how[h],
+               isshell ? "a PCSHELL"
+               : type  ? type
+                       : "(none)",
+               want);
+        if (h == 0) { /* back to the shell for the options' turn */
+          CHECK(PCSetType(pc, PCLU));
+          CHECK(MbsStepperDestroy(&st));
+          CHECK(MbsStepperCreate(model, &st));
+          CHECK(MbsStepperGetSNES(st, &snes));
+          CHECK(SNESGetKSP(snes, &ksp));
+          CHECK(MbsStepperSetUp(st));
+        }
+      }
+    }
     if (cases[k].net && cases[k].n == 40 && !cases[k].user) {
       /* chosen again for another scheme: UMFPACK for VI-B (its solves are faster; it refactors rarely) */
       const char *vib = size > 1 ? MATSOLVERMUMPS : MATSOLVERUMFPACK;
@@ -754,6 +788,21 @@ static void test_klu(void **state)
     CHECK(MbsStepperGetConvergedReason(st, &reason));
     if (ierr || reason != MBS_STEP_DIVERGED_NONLINEAR_SOLVE)
       Fail("KLU, a rod given twice: error %d, step reason %d, expected a failed step\n", (int)ierr, (int)reason);
+    { /* failed by the factorization's zero pivot, not by the NaN a division by it would leave */
+      SNES               snes;
+      KSP                ksp;
+      PC                 pc;
+      KSPConvergedReason kr;
+      PCFailedReason     pr;
+      CHECK(MbsStepperGetSNES(st, &snes));
+      CHECK(SNESGetKSP(snes, &ksp));
+      CHECK(KSPGetPC(ksp, &pc));
+      CHECK(KSPGetConvergedReason(ksp, &kr));
+      CHECK(PCGetFailedReason(pc, &pr));
+      if (kr != KSP_DIVERGED_PC_FAILED || pr != PC_FACTOR_NUMERIC_ZEROPIVOT)
+        Fail("KLU, a rod given twice: linear solve reason %d, PC failure %d, expected a zero pivot\n", (int)kr,
+             (int)pr);
+    }
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
   }

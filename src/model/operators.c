@@ -645,7 +645,8 @@ static PetscErrorCode MbsSystemPreallocateSeq(MbsSystem sys, Mat J)
   for (PetscInt i = 0; i < n; i++) ia[i + 1] += ia[i];
   for (PetscInt k = 0; k < ncoo; k++) order[ia[sys->coo_i[k]]++] = k; /* ia[i] now ends row i */
   for (PetscInt i = n; i > 0; i--) ia[i] = ia[i - 1];
-  ia[0] = 0;
+  ia[0]       = 0;
+  sys->capcoo = 0; /* a recording retried after an error here grows the arrays anew */
   PetscCall(PetscFree(sys->coo_i));
   PetscCall(PetscMalloc1(ncoo, &cols));
   for (PetscInt k = 0; k < ncoo; k++) cols[k] = sys->coo_j[order[k]];

@@ -2,8 +2,10 @@
   Sparse LU by KLU (SuiteSparse) for the Jacobian of a narrow body graph on one rank (chains, small mechanisms): a
   PCSHELL over KLU's own interface rather than PETSc's MATSOLVERKLU, for what that interface does not do:
   * a singular Jacobian (coincident particles, a redundant rod) is a failed preconditioner
-    (PC_FACTOR_NUMERIC_ZEROPIVOT), so the step fails and is diagnosed like any other; PETSc's interface keeps KLU's
-    halt_if_singular and stops the program;
+    (PC_FACTOR_NUMERIC_ZEROPIVOT), so the step fails and is diagnosed like any other; PETSc's interface stops the
+    program. KLU's halt_if_singular stays on: klu_factor() then stops at the first zero pivot, numerical or
+    structural, and returns no factors with status KLU_SINGULAR (with it off, KLU flags only a structurally empty
+    column and divides by a numerical zero);
   * no block-triangular preordering (KLU's default; quadratic on these matrices: docs/solvers.md);
   * 64-bit indices when PETSc has them (klu_l_*).
   The analysis (the AMD ordering) is done once per pattern; every factorization is a full one with partial pivoting
@@ -90,28 +92,33 @@ static PetscErrorCode MbsKLUSetUp(PC pc)
   PetscCall(MatGetRowIJ(P, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
   if (lu->symbolic && (P != lu->mat || nzstate != lu->nzstate || n != lu->n)) PetscCall(MbsKLUFree(lu)); /* another */
+  if (lu->numeric) MbsKLUFreeNum(&lu->numeric, &lu->common);
+  lu->numeric = NULL;
   if (!lu->symbolic) {
     lu->symbolic = MbsKLUAnalyze((MbsKLUInt)n, (MbsKLUInt *)ia, (MbsKLUInt *)ja, &lu->common);
-    PetscCall(MbsKLUCheck(lu, "analysis"));
-    PetscCheck(lu->symbolic, PETSC_COMM_SELF, PETSC_ERR_LIB, "KLU analysis failed");
-    lu->mat     = P;
-    lu->nzstate = nzstate;
-    lu->n       = n;
+    lu->mat      = P;
+    lu->nzstate  = nzstate;
+    lu->n        = n;
   }
-  if (lu->numeric) MbsKLUFreeNum(&lu->numeric, &lu->common);
-  PetscCall(MatSeqAIJGetArrayRead(P, &v));
-  lu->numeric = MbsKLUFactor((MbsKLUInt *)ia, (MbsKLUInt *)ja, (double *)v, lu->symbolic, &lu->common);
-  PetscCall(MatSeqAIJRestoreArrayRead(P, &v));
+  if (lu->symbolic) {
+    PetscCall(MatSeqAIJGetArrayRead(P, &v));
+    lu->numeric = MbsKLUFactor((MbsKLUInt *)ia, (MbsKLUInt *)ja, (double *)v, lu->symbolic, &lu->common);
+    PetscCall(MatSeqAIJRestoreArrayRead(P, &v));
+  }
   PetscCall(MatRestoreRowIJ(P, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  if (!lu->symbolic) {
+    PetscCall(MbsKLUCheck(lu, "analysis"));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "KLU analysis failed");
+  }
+  if (!lu->numeric && lu->common.status == KLU_SINGULAR) { /* a zero pivot: no factors */
+    PetscCall(PetscInfo(pc, "Zero pivot in column %d of KLU's factorization: the Jacobian is singular\n",
+                        (int)lu->common.singular_col));
+    PetscCall(PCSetFailedReason(pc, PC_FACTOR_NUMERIC_ZEROPIVOT));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MbsKLUCheck(lu, "factorization"));
   PetscCheck(lu->numeric, PETSC_COMM_SELF, PETSC_ERR_LIB, "KLU factorization failed");
   lu->nfactor++;
-  if (lu->common.status == KLU_SINGULAR) { /* the factors are unusable (a zero on U's diagonal) */
-    PetscCall(PetscInfo(pc, "Zero pivot in KLU's factorization: the Jacobian is singular\n"));
-    PetscCall(PCSetFailedReason(pc, PC_FACTOR_NUMERIC_ZEROPIVOT));
-    MbsKLUFreeNum(&lu->numeric, &lu->common);
-    lu->numeric = NULL;
-  }
   PetscFunctionReturn(0);
 }
 
@@ -171,8 +178,7 @@ PetscErrorCode MbsPCSetKLU_Private(PC pc)
   PetscCall(PCSetType(pc, PCSHELL));
   PetscCall(PetscNew(&lu));
   MbsKLUDefaults(&lu->common);
-  lu->common.btf              = 0;
-  lu->common.halt_if_singular = 0;
+  lu->common.btf = 0;
   PetscCall(PCShellSetContext(pc, lu));
   PetscCall(PCShellSetName(pc, "gglmbs KLU (SuiteSparse)"));
   PetscCall(PCShellSetSetUp(pc, MbsKLUSetUp));

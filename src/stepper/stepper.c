@@ -729,27 +729,28 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
                                         23.0 / 9.4; VI-B 100 x 100 0.35 / 0.17)
     one rank, a narrow body graph of    KLU through the stepper's interface (src/stepper/klu.c: a singular matrix is
       particles, or one with rigid      a failed solve): it factors 3-4 times faster than UMFPACK with less overhead
-      bodies up to                      per call (seconds UMFPACK / KLU: chain of 30 particles 0.82 / 0.25, chain1000
-      MBS_KLU_RIGID_MAX_UNKNOWNS        2.01 / 1.48, flyball governor 14.9 / 12.9; a chain of 10^6 particles, 2 steps
-                                        from rest: MUMPS 187 s, 13.9 GiB, KLU 94 s, 8.9 GiB); UMFPACK's supernodal
-                                        solves win on long rigid chains (rigid_chain1000 2.42 / 3.49)
+      bodies up to                      per call (seconds UMFPACK / KLU, benchmarks/klu.sh: chain of 30 particles
+      MBS_KLU_RIGID_MAX_UNKNOWNS        0.94 / 0.43, chain1000 1.35 / 1.13, flyball governor 15.4 / 12.6; a chain of
+                                        10^6 particles, 2 steps from rest: MUMPS 188 s, 13.3 GiB, KLU 104 s,
+                                        8.5 GiB); UMFPACK's supernodal solves win on rigid chains (rigid_chain1000
+                                        2.89 / 3.74)
     one rank, more than                 MUMPS: UMFPACK's 32-bit workspace overflows on a chain of 10^6 particles
       MBS_UMFPACK_MAX_UNKNOWNS          (8 10^6 unknowns)
     one rank otherwise (long rigid      UMFPACK: 1.4 times MUMPS's speed on rigid_chain1000;
       chains, small nets)               on a singular matrix it returns Inf, so the step fails
                                         with its diagnosis
-    several ranks, a dynamic scheme,    the interface LU (src/stepper/interfacelu.c): each rank's interior by the
-      an MPIAIJ Jacobian and at most    one-rank package, the interface by dense LU; chain of 10^5 particles 1.57
-      MBS_INTERFACE_MAX_UNKNOWNS        times faster on 2 ranks than on 1 (MUMPS 0.88 times)
-      interface unknowns
-    several ranks otherwise             MUMPS
+    several ranks, a dynamic scheme,    the interface LU (src/stepper/interfacelu.c): each rank's interior by
+      an MPIAIJ Jacobian and at most    UMFPACK or MUMPS (MbsStepperSerialPackage(), not KLU), the interface by dense
+  LU; chain of 10^5 particles 1.57 MBS_INTERFACE_MAX_UNKNOWNS        times faster on 2 ranks than on 1 (MUMPS 0.88
+  times) interface unknowns several ranks otherwise             MUMPS
 */
 #define MBS_DENSE_MAX_UNKNOWNS   80      /* dense LU up to this size */
 #define MBS_WIDE_MIN_UNKNOWNS    6000    /* wide body graphs at least this large are factored by MUMPS */
 #define MBS_UMFPACK_MAX_UNKNOWNS 2000000 /* above this, MUMPS (UMFPACK's 32-bit workspace) */
-#define MBS_KLU_RIGID_MAX_UNKNOWNS                                                                                   \
-  2000 /* KLU for narrow graphs with rigid bodies up to this size (rigid chains, EM, seconds UMFPACK / KLU: 30 links \
-          (1260 unknowns) 0.36 / 0.32, 100 links 1.08 / 1.19, 1000 links 2.42 / 3.49) */
+/* KLU for narrow graphs with rigid bodies up to this size (EM, seconds UMFPACK / KLU, benchmarks/klu.sh: flyball
+   governor (208 unknowns) 15.4 / 12.6, right-angle cantilever (816) 6.96 / 4.40; rigid chains of 30 links (1260)
+   0.33 / 0.44, 100 links 0.71 / 1.09, 1000 links 2.89 / 3.74) */
+#define MBS_KLU_RIGID_MAX_UNKNOWNS 1000
 #define MBS_INTERFACE_MAX_UNKNOWNS                                                          \
   500 /* several ranks: the interface LU up to this many interface unknowns (nets, 2 ranks: \
          break-even with MUMPS at 528, MUMPS 2.1 times faster at 882) */
@@ -845,36 +846,58 @@ static PetscErrorCode MbsStepperSetSchurKSP(MbsStepper st)
    leaves the LU packages behind on narrow body graphs (no fill to speak of): on chains of particles at every size
    measured, on small mechanisms with rigid bodies; UMFPACK's supernodal solves win on long chains of rigid links, and
    KLU's pivoting destroys its ordering on nets (MBS_KLU_RIGID_MAX_UNKNOWNS; docs/solvers.md) */
-static PetscBool MbsStepperUseKLU(MbsStepper st, char *why, size_t len)
+static PetscErrorCode MbsStepperUseKLU(MbsStepper st, char *why, size_t len, PetscBool *use)
 {
   PetscInt  width = 0, n = st->sys->nglobal;
   PetscBool particles = PETSC_TRUE;
 
+  PetscFunctionBegin;
+  *use = PETSC_FALSE;
   if (st->klu >= 0) {
-    if (st->klu) PetscSNPrintf(why, len, "-mbs_klu");
-    return (PetscBool)(st->klu > 0);
+    *use = (PetscBool)(st->klu > 0);
+    if (*use) PetscCall(PetscSNPrintf(why, len, "-mbs_klu"));
+    PetscFunctionReturn(0);
   }
-  if (MbsModelGetGraphWidth(st->model, &width) || width >= MBS_WIDE_GRAPH) return PETSC_FALSE;
+  PetscCall(MbsModelGetGraphWidth(st->model, &width));
+  if (width >= MBS_WIDE_GRAPH) PetscFunctionReturn(0);
   for (PetscInt b = 0; b < st->model->nbodies && particles; b++)
     particles = (PetscBool)(st->model->body_type[b] == MBS_BODY_PARTICLE);
   if (particles)
-    PetscSNPrintf(why, len, "a narrow body graph of particles (bandwidth %" PetscInt_FMT " in RCM order: chains)",
-                  width);
+    PetscCall(PetscSNPrintf(
+      why, len, "a narrow body graph of particles (bandwidth %" PetscInt_FMT " in RCM order: chains)", width));
   else if (n <= MBS_KLU_RIGID_MAX_UNKNOWNS)
-    PetscSNPrintf(why, len,
-                  "a narrow body graph (bandwidth %" PetscInt_FMT " in RCM order) of %" PetscInt_FMT
-                  " unknowns with rigid bodies",
-                  width, n);
+    PetscCall(PetscSNPrintf(why, len,
+                            "a narrow body graph (bandwidth %" PetscInt_FMT " in RCM order) of %" PetscInt_FMT
+                            " unknowns with rigid bodies",
+                            width, n));
   else
-    return PETSC_FALSE;
-  return PETSC_TRUE;
+    PetscFunctionReturn(0);
+  *use = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* PCFactorSetMatSolverType() on a PCSHELL the stepper chose (dense LU, KLU, the interface LU, Schur-AMG): kept on the
+   PC for its next set-up, where the shell gives way to a PCLU with that package (MbsStepperSetUpFactorization()) */
+static PetscErrorCode MbsPCShellSetMatSolverType_Private(PC pc, MatSolverType type)
+{
+  PetscContainer c;
+  char          *t;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrallocpy(type, &t));
+  PetscCall(PetscContainerCreate(PetscObjectComm((PetscObject)pc), &c));
+  PetscCall(PetscContainerSetPointer(c, t));
+  PetscCall(PetscContainerSetUserDestroy(c, PetscContainerUserDestroyDefault));
+  PetscCall(PetscObjectCompose((PetscObject)pc, "MbsStepperMatSolverType", (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
 {
   MatSolverType type;
   PetscMPIInt   size;
-  PetscBool     isaij, ismpiaij;
+  PetscBool     isaij, ismpiaij, klu = PETSC_FALSE;
   char          why[128];
 
   PetscFunctionBegin;
@@ -929,8 +952,9 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)st), &size));
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
   PetscCall(PetscObjectTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpiaij)); /* not its GPU and other kinds */
-  if (size == 1 && isaij && (st->klu > 0 || st->sys->nglobal > MBS_DENSE_MAX_UNKNOWNS) &&
-      MbsStepperUseKLU(st, why, sizeof(why))) {
+  if (size == 1 && isaij && (st->klu > 0 || st->sys->nglobal > MBS_DENSE_MAX_UNKNOWNS))
+    PetscCall(MbsStepperUseKLU(st, why, sizeof(why), &klu));
+  if (klu) {
     PetscCall(MbsPCSetKLU_Private(pc)); /* src/stepper/klu.c */
     PetscCall(PetscStrncpy(st->solver_auto, "klu", sizeof(st->solver_auto)));
     PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice), "KLU, chosen for one rank and %s", why));
@@ -988,7 +1012,7 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
   PetscCall(SNESGetKSP(st->snes, &ksp));
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  if (!islu) { /* another PC, or the dense LU chosen at an earlier set-up, which is chosen again */
+  if (!islu) { /* another PC, or a PCSHELL the stepper chose at an earlier set-up (chosen again) */
     PetscBool isshell, dense;
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
     PetscCall(PetscStrcmp(st->solver_auto, "dense", &dense));
@@ -1000,6 +1024,24 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
       PetscFunctionReturn(0);
     }
     PetscCall(PCSetType(pc, PCLU));
+    { /* a package the host program or the options database chose since (the shell ignored it) */
+      PetscContainer c;
+      const char    *prefix;
+      char           type[64];
+      PetscBool      set;
+      PetscCall(PetscObjectQuery((PetscObject)pc, "MbsStepperMatSolverType", (PetscObject *)&c));
+      if (c) {
+        char *t;
+        PetscCall(PetscContainerGetPointer(c, (void **)&t));
+        PetscCall(PCFactorSetMatSolverType(pc, t));
+        PetscCall(PetscObjectCompose((PetscObject)pc, "MbsStepperMatSolverType", NULL));
+      } else {
+        PetscCall(PCGetOptionsPrefix(pc, &prefix));
+        PetscCall(PetscOptionsGetString(((PetscObject)pc)->options, prefix, "-pc_factor_mat_solver_type", type,
+                                        sizeof(type), &set));
+        if (set) PetscCall(PCFactorSetMatSolverType(pc, type));
+      }
+    }
     /* undo what the stepper set for the Schur-AMG preconditioner (MbsStepperSetSchurKSP()), nothing else */
     if (st->ksp_auto & MBS_KSP_AUTO_TYPE) PetscCall(KSPSetType(ksp, KSPPREONLY));
     if (st->ksp_auto & MBS_KSP_AUTO_SIDE) PetscCall(KSPSetPCSide(ksp, PC_LEFT));
@@ -1012,7 +1054,11 @@ static PetscErrorCode MbsStepperSetUpFactorization(MbsStepper st)
   }
   PetscCall(MbsStepperChooseSolver(st, pc));
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCLU, &islu));
-  if (!islu) PetscFunctionReturn(0); /* dense LU, interface LU, Schur-AMG */
+  if (!islu) { /* dense LU, KLU, interface LU, Schur-AMG: a PCSHELL */
+    PetscCall(
+      PetscObjectComposeFunction((PetscObject)pc, "PCFactorSetMatSolverType_C", MbsPCShellSetMatSolverType_Private));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MbsPCSetMumpsMargin_Private(pc, st->J));
   PetscFunctionReturn(0);
 }
