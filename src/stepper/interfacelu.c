@@ -571,6 +571,7 @@ static PetscErrorCode MbsInterfaceLUDestroy(PC pc)
   Makes pc the interface LU of the stepper's (AIJ) Jacobian, with the interior LU package sub_type unless the user
    chose one (-<prefix>mbs_interface_pc_factor_mat_solver_type).
 */
+/* Makes pc the interface LU; each rank's interior is factored by sub_type, or by the stepper's KLU when NULL */
 PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType sub_type)
 {
   MbsInterfaceLU *ctx;
@@ -584,8 +585,22 @@ PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType s
   PetscCall(PCGetOptionsPrefix(pc, &prefix));
   PetscCall(PCSetOptionsPrefix(ctx->sub, prefix));
   PetscCall(PCAppendOptionsPrefix(ctx->sub, "mbs_interface_"));
-  PetscCall(PCSetType(ctx->sub, PCLU));
-  PetscCall(PCFactorSetMatSolverType(ctx->sub, sub_type));
+  {
+    PetscBool klu = (PetscBool)!sub_type;
+    if (klu) { /* the stepper's KLU (src/stepper/klu.c), unless the options choose a package for the interior */
+      const char *subprefix;
+      PetscBool   set;
+      PetscCall(PCGetOptionsPrefix(ctx->sub, &subprefix));
+      PetscCall(PetscOptionsHasName(((PetscObject)pc)->options, subprefix, "-pc_factor_mat_solver_type", &set));
+      klu = (PetscBool)!set;
+    }
+    if (klu)
+      PetscCall(MbsPCSetKLU_Private(ctx->sub));
+    else {
+      PetscCall(PCSetType(ctx->sub, PCLU));
+      if (sub_type) PetscCall(PCFactorSetMatSolverType(ctx->sub, sub_type));
+    }
+  }
   PetscCall(PCSetFromOptions(ctx->sub));
   PetscCall(PCShellSetContext(pc, ctx));
   PetscCall(PCShellSetName(pc, "gglmbs interface LU (each rank's interior by sparse LU, the interface by dense LU)"));

@@ -740,9 +740,10 @@ PetscErrorCode MbsStepperSetFields(MbsStepper st, PetscInt n, const MbsFieldKind
       chains, small nets)               on a singular matrix it returns Inf, so the step fails
                                         with its diagnosis
     several ranks, a dynamic scheme,    the interface LU (src/stepper/interfacelu.c): each rank's interior by
-      an MPIAIJ Jacobian and at most    UMFPACK or MUMPS (MbsStepperSerialPackage(), not KLU), the interface by dense
-  LU; chain of 10^5 particles 1.57 MBS_INTERFACE_MAX_UNKNOWNS        times faster on 2 ranks than on 1 (MUMPS 0.88
-  times) interface unknowns several ranks otherwise             MUMPS
+      an MPIAIJ Jacobian and at most    KLU, UMFPACK or MUMPS (the one-rank rule), the interface by dense LU; chain
+      MBS_INTERFACE_MAX_UNKNOWNS        of 10^5 particles 1.38 times faster on 2 ranks than on 1 (1.6 against
+      interface unknowns                UMFPACK on both; MUMPS 0.88 times)
+    several ranks otherwise             MUMPS
 */
 #define MBS_DENSE_MAX_UNKNOWNS   80      /* dense LU up to this size */
 #define MBS_WIDE_MIN_UNKNOWNS    6000    /* wide body graphs at least this large are factored by MUMPS */
@@ -846,9 +847,9 @@ static PetscErrorCode MbsStepperSetSchurKSP(MbsStepper st)
    leaves the LU packages behind on narrow body graphs (no fill to speak of): on chains of particles at every size
    measured, on small mechanisms with rigid bodies; UMFPACK's supernodal solves win on long chains of rigid links, and
    KLU's pivoting destroys its ordering on nets (MBS_KLU_RIGID_MAX_UNKNOWNS; docs/solvers.md) */
-static PetscErrorCode MbsStepperUseKLU(MbsStepper st, char *why, size_t len, PetscBool *use)
+static PetscErrorCode MbsStepperUseKLU(MbsStepper st, PetscInt n, char *why, size_t len, PetscBool *use)
 {
-  PetscInt  width = 0, n = st->sys->nglobal;
+  PetscInt  width     = 0;
   PetscBool particles = PETSC_TRUE;
 
   PetscFunctionBegin;
@@ -953,7 +954,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   PetscCall(PetscObjectBaseTypeCompare((PetscObject)st->J, MATSEQAIJ, &isaij));
   PetscCall(PetscObjectTypeCompare((PetscObject)st->J, MATMPIAIJ, &ismpiaij)); /* not its GPU and other kinds */
   if (size == 1 && isaij && (st->klu > 0 || st->sys->nglobal > MBS_DENSE_MAX_UNKNOWNS))
-    PetscCall(MbsStepperUseKLU(st, why, sizeof(why), &klu));
+    PetscCall(MbsStepperUseKLU(st, st->sys->nglobal, why, sizeof(why), &klu));
   if (klu) {
     PetscCall(MbsPCSetKLU_Private(pc)); /* src/stepper/klu.c */
     PetscCall(PetscStrncpy(st->solver_auto, "klu", sizeof(st->solver_auto)));
@@ -973,8 +974,13 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
     if (can && (st->parallel_lu == MBS_PARALLEL_LU_INTERFACE ||
                 (st->parallel_lu == MBS_PARALLEL_LU_AUTO && nB <= MBS_INTERFACE_MAX_UNKNOWNS))) {
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &nlocal, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)st)));
-      PetscCall(MbsStepperSerialPackage(st, nlocal, &type, why, sizeof(why)));
-      PetscCall(MbsPCSetInterfaceLU_Private(pc, st, type)); /* src/stepper/interfacelu.c */
+      if (nlocal > MBS_DENSE_MAX_UNKNOWNS || st->klu > 0)
+        PetscCall(MbsStepperUseKLU(st, nlocal, why, sizeof(why), &klu));
+      if (klu)
+        type = "KLU";
+      else
+        PetscCall(MbsStepperSerialPackage(st, nlocal, &type, why, sizeof(why)));
+      PetscCall(MbsPCSetInterfaceLU_Private(pc, st, klu ? NULL : type)); /* src/stepper/interfacelu.c */
       PetscCall(PetscStrncpy(st->solver_auto, "interface", sizeof(st->solver_auto)));
       PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
                               "interface LU (each rank's interior by %s, for %s; an interface of %" PetscInt_FMT
