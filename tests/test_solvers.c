@@ -572,6 +572,51 @@ static void CaseModel(const char *input, PetscInt nx, PetscInt ny, MbsModel *mod
   }
 }
 
+/* The stepper's PC after a step is the PCSHELL named shell, and an exact solve: J x = b to 1e-12 of |J| |x| for a
+   random b (what, scheme: the case, for the messages) */
+static void ExpectExactShell(MbsStepper st, PetscRandom rnd, const char *shell, const char *what, const char *scheme)
+{
+  SNES        snes;
+  KSP         ksp;
+  PC          pc;
+  Mat         J;
+  Vec         b, x, r;
+  PetscReal   nJ, nx, nr, nb;
+  PetscBool   isshell;
+  const char *name = NULL;
+  PetscMPIInt size;
+
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  CHECK(MbsStepperGetSNES(st, &snes));
+  CHECK(SNESGetKSP(snes, &ksp));
+  CHECK(KSPGetPC(ksp, &pc));
+  CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
+  if (isshell) CHECK(PCShellGetName(pc, &name));
+  if (!name || !strstr(name, shell))
+    Fail("%s, %s on %d rank(s): the stepper chose %s, not the %s\n", what, scheme, (int)size,
+         name ? name : "another PC", shell);
+  CHECK(PCGetOperators(pc, &J, NULL));
+  CHECK(MatCreateVecs(J, &x, &b));
+  CHECK(VecDuplicate(b, &r));
+  CHECK(VecSetRandom(b, rnd));
+  CHECK(PCApply(pc, b, x));
+  CHECK(MatMult(J, x, r));
+  CHECK(VecAXPY(r, -1.0, b));
+  CHECK(MatNorm(J, NORM_INFINITY, &nJ));
+  CHECK(VecNorm(x, NORM_INFINITY, &nx));
+  CHECK(VecNorm(r, NORM_INFINITY, &nr));
+  CHECK(VecNorm(b, NORM_INFINITY, &nb));
+  if (getenv("GGLMBS_TEST_VERBOSE"))
+    CHECK(PetscPrintf(PETSC_COMM_WORLD, "%s, %s, %s: |Jx - b| / (|J| |x|) = %.2e (|x| %.2e)\n", shell, what, scheme,
+                      (double)(nr / (nJ * nx)), (double)nx));
+  if (!(nr <= 1e-12 * nJ * nx))
+    Fail("%s, %s: the %s leaves |Jx - b| = %g against |J| |x| = %g (|b| = %g)\n", what, scheme, shell, (double)nr,
+         (double)(nJ * nx), (double)nb);
+  CHECK(VecDestroy(&b));
+  CHECK(VecDestroy(&x));
+  CHECK(VecDestroy(&r));
+}
+
 static void test_interface_lu_exact(void **state)
 {
   const struct {
@@ -596,51 +641,14 @@ static void test_interface_lu_exact(void **state)
     MbsRunConfig cfg;
     CaseModel(cases[c].input, 8, 10, &model, &cfg);
     for (int k = 0; k < 6 && cases[c].schemes[k]; k++) {
-      MbsStepper  st;
-      SNES        snes;
-      KSP         ksp;
-      PC          pc;
-      Mat         J;
-      Vec         b, x, r;
-      PetscReal   nJ, nx, nr, nb;
-      PetscBool   isshell;
-      const char *name;
+      MbsStepper st;
 
       CHECK(MbsStepperCreate(model, &st));
       CHECK(MbsStepperSetType(st, cases[c].schemes[k]));
       CHECK(MbsStepperSetTimeStep(st, cases[c].input ? cfg.dt : 1e-3));
       CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
       CHECK(MbsStepperStep(st));
-      CHECK(MbsStepperGetSNES(st, &snes));
-      CHECK(SNESGetKSP(snes, &ksp));
-      CHECK(KSPGetPC(ksp, &pc));
-      CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
-      name = NULL;
-      if (isshell) CHECK(PCShellGetName(pc, &name));
-      if (!name || !strstr(name, "interface LU"))
-        Fail("%s, %s on %d ranks: the stepper chose %s, not the interface LU\n",
-             cases[c].input ? cases[c].input : "net", cases[c].schemes[k], (int)size, name ? name : "another PC");
-      CHECK(PCGetOperators(pc, &J, NULL));
-      CHECK(MatCreateVecs(J, &x, &b));
-      CHECK(VecDuplicate(b, &r));
-      CHECK(VecSetRandom(b, rnd));
-      CHECK(PCApply(pc, b, x));
-      CHECK(MatMult(J, x, r));
-      CHECK(VecAXPY(r, -1.0, b));
-      CHECK(MatNorm(J, NORM_INFINITY, &nJ));
-      CHECK(VecNorm(x, NORM_INFINITY, &nx));
-      CHECK(VecNorm(r, NORM_INFINITY, &nr));
-      CHECK(VecNorm(b, NORM_INFINITY, &nb));
-      if (getenv("GGLMBS_TEST_VERBOSE"))
-        CHECK(PetscPrintf(PETSC_COMM_WORLD, "interface LU, %s, %s: |Jx - b| / (|J| |x|) = %.2e (|x| %.2e)\n",
-                          cases[c].input ? cases[c].input : "net", cases[c].schemes[k], (double)(nr / (nJ * nx)),
-                          (double)nx));
-      if (!(nr <= 1e-12 * nJ * nx))
-        Fail("%s, %s: the interface LU leaves |Jx - b| = %g against |J| |x| = %g (|b| = %g)\n",
-             cases[c].input ? cases[c].input : "net", cases[c].schemes[k], (double)nr, (double)(nJ * nx), (double)nb);
-      CHECK(VecDestroy(&b));
-      CHECK(VecDestroy(&x));
-      CHECK(VecDestroy(&r));
+      ExpectExactShell(st, rnd, "interface LU", cases[c].input ? cases[c].input : "net", cases[c].schemes[k]);
       CHECK(MbsStepperDestroy(&st));
     }
     CHECK(MbsModelDestroy(&model));
@@ -717,15 +725,7 @@ static void test_klu(void **state)
       cfg.dt = 1e-3;
     }
     for (int k = 0; k < 6 && cases[c].schemes[k]; k++) {
-      MbsStepper  st;
-      SNES        snes;
-      KSP         ksp;
-      PC          pc;
-      Mat         J;
-      Vec         b, x, r;
-      PetscReal   nJ, nx, nr;
-      PetscBool   isshell;
-      const char *name;
+      MbsStepper st;
 
       if (cases[c].input) CHECK(PetscOptionsInsertString(NULL, "-mbs_klu"));
       CHECK(MbsStepperCreate(model, &st));
@@ -735,34 +735,7 @@ static void test_klu(void **state)
       CHECK(MbsStepperSetTimeStep(st, cfg.dt));
       CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_TRUE));
       CHECK(MbsStepperStep(st));
-      CHECK(MbsStepperGetSNES(st, &snes));
-      CHECK(SNESGetKSP(snes, &ksp));
-      CHECK(KSPGetPC(ksp, &pc));
-      CHECK(PetscObjectTypeCompare((PetscObject)pc, PCSHELL, &isshell));
-      name = NULL;
-      if (isshell) CHECK(PCShellGetName(pc, &name));
-      if (!name || strncmp(name, "gglmbs KLU", 10))
-        Fail("%s, %s: the stepper chose %s, not its KLU\n", cases[c].input ? cases[c].input : "chain",
-             cases[c].schemes[k], name ? name : "another PC");
-      CHECK(PCGetOperators(pc, &J, NULL));
-      CHECK(MatCreateVecs(J, &x, &b));
-      CHECK(VecDuplicate(b, &r));
-      CHECK(VecSetRandom(b, rnd));
-      CHECK(PCApply(pc, b, x));
-      CHECK(MatMult(J, x, r));
-      CHECK(VecAXPY(r, -1.0, b));
-      CHECK(MatNorm(J, NORM_INFINITY, &nJ));
-      CHECK(VecNorm(x, NORM_INFINITY, &nx));
-      CHECK(VecNorm(r, NORM_INFINITY, &nr));
-      if (getenv("GGLMBS_TEST_VERBOSE"))
-        CHECK(PetscPrintf(PETSC_COMM_WORLD, "KLU, %s, %s: |Jx - b| / (|J| |x|) = %.2e\n",
-                          cases[c].input ? cases[c].input : "chain", cases[c].schemes[k], (double)(nr / (nJ * nx))));
-      if (!(nr <= 1e-12 * nJ * nx))
-        Fail("%s, %s: the KLU leaves |Jx - b| = %g against |J| |x| = %g\n", cases[c].input ? cases[c].input : "chain",
-             cases[c].schemes[k], (double)nr, (double)(nJ * nx));
-      CHECK(VecDestroy(&b));
-      CHECK(VecDestroy(&x));
-      CHECK(VecDestroy(&r));
+      ExpectExactShell(st, rnd, "gglmbs KLU", cases[c].input ? cases[c].input : "chain", cases[c].schemes[k]);
       CHECK(MbsStepperDestroy(&st));
     }
     CHECK(MbsModelDestroy(&model));
