@@ -568,10 +568,10 @@ static PetscErrorCode MbsInterfaceLUDestroy(PC pc)
 }
 
 /*
-  Makes pc the interface LU of the stepper's (AIJ) Jacobian, with the interior LU package sub_type unless the user
-   chose one (-<prefix>mbs_interface_pc_factor_mat_solver_type).
+  Makes pc the interface LU of the stepper's (AIJ) Jacobian, each rank's interior factored by the LU package sub_type,
+  or by the stepper's KLU (src/stepper/klu.c) when sub_type is NULL, unless the user chose a package
+  (-<prefix>mbs_interface_pc_factor_mat_solver_type).
 */
-/* Makes pc the interface LU; each rank's interior is factored by sub_type, or by the stepper's KLU when NULL */
 PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType sub_type)
 {
   MbsInterfaceLU *ctx;
