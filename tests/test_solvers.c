@@ -612,6 +612,32 @@ static void ExpectExactShell(MbsStepper st, PetscRandom rnd, const char *shell, 
   if (!(nr <= 1e-12 * nJ * nx))
     Fail("%s, %s: the %s leaves |Jx - b| = %g against |J| |x| = %g (|b| = %g)\n", what, scheme, shell, (double)nr,
          (double)(nJ * nx), (double)nb);
+  { /* a block of right-hand sides (PCMatApply(): KLU solves them together; the interface LU forms S so) */
+    Mat      B, X;
+    PetscInt m, M;
+    CHECK(VecGetLocalSize(b, &m));
+    CHECK(VecGetSize(b, &M));
+    CHECK(MatCreateDense(PETSC_COMM_WORLD, m, PETSC_DECIDE, M, 5, NULL, &B));
+    CHECK(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &X));
+    CHECK(MatSetRandom(B, rnd));
+    CHECK(PCMatApply(pc, B, X));
+    for (PetscInt c = 0; c < 5; c++) {
+      Vec bc, xc;
+      CHECK(MatDenseGetColumnVecRead(B, c, &bc));
+      CHECK(MatDenseGetColumnVecRead(X, c, &xc));
+      CHECK(MatMult(J, xc, r));
+      CHECK(VecAXPY(r, -1.0, bc));
+      CHECK(VecNorm(xc, NORM_INFINITY, &nx));
+      CHECK(VecNorm(r, NORM_INFINITY, &nr));
+      CHECK(MatDenseRestoreColumnVecRead(X, c, &xc));
+      CHECK(MatDenseRestoreColumnVecRead(B, c, &bc));
+      if (!(nr <= 1e-12 * nJ * nx))
+        Fail("%s, %s: the %s's block solve leaves |Jx - b| = %g against |J| |x| = %g in column %d\n", what, scheme,
+             shell, (double)nr, (double)(nJ * nx), (int)c);
+    }
+    CHECK(MatDestroy(&B));
+    CHECK(MatDestroy(&X));
+  }
   CHECK(VecDestroy(&b));
   CHECK(VecDestroy(&x));
   CHECK(VecDestroy(&r));

@@ -20,7 +20,7 @@
   interior body against a fixed body, and four rods from a net's node to fixed nodes are dependent.) A static solve
   has no masses: an interior body held only by interface elements (a plate welded to an interface node) would float,
   so the stepper does not choose the interface LU for the static scheme. S is formed with |B_r| interior solves per
-  rank (in blocks of right-hand sides, MatMatSolve()), summed over the ranks and factored by LAPACK on every rank (it is
+  rank (in blocks of right-hand sides, PCMatApply()), summed over the ranks and factored by LAPACK on every rank (it is
   small: tens of unknowns per cut of a chain). A solve is then one interior solve per rank, the interface's right-hand
   side gathered (|B| numbers), the dense solve, and x_I = y_I - W x_B with W = A_II^-1 A_IB kept from the set-up (or a
   second interior solve when W would be large).
@@ -44,21 +44,25 @@
 #define MBS_INTERFACE_BLOCK_ENTRIES 1.25e7
 
 typedef struct {
-  MbsStepper    st; /* the stepper that owns the PC (not referenced: it outlives its KSP) */
-  PetscBool     marked;
-  PetscInt      nI, nBl, nB; /* interior and interface unknowns of this rank; the interface's size */
-  PetscInt     *iI, *iB;     /* their local indices, increasing */
-  PetscInt     *Bglobal;     /* the interface's global indices, increasing (every rank's B_r in rank order) */
-  PetscMPIInt  *counts, *displs;
-  IS            isI, isB;
-  Mat           Aii, Aib, Abi, AibT;
-  PC            sub;
-  PetscScalar  *W; /* nI x nBl, column-major, or NULL */
-  PetscScalar  *S; /* nB x nB, column-major: the factored interface Schur complement */
-  PetscBLASInt *piv;
-  PetscScalar  *rB;         /* nB */
-  Vec           bI, yI, tB; /* interior (sequential) and local interface work vectors */
-  PetscBool     failed;     /* the last set-up failed (the same on every rank): a solve gives Inf */
+  MbsStepper       st; /* the stepper that owns the PC (not referenced: it outlives its KSP) */
+  PetscBool        marked;
+  PetscInt         nI, nBl, nB; /* interior and interface unknowns of this rank; the interface's size */
+  PetscInt        *iI, *iB;     /* their local indices, increasing */
+  PetscInt        *Bglobal;     /* the interface's global indices, increasing (every rank's B_r in rank order) */
+  PetscMPIInt     *counts, *displs;
+  IS               isI, isB;
+  Mat              Aii, Aib, Abi, AibT;
+  PetscInt         nmap[3];
+  PetscInt        *map[3];  /* the positions in the Jacobian's diagonal block of the entries of Aii, Aib and Abi */
+  Mat              ad;      /* the diagonal block they were made from (not referenced) */
+  PetscObjectState adstate; /* and its pattern's state then */
+  PC               sub;
+  PetscScalar     *W; /* nI x nBl, column-major, or NULL */
+  PetscScalar     *S; /* nB x nB, column-major: the factored interface Schur complement */
+  PetscBLASInt    *piv;
+  PetscScalar     *rB;         /* nB */
+  Vec              bI, yI, tB; /* interior (sequential) and local interface work vectors */
+  PetscBool        failed;     /* the last set-up failed (the same on every rank): a solve gives Inf */
 } MbsInterfaceLU;
 
 /* Marks (mark[i] != 0) the rank's unknowns of the interface from the model (bodies and elements) and from seed marks
@@ -154,6 +158,7 @@ static PetscErrorCode MbsInterfaceLUClear(MbsInterfaceLU *ctx)
   PetscCall(MatDestroy(&ctx->Aib));
   PetscCall(MatDestroy(&ctx->Abi));
   PetscCall(MatDestroy(&ctx->AibT));
+  for (int k = 0; k < 3; k++) PetscCall(PetscFree(ctx->map[k]));
   PetscCall(PetscFree(ctx->W));
   PetscCall(PetscFree3(ctx->S, ctx->piv, ctx->rB));
   PetscCall(VecDestroy(&ctx->bI));
@@ -273,6 +278,88 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
   PetscFunctionReturn(0);
 }
 
+/* The positions in Ad's value array of the entries of its submatrix Asub = Ad(rows, cols), in Asub's order (both
+   index sets increasing: a row of Asub keeps its row of Ad's column order) */
+static PetscErrorCode MbsInterfaceSubMap(Mat Ad, IS rows, IS cols, Mat Asub, PetscInt *nmap, PetscInt **map)
+{
+  const PetscInt *ia, *ja, *sia, *sja, *r, *c;
+  PetscInt        n, m, nr, nc, *colpos;
+  PetscBool       done, sdone;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(MatGetRowIJ(Asub, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &sdone));
+  PetscCheck(done && sdone, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
+  PetscCall(ISGetLocalSize(rows, &nr));
+  PetscCall(ISGetLocalSize(cols, &nc));
+  PetscCall(ISGetIndices(rows, &r));
+  PetscCall(ISGetIndices(cols, &c));
+  PetscCall(PetscMalloc1(n, &colpos));
+  for (PetscInt j = 0; j < n; j++) colpos[j] = -1;
+  for (PetscInt j = 0; j < nc; j++) colpos[c[j]] = j;
+  *nmap = sia[m];
+  PetscCall(PetscMalloc1(sia[m], map));
+  for (PetscInt i = 0; i < nr; i++) {
+    PetscInt nz = sia[i];
+    for (PetscInt k = ia[r[i]]; k < ia[r[i] + 1]; k++)
+      if (colpos[ja[k]] >= 0) {
+        PetscCheck(nz < sia[i + 1] && sja[nz] == colpos[ja[k]], PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                   "Interface LU: a submatrix does not follow the Jacobian's pattern");
+        (*map)[nz++] = k;
+      }
+    PetscCheck(nz == sia[i + 1], PETSC_COMM_SELF, PETSC_ERR_PLIB,
+               "Interface LU: a submatrix does not follow the Jacobian's pattern");
+  }
+  PetscCall(PetscFree(colpos));
+  PetscCall(ISRestoreIndices(rows, &r));
+  PetscCall(ISRestoreIndices(cols, &c));
+  PetscCall(MatRestoreRowIJ(Asub, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &sdone));
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+/* A_II, A_IB, A_BI (and A_IB^T) from the diagonal block Ad of the Jacobian: made by MatCreateSubMatrix() for a new
+   block or pattern, their values copied through the maps of their entries otherwise (MatCreateSubMatrix() with
+   MAT_REUSE_MATRIX searches every interior row of Ad twice: 0.1 s a set-up on a chain of 10^5 particles) */
+static PetscErrorCode MbsInterfaceLUBlocks(MbsInterfaceLU *ctx, Mat Ad)
+{
+  PetscObjectState state;
+  Mat             *sub[3] = {&ctx->Aii, &ctx->Aib, &ctx->Abi};
+
+  PetscFunctionBegin;
+  PetscCall(MatGetNonzeroState(Ad, &state));
+  if (ctx->Aii && (Ad != ctx->ad || state != ctx->adstate)) {
+    for (int k = 0; k < 3; k++) {
+      PetscCall(MatDestroy(sub[k]));
+      PetscCall(PetscFree(ctx->map[k]));
+    }
+    PetscCall(MatDestroy(&ctx->AibT));
+  }
+  if (!ctx->Aii) {
+    IS rows[3] = {ctx->isI, ctx->isI, ctx->isB}, cols[3] = {ctx->isI, ctx->isB, ctx->isI};
+    for (int k = 0; k < 3; k++) {
+      PetscCall(MatCreateSubMatrix(Ad, rows[k], cols[k], MAT_INITIAL_MATRIX, sub[k]));
+      PetscCall(MbsInterfaceSubMap(Ad, rows[k], cols[k], *sub[k], &ctx->nmap[k], &ctx->map[k]));
+    }
+    PetscCall(MatTranspose(ctx->Aib, MAT_INITIAL_MATRIX, &ctx->AibT));
+    PetscCall(PetscInfo(Ad, "Interface LU: the interior blocks made for the Jacobian's pattern\n"));
+    ctx->ad      = Ad;
+    ctx->adstate = state;
+  } else {
+    const PetscScalar *va;
+    PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
+    for (int k = 0; k < 3; k++) {
+      PetscScalar *vs;
+      PetscCall(MatSeqAIJGetArrayWrite(*sub[k], &vs));
+      for (PetscInt j = 0; j < ctx->nmap[k]; j++) vs[j] = va[ctx->map[k][j]];
+      PetscCall(MatSeqAIJRestoreArrayWrite(*sub[k], &vs));
+    }
+    PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
+    PetscCall(MatTranspose(ctx->Aib, MAT_REUSE_MATRIX, &ctx->AibT));
+  }
+  PetscFunctionReturn(0);
+}
+
 /* The rank's interior blocks, the LU of A_II (*failed = 1 when the package reports a failed factorization) and the
    rank's terms of S: its interface rows of A_BB and - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r} (and W) */
 static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat Ad, MatReuse reuse, PetscInt rstart,
@@ -280,10 +367,7 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
 {
   PetscFunctionBegin;
   *failed = 0;
-  PetscCall(MatCreateSubMatrix(Ad, ctx->isI, ctx->isI, reuse, &ctx->Aii));
-  PetscCall(MatCreateSubMatrix(Ad, ctx->isI, ctx->isB, reuse, &ctx->Aib));
-  PetscCall(MatCreateSubMatrix(Ad, ctx->isB, ctx->isI, reuse, &ctx->Abi));
-  PetscCall(MatTranspose(ctx->Aib, reuse, &ctx->AibT));
+  PetscCall(MbsInterfaceLUBlocks(ctx, Ad));
   if (ctx->nI) {
     PCFailedReason reason;
     PetscCall(PCSetOperators(ctx->sub, ctx->Aii, ctx->Aii));
@@ -310,76 +394,50 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
       }
       PetscCall(MatRestoreRow(P, rstart + ctx->iB[i], &nc, &cols, &vals));
     }
-    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, from the rows of A_IB^T: MUMPS solves a block of columns at a time
-       (one MatMatSolve() per block reads its factors once); another interior solver (UMFPACK has no MatMatSolve(),
-       or a PC chosen with -mbs_interface_pc_type) a column at a time */
+    /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, from the rows of A_IB^T, a block of columns at a time
+       (PCMatApply(): MUMPS and KLU read their factors once for several columns; UMFPACK, without MatMatSolve(),
+       solves a column at a time) */
     if (ctx->nI && ctx->nBl) {
-      Mat       F = NULL;
-      PetscBool factor, mumps = PETSC_FALSE;
-      PetscInt  kc = 1;
-      PetscCall(PetscObjectTypeCompareAny((PetscObject)ctx->sub, &factor, PCLU, PCCHOLESKY, ""));
-      if (factor) {
-        MatSolverType type;
-        PetscCall(PCFactorGetMatrix(ctx->sub, &F));
-        PetscCall(MatFactorGetSolverType(F, &type));
-        PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &mumps));
-      }
-      if (mumps) kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
-      {
-        Mat Bd = NULL, Xd = NULL; /* nI x (columns of the block), made once, again only for a shorter last block */
-        for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
-          const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
-          PetscScalar   *b, *x;
-          PetscInt       have = 0;
-          if (Bd) PetscCall(MatGetSize(Bd, NULL, &have));
-          if (have != nc) {
-            PetscCall(MatDestroy(&Bd));
-            PetscCall(MatDestroy(&Xd));
-            PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Bd));
-            PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Xd));
-          }
-          PetscCall(MatDenseGetArrayWrite(Bd, &b));
-          PetscCall(PetscArrayzero(b, (size_t)ctx->nI * nc));
-          for (PetscInt c = 0; c < nc; c++) {
-            const PetscInt    *cols;
-            const PetscScalar *vals;
-            PetscInt           ncols;
-            PetscCall(MatGetRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
-            for (PetscInt k = 0; k < ncols; k++) b[(size_t)c * ctx->nI + cols[k]] = vals[k];
-            PetscCall(MatRestoreRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
-          }
-          PetscCall(MatDenseRestoreArrayWrite(Bd, &b));
-          if (mumps)
-            PetscCall(MatMatSolve(F, Bd, Xd));
-          else { /* one column */
-            const PetscScalar *bb;
-            PetscScalar       *xx;
-            PetscCall(MatDenseGetArrayRead(Bd, &bb));
-            PetscCall(MatDenseGetArrayWrite(Xd, &xx));
-            PetscCall(VecPlaceArray(ctx->bI, bb));
-            PetscCall(VecPlaceArray(ctx->yI, xx));
-            PetscCall(PCApply(ctx->sub, ctx->bI, ctx->yI));
-            PetscCall(VecResetArray(ctx->bI));
-            PetscCall(VecResetArray(ctx->yI));
-            PetscCall(MatDenseRestoreArrayWrite(Xd, &xx));
-            PetscCall(MatDenseRestoreArrayRead(Bd, &bb));
-          }
-          PetscCall(MatDenseGetArray(Xd, &x));
-          for (PetscInt c = 0; c < nc; c++) {
-            const PetscInt j = j0 + c;
-            PetscCall(VecPlaceArray(ctx->yI, x + (size_t)c * ctx->nI));
-            PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
-            PetscCall(VecResetArray(ctx->yI));
-            PetscCall(VecGetArrayRead(ctx->tB, &tb));
-            for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
-            PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
-            if (ctx->W) PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, x + (size_t)c * ctx->nI, ctx->nI));
-          }
-          PetscCall(MatDenseRestoreArray(Xd, &x));
+      const PetscInt kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
+      Mat            Bd = NULL, Xd = NULL; /* nI x (columns of a block), made once, again for a shorter last block */
+      for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
+        const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
+        PetscScalar   *b, *x;
+        PetscInt       have = 0;
+        if (Bd) PetscCall(MatGetSize(Bd, NULL, &have));
+        if (have != nc) {
+          PetscCall(MatDestroy(&Bd));
+          PetscCall(MatDestroy(&Xd));
+          PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Bd));
+          PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, ctx->nI, nc, NULL, &Xd));
         }
-        PetscCall(MatDestroy(&Bd));
-        PetscCall(MatDestroy(&Xd));
+        PetscCall(MatDenseGetArrayWrite(Bd, &b));
+        PetscCall(PetscArrayzero(b, (size_t)ctx->nI * nc));
+        for (PetscInt c = 0; c < nc; c++) {
+          const PetscInt    *cols;
+          const PetscScalar *vals;
+          PetscInt           ncols;
+          PetscCall(MatGetRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+          for (PetscInt k = 0; k < ncols; k++) b[(size_t)c * ctx->nI + cols[k]] = vals[k];
+          PetscCall(MatRestoreRow(ctx->AibT, j0 + c, &ncols, &cols, &vals));
+        }
+        PetscCall(MatDenseRestoreArrayWrite(Bd, &b));
+        PetscCall(PCMatApply(ctx->sub, Bd, Xd));
+        PetscCall(MatDenseGetArray(Xd, &x));
+        for (PetscInt c = 0; c < nc; c++) {
+          const PetscInt j = j0 + c;
+          PetscCall(VecPlaceArray(ctx->yI, x + (size_t)c * ctx->nI));
+          PetscCall(MatMult(ctx->Abi, ctx->yI, ctx->tB));
+          PetscCall(VecResetArray(ctx->yI));
+          PetscCall(VecGetArrayRead(ctx->tB, &tb));
+          for (PetscInt i = 0; i < ctx->nBl; i++) ctx->S[off + i + (size_t)(off + j) * nB] -= tb[i];
+          PetscCall(VecRestoreArrayRead(ctx->tB, &tb));
+          if (ctx->W) PetscCall(PetscArraycpy(ctx->W + (size_t)j * ctx->nI, x + (size_t)c * ctx->nI, ctx->nI));
+        }
+        PetscCall(MatDenseRestoreArray(Xd, &x));
       }
+      PetscCall(MatDestroy(&Bd));
+      PetscCall(MatDestroy(&Xd));
     }
   }
   PetscFunctionReturn(0);
