@@ -395,11 +395,23 @@ static PetscErrorCode MbsInterfaceLULocalSetUp(MbsInterfaceLU *ctx, Mat P, Mat A
       PetscCall(MatRestoreRow(P, rstart + ctx->iB[i], &nc, &cols, &vals));
     }
     /* - A_{B_r I_r} A_{I_r I_r}^-1 A_{I_r B_r}, from the rows of A_IB^T, a block of columns at a time
-       (PCMatApply(): MUMPS and KLU read their factors once for several columns; UMFPACK, without MatMatSolve(),
-       solves a column at a time) */
+       (PCMatApply()): MUMPS reads its factors once for a block of MBS_INTERFACE_BLOCK_ENTRIES, the stepper's KLU
+       once for MBS_KLU_BLOCK columns; another solver (UMFPACK, without MatMatSolve()) takes a column at a time */
     if (ctx->nI && ctx->nBl) {
-      const PetscInt kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
-      Mat            Bd = NULL, Xd = NULL; /* nI x (columns of a block), made once, again for a shorter last block */
+      PetscInt  kc = 1;
+      PetscBool klu, lu, mumps = PETSC_FALSE;
+      Mat       Bd = NULL, Xd = NULL; /* nI x (columns of a block), made once, again for a shorter last block */
+      PetscCall(PetscObjectTypeCompare((PetscObject)ctx->sub, PCSHELL, &klu)); /* MbsPCSetKLU_Private() */
+      PetscCall(PetscObjectTypeCompare((PetscObject)ctx->sub, PCLU, &lu));
+      if (lu) {
+        Mat           F;
+        MatSolverType type;
+        PetscCall(PCFactorGetMatrix(ctx->sub, &F));
+        PetscCall(MatFactorGetSolverType(F, &type));
+        PetscCall(PetscStrcmp(type, MATSOLVERMUMPS, &mumps));
+      }
+      if (mumps) kc = PetscMax(1, PetscMin(ctx->nBl, (PetscInt)(MBS_INTERFACE_BLOCK_ENTRIES / ctx->nI)));
+      if (klu) kc = PetscMin(ctx->nBl, MBS_KLU_BLOCK);
       for (PetscInt j0 = 0; j0 < ctx->nBl; j0 += kc) {
         const PetscInt nc = PetscMin(kc, ctx->nBl - j0);
         PetscScalar   *b, *x;

@@ -275,6 +275,8 @@ PETSC_INTERN PetscErrorCode MbsStepperReactionLocal_Private(MbsStepper, PetscInt
                                                             const PetscScalar *qloc, PetscReal F[3], PetscReal M[3]);
 PETSC_INTERN PetscErrorCode MbsPCSetDenseLU_Private(PC);
 PETSC_INTERN PetscErrorCode MbsPCSetKLU_Private(PC);
+/* KLU's solves take their right-hand sides four at a time (klu_solve.c): a block of this many reads the factors once */
+#define MBS_KLU_BLOCK 4
 /* MUMPS's 100 % workspace margin on a PCLU's factor unless the user set one (stepper.c) */
 PETSC_INTERN PetscErrorCode MbsPCSetMumpsMargin_Private(PC, Mat);
 /* interfacelu.c: the exact substructured solve of several ranks (each rank's interior by sparse LU, the interface by
