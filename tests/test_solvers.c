@@ -544,6 +544,39 @@ static void test_solver_choice(void **state)
     CHECK(MbsStepperDestroy(&st));
     CHECK(MbsModelDestroy(&model));
   }
+  if (size > 1) { /* the view names the interiors' solver the options chose, not the one the stepper would have */
+    const char *const opts[]  = {NULL, "-mbs_interface_pc_factor_mat_solver_type mumps"},
+                      *want[] = {"by KLU", "by mumps"};
+    for (int k = 0; k < 2; k++) {
+      MbsModel    model;
+      MbsStepper  st;
+      PetscViewer sv;
+      char        text[4096] = "";
+      CreateStructure(PETSC_FALSE, 1000, &model);
+      if (opts[k]) CHECK(PetscOptionsInsertString(NULL, opts[k]));
+      CHECK(MbsStepperCreate(model, &st));
+      CHECK(MbsStepperSetFromOptions(st));
+      CHECK(MbsStepperSetUp(st));
+      CHECK(PetscOptionsClear(NULL));
+      CHECK(PetscViewerASCIIOpen(PETSC_COMM_WORLD, "solver_choice_view.txt", &sv));
+      CHECK(MbsStepperView(st, sv));
+      CHECK(PetscViewerDestroy(&sv));
+      CHECK(MPI_Barrier(PETSC_COMM_WORLD));
+      {
+        FILE  *f = fopen("solver_choice_view.txt", "r");
+        size_t got;
+        if (!f) Fail("cannot read solver_choice_view.txt back\n");
+        got       = fread(text, 1, sizeof(text) - 1, f);
+        text[got] = 0;
+        fclose(f);
+      }
+      if (!strstr(text, want[k]))
+        Fail("chain of 1000 on %d ranks%s%s: the view does not say \"interior %s\":\n%s\n", (int)size,
+             opts[k] ? ", " : "", opts[k] ? opts[k] : "", want[k], text);
+      CHECK(MbsStepperDestroy(&st));
+      CHECK(MbsModelDestroy(&model));
+    }
+  }
 }
 
 /* The interface LU of several ranks (src/stepper/interfacelu.c) is an exact solve: J x = b to round-off for a random b,

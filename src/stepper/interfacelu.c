@@ -640,9 +640,10 @@ static PetscErrorCode MbsInterfaceLUDestroy(PC pc)
 /*
   Makes pc the interface LU of the stepper's (AIJ) Jacobian, each rank's interior factored by the LU package sub_type,
   or by the stepper's KLU (src/stepper/klu.c) when sub_type is NULL, unless the user chose a package
-  (-<prefix>mbs_interface_pc_factor_mat_solver_type).
+  (-<prefix>mbs_interface_pc_factor_mat_solver_type) or another PC (-<prefix>mbs_interface_pc_type). interior receives
+  what factors the interiors after the options ("KLU", "umfpack", ...).
 */
-PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType sub_type)
+PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType sub_type, char interior[], size_t len)
 {
   MbsInterfaceLU *ctx;
   const char     *prefix;
@@ -672,6 +673,19 @@ PetscErrorCode MbsPCSetInterfaceLU_Private(PC pc, MbsStepper st, MatSolverType s
     }
   }
   PetscCall(PCSetFromOptions(ctx->sub));
+  {
+    PetscBool shell, lu;
+    PetscCall(PetscObjectTypeCompare((PetscObject)ctx->sub, PCSHELL, &shell));
+    PetscCall(PetscObjectTypeCompare((PetscObject)ctx->sub, PCLU, &lu));
+    if (shell)
+      PetscCall(PetscStrncpy(interior, "KLU", len));
+    else if (lu) {
+      MatSolverType type;
+      PetscCall(PCFactorGetMatSolverType(ctx->sub, &type));
+      PetscCall(PetscStrncpy(interior, type ? type : MATSOLVERPETSC, len));
+    } else
+      PetscCall(PetscSNPrintf(interior, len, "PC %s", ((PetscObject)ctx->sub)->type_name));
+  }
   PetscCall(PCShellSetContext(pc, ctx));
   PetscCall(PCShellSetName(pc, "gglmbs interface LU (each rank's interior by sparse LU, the interface by dense LU)"));
   PetscCall(PCShellSetSetUp(pc, MbsInterfaceLUSetUp));

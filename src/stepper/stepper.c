@@ -899,7 +899,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
   MatSolverType type;
   PetscMPIInt   size;
   PetscBool     isaij, ismpiaij, klu = PETSC_FALSE;
-  char          why[128];
+  char          why[128], interior[64];
 
   PetscFunctionBegin;
   PetscCall(PCFactorGetMatSolverType(pc, &type));
@@ -980,12 +980,17 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
         type = "KLU";
       else
         PetscCall(MbsStepperSerialPackage(st, nlocal, &type, why, sizeof(why)));
-      PetscCall(MbsPCSetInterfaceLU_Private(pc, st, klu ? NULL : type)); /* src/stepper/interfacelu.c */
+      PetscCall(MbsPCSetInterfaceLU_Private(pc, st, klu ? NULL : type, interior, sizeof(interior)));
       PetscCall(PetscStrncpy(st->solver_auto, "interface", sizeof(st->solver_auto)));
+      {
+        PetscBool same;
+        PetscCall(PetscStrcasecmp(interior, type, &same));
+        if (!same) PetscCall(PetscStrncpy(why, "-mbs_interface_pc_* in the options", sizeof(why)));
+      }
       PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),
                               "interface LU (each rank's interior by %s, for %s; an interface of %" PetscInt_FMT
                               " unknowns by dense LU), chosen for several ranks and %s",
-                              type, why, nB,
+                              interior, why, nB,
                               st->parallel_lu == MBS_PARALLEL_LU_INTERFACE ? "-mbs_parallel_lu interface"
                                                                            : "a small interface"));
     } else {

@@ -281,7 +281,7 @@ PETSC_INTERN PetscErrorCode MbsPCSetKLU_Private(PC);
 PETSC_INTERN PetscErrorCode MbsPCSetMumpsMargin_Private(PC, Mat);
 /* interfacelu.c: the exact substructured solve of several ranks (each rank's interior by sparse LU, the interface by
    dense LU), and the interface's size (over all ranks, and the largest rank's part) from the model */
-PETSC_INTERN PetscErrorCode MbsPCSetInterfaceLU_Private(PC, MbsStepper, MatSolverType);
+PETSC_INTERN PetscErrorCode MbsPCSetInterfaceLU_Private(PC, MbsStepper, MatSolverType, char[], size_t);
 PETSC_INTERN PetscErrorCode MbsStepperInterfaceSize_Private(MbsStepper, PetscInt *, PetscInt *);
 /* schuramg.c: the block preconditioner with AMG on G M^-1 G^T, and why a stepper cannot use it ("" if it can) */
 PETSC_INTERN PetscErrorCode MbsPCSetSchurAMG_Private(PC, MbsStepper);
