@@ -625,6 +625,28 @@ static void TestMemoryLimit(void **state)
   }
   if (!(small > 0 && large > 1.5 * small - 48 * 1048576))
     fail_msg("estimates %g and %g bytes for 10^4 and 2 10^4 particles", (double)small, (double)large);
+  { /* one rank factors a chain with KLU, which needs less than UMFPACK (-mbs_klu 0); several ranks hold more */
+    PetscReal   est[2];
+    PetscMPIInt size;
+    assert_int_equal(MPI_Comm_size(PETSC_COMM_WORLD, &size), 0);
+    for (int k = 0; k < 2; k++) {
+      MbsModel model;
+      assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &model), 0);
+      assert_int_equal(MbsModelSetMemoryLimit(model, 0), 0);
+      if (k) assert_int_equal(PetscOptionsSetValue(NULL, "-mbs_klu", "0"), 0);
+      assert_int_equal(MbsModelAddChain(model, "c", 100000, 0.001, 0.01, origin, down, NULL), 0);
+      assert_int_equal(MbsModelEstimateMemory(model, &est[k]), 0);
+      if (k) assert_int_equal(PetscOptionsClearValue(NULL, "-mbs_klu"), 0);
+      assert_int_equal(MbsModelDestroy(&model), 0);
+    }
+    if (size == 1 && !(est[0] < 0.8 * est[1]))
+      fail_msg("a chain of 10^5 on one rank: %g bytes with KLU (the default), %g with -mbs_klu 0: expected KLU's "
+               "smaller factors in the first",
+               (double)est[0], (double)est[1]);
+    if (size > 1 && est[0] != est[1])
+      fail_msg("a chain of 10^5 on %d ranks: %g bytes (default), %g with -mbs_klu 0: expected the same", (int)size,
+               (double)est[0], (double)est[1]);
+  }
   /* A net counts the LU's 2-D fill only when LU solves it: below 200000 unknowns (the default) or with -mbs_solver lu.
      From there the default is the Schur-AMG preconditioner, which has none (docs/input.md), and the estimate is that
      of the same model without the fill: 4 log2(n) bytes per nonzero fewer. */
