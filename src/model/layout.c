@@ -294,6 +294,24 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
   for (PetscInt k = 0, n = 0; k < model->nelem_local; k++)
     if (MbsModelElementInfo(model, model->elem_local[k]).kernel->time_coefficients) model->drive_local[n++] = k;
   model->has_drives = (PetscBool)(model->ndrive_local > 0);
+  {
+    PetscInt nc = 0, np = 0, nf = 0;
+    for (PetscInt k = 0; k < model->nelem_local; k++) {
+      const MbsElemKernel *ker = MbsModelElementInfo(model, model->elem_local[k]).kernel;
+      nc += ker->ncon ? 1 : 0;
+      np += !ker->ncon && ker->energy ? 1 : 0;
+      nf += ker->force ? 1 : 0;
+    }
+    PetscCall(PetscFree3(model->elem_con, model->elem_pot, model->elem_force));
+    PetscCall(PetscMalloc3(nc, &model->elem_con, np, &model->elem_pot, nf, &model->elem_force));
+    model->nelem_con = model->nelem_pot = model->nelem_force = 0;
+    for (PetscInt k = 0; k < model->nelem_local; k++) {
+      const MbsElemKernel *ker = MbsModelElementInfo(model, model->elem_local[k]).kernel;
+      if (ker->ncon) model->elem_con[model->nelem_con++] = k;
+      if (!ker->ncon && ker->energy) model->elem_pot[model->nelem_pot++] = k;
+      if (ker->force) model->elem_force[model->nelem_force++] = k;
+    }
+  }
   PetscCallMPI(
     MPI_Allreduce(MPI_IN_PLACE, &model->has_drives, 1, MPIU_BOOL, MPI_LOR, PetscObjectComm((PetscObject)model)));
   PetscCall(PetscMalloc1(nghost, &model->ghost_body));

@@ -206,6 +206,7 @@ PetscErrorCode MbsModelDestroy(MbsModel *model)
   PetscCall(PetscFree3(m->elem_local, m->elem_c, m->elem_v));
   PetscCall(PetscFree(m->rank_vstart));
   PetscCall(PetscFree(m->drive_local));
+  PetscCall(PetscFree3(m->elem_con, m->elem_pot, m->elem_force));
   PetscCall(PetscFree(m->ghost_body));
   PetscCall(PetscFree(m->body_lq));
   PetscCall(PetscFree(m->minv));

@@ -118,6 +118,12 @@ struct _p_MbsModel {
      their constraints are evaluated at (MbsModelSetConstraintTime()) */
   PetscInt  ndrive_local;
   PetscInt *drive_local;
+  /* The positions in elem_local of the elements with constraint rows, of those with a potential and no constraint
+     rows, and of those with a force, increasing: the operators' loops (src/model/operators.c) visit only these, so a
+     pass over a chain's rods does not also read its gravity elements (an element is 592 bytes; the residual is bound
+     by reading them) */
+  PetscInt  nelem_con, nelem_pot, nelem_force;
+  PetscInt *elem_con, *elem_pot, *elem_force;
   PetscBool has_drives;
   PetscReal ctime[2];
   /* Ghosted local coordinate numbering: owned coordinates first, then those of ghost bodies. */

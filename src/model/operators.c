@@ -3,23 +3,23 @@
 /* Loop bodies over this rank's elements. The macros keep the element bookkeeping (gather, local
    indices, constraint-row offset) in one place; the operator says only what it does with the kernel. */
 #define MBS_FOR_CONSTRAINT_ELEMENTS(model, k, el, nq, nc, c)            \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) {                 \
+  for (PetscInt k_ = 0; k_ < (model)->nelem_con; k_++) {                \
+    const PetscInt    k  = (model)->elem_con[k_];                       \
     const MbsElement *el = MbsModelLocalElement(model, k);              \
     const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data); \
-    const PetscInt    c = (model)->elem_c[k];                           \
-    if (!nc) continue;
+    const PetscInt    c = (model)->elem_c[k];
 
 #define MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)       \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) {    \
+  for (PetscInt k_ = 0; k_ < (model)->nelem_pot; k_++) {   \
+    const PetscInt    k  = (model)->elem_pot[k_];          \
     const MbsElement *el = MbsModelLocalElement(model, k); \
-    const int         nq = MbsElemNq(&el->data);           \
-    if (el->kernel->ncon || !el->kernel->energy) continue;
+    const int         nq = MbsElemNq(&el->data);
 
 #define MBS_FOR_FORCE_ELEMENTS(model, k, el, nq)           \
-  for (PetscInt k = 0; k < (model)->nelem_local; k++) {    \
+  for (PetscInt k_ = 0; k_ < (model)->nelem_force; k_++) { \
+    const PetscInt    k  = (model)->elem_force[k_];        \
     const MbsElement *el = MbsModelLocalElement(model, k); \
-    const int         nq = MbsElemNq(&el->data);           \
-    if (!el->kernel->force) continue;
+    const int         nq = MbsElemNq(&el->data);
 
 #define MBS_FOR_DRIVES(model, k, el, nq, nc, c)                         \
   for (PetscInt k_ = 0; k_ < (model)->ndrive_local; k_++) {             \
