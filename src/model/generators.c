@@ -538,6 +538,7 @@ PetscErrorCode MbsModelAddChain(MbsModel model, const char name[], PetscInt coun
     PetscCall(MbsModelAddRod(model, prev, prev == MBS_GROUND ? start : NULL, body, NULL, length, NULL));
     prev = body;
   }
+  if (model->build != MBS_BUILD_LOCAL) model->chain_bodies += count; /* once, in the graph pass of two */
   PetscFunctionReturn(0);
 }
 

@@ -14,7 +14,7 @@
 
     M = C_base + C_obj (bodies + elements) ranks + f (C_unk n + C_nnz nnz (+ C_2d log2(n) nnz: nets, meshes by LU))
 
-  (f = MBS_MEM_KLU for a chain of particles on one rank, which KLU factors, else 1)
+  (f = MBS_MEM_KLU on one rank for a model whose bodies all come from chain generators, which KLU factors, else 1)
 
   n = 2 nq + 2 ncon are the unknowns (q, p, lambda, gamma), nnz = 16 sum_bodies k_b + 6.2 sum_elements
   k_e (r_e + 1) the Jacobian's nonzeros (k: coordinates of a body or of an element's bodies, r: its
@@ -65,6 +65,7 @@ void MbsModelSizeAddElements(MbsModelSize *s, PetscReal count, PetscInt ncoord, 
 }
 void MbsModelSizeChain(MbsModelSize *s, PetscReal count)
 {
+  s->nchain += count;
   MbsModelSizeAddBodies(s, count, 1);
   MbsModelSizeAddElements(s, count, 6, 1);
 }
@@ -209,6 +210,7 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
   s->nnz             = model->sized[4];
   s->nrigid          = model->sized[5];
   s->two_dimensional = model->sized_2d;
+  s->nchain          = (PetscReal)model->chain_bodies;
   for (PetscInt b = model->sized_bodies; b < model->nbodies; b++)
     MbsModelSizeAddBodies(s, 1, (PetscInt)model->body_type[b]);
   for (PetscInt e = model->sized_elems; e < model->nelems; e++) { /* the element info: also after the set-up */
@@ -260,8 +262,8 @@ static PetscErrorCode SolvesByLU(MbsModel model, const MbsModelSize *s, PetscBoo
 
 /* Whether one rank's KLU solves the steps: the stepper's default for a chain of particles on one rank (a narrow body
    graph, src/stepper/stepper.c: MbsStepperUseKLU()), unless the options choose another solver (-mbs_klu 0, a package,
-   -mbs_solver other than lu). A model that is neither 2-D nor rigid is taken to be narrow: a wide one from single
-   bodies and springs is small enough for the difference not to matter. */
+   -mbs_solver other than lu). Only a model whose bodies all come from chain generators counts: bodies added one by
+   one can make a graph of any width, which UMFPACK, MUMPS or the Schur-AMG preconditioner would solve. */
 static PetscErrorCode SolvesByKLU(MbsModel model, const MbsModelSize *s, PetscBool *klu)
 {
   PetscOptions options    = ((PetscObject)model)->options;
@@ -270,7 +272,8 @@ static PetscErrorCode SolvesByKLU(MbsModel model, const MbsModelSize *s, PetscBo
   PetscBool    set, flag = PETSC_TRUE, package;
 
   PetscFunctionBegin;
-  *klu = (PetscBool)(model->size == 1 && !s->two_dimensional && s->nrigid == 0);
+  *klu =
+    (PetscBool)(model->size == 1 && !s->two_dimensional && s->nrigid == 0 && s->nbodies > 0 && s->nchain >= s->nbodies);
   if (!*klu) PetscFunctionReturn(0);
   PetscCall(PetscOptionsGetBool(options, prefix, "-mbs_klu", &flag, &set));
   PetscCall(PetscOptionsHasName(options, prefix, "-pc_factor_mat_solver_type", &package));
@@ -315,6 +318,7 @@ PetscErrorCode MbsModelCheckSize(MbsModel model, const MbsModelSize *added, Pets
   s.nnz += added->nnz;
   s.nrigid += added->nrigid;
   s.two_dimensional = (PetscBool)(s.two_dimensional || added->two_dimensional);
+  s.nchain += added->nchain;
   PetscCall(GetMemoryLimit(model, &limit, &source));
   PetscCall(SolvesByLU(model, &s, &lu));
   PetscCall(SolvesByKLU(model, &s, &klu));

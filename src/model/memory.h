@@ -11,6 +11,7 @@ typedef struct {
   PetscReal nnz;             /* estimated nonzeros of a step's Jacobian */
   PetscReal nrigid;          /* rigid bodies */
   PetscBool two_dimensional; /* a net or mesh: the LU fill grows like n log n, not like n */
+  PetscReal nchain;          /* bodies of chains of particles (a narrow graph, which one rank factors by KLU) */
 } MbsModelSize;
 
 /* From this many unknowns on, the stepper's default solver for a net or mesh of particles (a wide body graph) is GMRES

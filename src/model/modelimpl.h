@@ -57,7 +57,8 @@ struct _p_MbsModel {
      before it is added, costs time proportional to its size. */
   PetscInt  sized_bodies, sized_elems;
   PetscReal sized[6];
-  PetscBool sized_2d; /* a generator added a net or mesh (the estimate's LU fill) */
+  PetscBool sized_2d;     /* a generator added a net or mesh (the estimate's LU fill) */
+  PetscInt  chain_bodies; /* bodies that MbsModelAddChain() added (the estimate's KLU) */
 
   /* Bodies and elements. Built whole, until MbsModelSetUp() every rank holds all of them, in the order they were added
      (bodies[b], elems[e]). The set-up distributes them (MbsModelDistribute_Private()): a rank then holds the full

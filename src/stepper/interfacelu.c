@@ -55,6 +55,8 @@ typedef struct {
   PetscInt         nmap[3];
   PetscInt        *map[3];  /* the positions in the Jacobian's diagonal block of the entries of Aii, Aib and Abi */
   Mat              ad;      /* the diagonal block they were made from (not referenced) */
+  Mat              pmat;    /* the Jacobian the split was made for (not referenced) */
+  PetscObjectState pstate;  /* and its pattern's state then */
   PetscObjectState adstate; /* and its pattern's state then */
   PC               sub;
   PetscScalar     *W; /* nI x nBl, column-major, or NULL */
@@ -479,6 +481,16 @@ static PetscErrorCode MbsInterfaceLUSetUp(PC pc)
     PetscCall(PetscObjectTypeCompare((PetscObject)P, MATSEQAIJ, &isseq));
     PetscCheck(isseq, comm, PETSC_ERR_SUP, "The interface LU takes an MPIAIJ or SeqAIJ Jacobian, not %s",
                ((PetscObject)P)->type_name);
+  }
+  { /* the split follows the Jacobian's pattern (the same on every rank: MPIAIJ's nonzero state is collective) */
+    PetscObjectState pstate;
+    PetscCall(MatGetNonzeroState(P, &pstate));
+    if (ctx->marked && (P != ctx->pmat || pstate != ctx->pstate)) {
+      PetscCall(PetscInfo(pc, "Interface LU: a new Jacobian or pattern: the split is made again\n"));
+      PetscCall(MbsInterfaceLUClear(ctx));
+    }
+    ctx->pmat   = P;
+    ctx->pstate = pstate;
   }
   if (!ctx->marked) PetscCall(MbsInterfaceLUSplit(pc, ctx, P));
   if (ismpi)

@@ -161,8 +161,9 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
 
   PetscFunctionBegin;
   if (it == 0) {
-    st->jac_uses    = 0;
-    st->fnorm_start = fnorm; /* SNES stops before this test when the first residual is not finite */
+    st->jac_uses        = 0;
+    st->scaled_in_solve = PETSC_FALSE;
+    st->fnorm_start     = fnorm; /* SNES stops before this test when the first residual is not finite */
   } else
     st->jac_uses++;
   PetscCall(SNESConvergedDefault(snes, it, xnorm, snorm, fnorm, reason, NULL));
@@ -190,11 +191,14 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
     PetscCall(SNESGetSolution(snes, &X));
     PetscCall(SNESGetFunction(snes, &F, NULL, NULL));
     {
-      /* A residual that still halves is tested only when an estimate from the scale of the last test (X changes
-         little between iterations and steps) puts it within a factor MBS_FLOOR_ESTIMATE of the level; one that no
-         longer halves is always tested. */
+      /* A residual that still halves is tested only when an estimate from the scale of the last test (X and J
+         change little between iterations and steps) puts it within a factor MBS_FLOOR_ESTIMATE of the level; one that
+         no longer halves is tested at least once in each solve, so that the scale is that of this step's iterates
+         (a scale kept from earlier steps can be far off: a skate's grows as it speeds up from rest), and after that
+         when the estimate puts it within that factor (modified Newton's slow iterations far above the floor skip the
+         scale's two products with J) */
       PetscReal est = 0;
-      if (halving) {
+      {
         PetscReal nf[MBS_MAX_FIELDS];
         PetscCall(MbsStepperFieldNorms(st, F, nf));
         for (PetscInt f = 0; f < st->sys->nfields; f++) {
@@ -205,10 +209,12 @@ PetscErrorCode MbsStepperConverged_Private(SNES snes, PetscInt it, PetscReal xno
           est = PetscMax(est, nf[f] / st->sfield[f]);
         }
       }
-      if (!(est / PETSC_MACHINE_EPSILON > MBS_FLOOR_ESTIMATE * level)) {
+      if (!(est / PETSC_MACHINE_EPSILON > MBS_FLOOR_ESTIMATE * level) || (!halving && !st->scaled_in_solve)) {
         PetscCall(MbsStepperResidualScale_Private(st, X, F, &ratio));
         ratio /= PETSC_MACHINE_EPSILON;
-      }
+        st->scaled_in_solve = PETSC_TRUE;
+      } else
+        ratio = est / PETSC_MACHINE_EPSILON; /* the estimate, MBS_FLOOR_ESTIMATE times above the level */
     }
     if (ratio <= level && !(fnorm <= MBS_FLOOR_MAX_GROWTH * st->fnorm_start)) {
       PetscCall(PetscInfo(snes,

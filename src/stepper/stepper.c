@@ -984,7 +984,7 @@ static PetscErrorCode MbsStepperChooseSolver(MbsStepper st, PC pc)
       PetscCall(PetscStrncpy(st->solver_auto, "interface", sizeof(st->solver_auto)));
       {
         PetscBool same;
-        PetscCall(PetscStrcasecmp(interior, type, &same));
+        PetscCall(PetscStrcmp(interior, type, &same)); /* "klu" (PETSc's) is not the stepper's "KLU" */
         if (!same) PetscCall(PetscStrncpy(why, "-mbs_interface_pc_* in the options", sizeof(why)));
       }
       PetscCall(PetscSNPrintf(st->solver_choice, sizeof(st->solver_choice),

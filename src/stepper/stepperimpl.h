@@ -147,6 +147,7 @@ struct _p_MbsStepper {
   Vec              abs_ghost;
   PetscObjectState abs_nzstate;
   PetscReal sfield[MBS_MAX_FIELDS]; /* ||s_f|| + MBS_FLOOR_FIELD_MIN ||s|| at the last floor test (0: none yet) */
+  PetscBool scaled_in_solve;        /* the floor's scale was computed in this Newton solve */
   Vec       Xabs, Sabs;             /* |X| and |J| |X| */
   Vec       X, F, Xsave;
   Vec       qstart, pstart; /* state at the start of a step that -mbs_adapt may split */
