@@ -53,11 +53,9 @@ typedef struct {
   IS               isI, isB;
   Mat              Aii, Aib, Abi, AibT;
   PetscInt         nmap[3];
-  PetscInt        *map[3];  /* the positions in the Jacobian's diagonal block of the entries of Aii, Aib and Abi */
-  Mat              ad;      /* the diagonal block they were made from (not referenced) */
-  Mat              pmat;    /* the Jacobian the split was made for (not referenced) */
-  PetscObjectState pstate;  /* and its pattern's state then */
-  PetscObjectState adstate; /* and its pattern's state then */
+  PetscInt        *map[3]; /* the positions in the Jacobian's diagonal block of the entries of Aii, Aib and Abi */
+  Mat              pmat;   /* the Jacobian the split (and the blocks and maps) were made for (not referenced) */
+  PetscObjectState pstate; /* and its pattern's state then */
   PC               sub;
   PetscScalar     *W; /* nI x nBl, column-major, or NULL */
   PetscScalar     *S; /* nB x nB, column-major: the factored interface Schur complement */
@@ -320,23 +318,15 @@ static PetscErrorCode MbsInterfaceSubMap(Mat Ad, IS rows, IS cols, Mat Asub, Pet
   PetscFunctionReturn(0);
 }
 
-/* A_II, A_IB, A_BI (and A_IB^T) from the diagonal block Ad of the Jacobian: made by MatCreateSubMatrix() for a new
-   block or pattern, their values copied through the maps of their entries otherwise (MatCreateSubMatrix() with
-   MAT_REUSE_MATRIX searches every interior row of Ad twice: 0.1 s a set-up on a chain of 10^5 particles) */
+/* A_II, A_IB, A_BI (and A_IB^T) from the diagonal block Ad of the Jacobian: made by MatCreateSubMatrix() after a
+   split (a new Jacobian or pattern clears them, MbsInterfaceLUSetUp()), their values copied through the maps of their
+   entries otherwise (MatCreateSubMatrix() with MAT_REUSE_MATRIX searches every interior row of Ad twice: 0.1 s a
+   set-up on a chain of 10^5 particles) */
 static PetscErrorCode MbsInterfaceLUBlocks(MbsInterfaceLU *ctx, Mat Ad)
 {
-  PetscObjectState state;
-  Mat             *sub[3] = {&ctx->Aii, &ctx->Aib, &ctx->Abi};
+  Mat *sub[3] = {&ctx->Aii, &ctx->Aib, &ctx->Abi};
 
   PetscFunctionBegin;
-  PetscCall(MatGetNonzeroState(Ad, &state));
-  if (ctx->Aii && (Ad != ctx->ad || state != ctx->adstate)) {
-    for (int k = 0; k < 3; k++) {
-      PetscCall(MatDestroy(sub[k]));
-      PetscCall(PetscFree(ctx->map[k]));
-    }
-    PetscCall(MatDestroy(&ctx->AibT));
-  }
   if (!ctx->Aii) {
     IS rows[3] = {ctx->isI, ctx->isI, ctx->isB}, cols[3] = {ctx->isI, ctx->isB, ctx->isI};
     for (int k = 0; k < 3; k++) {
@@ -345,8 +335,6 @@ static PetscErrorCode MbsInterfaceLUBlocks(MbsInterfaceLU *ctx, Mat Ad)
     }
     PetscCall(MatTranspose(ctx->Aib, MAT_INITIAL_MATRIX, &ctx->AibT));
     PetscCall(PetscInfo(Ad, "Interface LU: the interior blocks made for the Jacobian's pattern\n"));
-    ctx->ad      = Ad;
-    ctx->adstate = state;
   } else {
     const PetscScalar *va;
     PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
