@@ -921,6 +921,12 @@ static void TestDistributedConstruction(void **state)
                inputs[f], most, n, size);
     if (size == 1 && held != n) fail_msg("%s: one rank holds %" PetscInt_FMT " of %" PetscInt_FMT, inputs[f], held, n);
     if (MbsModelSetUp(dist)) fail_msg("%s: set-up: %s", inputs[f], error_message);
+    /* after the set-up nothing of every element stays on a rank: it stores its own elements, and the first pass's
+       record of every element's kind and bodies (the partition's) is gone */
+    if (size > 1 && (dist->einfo || dist->nelem_store != dist->nelem_local))
+      fail_msg("%s: after the set-up a rank keeps %s and %" PetscInt_FMT " elements of which it owns %" PetscInt_FMT,
+               inputs[f], dist->einfo ? "every element's info" : "no element info", dist->nelem_store,
+               dist->nelem_local);
     assert_int_equal(MbsModelCreate(PETSC_COMM_SELF, &whole), 0);
     if (MbsModelLoadYAML(whole, path, &cfg)) fail_msg("%s: %s", inputs[f], error_message);
     assert_int_equal(MbsModelGetNumBodies(whole, &nwhole), 0);

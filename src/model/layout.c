@@ -149,7 +149,7 @@ static void MbsModelPartitionContiguous(MbsModel model)
   ordering (PETSc's MATORDERINGRCM): about 1 for chains and rigid chains, n for an n x n net, the square root of the
   bodies for a triangulated surface. A banded factorization of the step's Jacobian fills about this many bodies'
   unknowns per row; wide graphs are factored with less fill by nested dissection. Computed once, on rank 0, and
-  broadcast.
+  broadcast: on several ranks by MbsModelSetUp(), before each rank drops the other ranks' elements.
 
   Collective
 
@@ -233,11 +233,12 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
     for (PetscInt b = 0; b < N; b++)
       if (model->body_rank[b] == model->rank) model->owned_body[k++] = b;
   }
-  model->ncut = 0;
+  model->ncut = model->nconn = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
     const MbsElementInfo el = MbsModelElementInfo(model, e);
-    if (el.body[0] >= 0 && el.body[1] >= 0 && model->body_rank[el.body[0]] != model->body_rank[el.body[1]])
-      model->ncut++;
+    if (el.body[0] < 0 || el.body[1] < 0) continue;
+    model->nconn++;
+    if (model->body_rank[el.body[0]] != model->body_rank[el.body[1]]) model->ncut++;
   }
   model->nelem_local = 0;
   for (PetscInt e = 0; e < model->nelems; e++) {
@@ -361,9 +362,10 @@ PetscErrorCode MbsModelLayout_Private(MbsModel model)
 
 /*
   After the set-up's checks, which read every body and element, each rank keeps only its part of the model: the full
-  data of its owned bodies and their ghosts, and of its owned elements; of the others only what every rank needs
-  (MbsElementInfo of every element for the trajectory's cells, the interface of the parallel solvers and the graph's
-  width; the type of every body). On one rank everything is owned and kept as it is.
+  data of its owned bodies and their ghosts, and of its owned elements; of the other bodies only their type, of the
+  other elements nothing (the set-up computed the graph's width first, and the trajectory's cells and the parallel
+  solvers' interface are found from the owned elements and their ghosts). On one rank everything is owned and kept as
+  it is.
 */
 PetscErrorCode MbsModelDistribute_Private(MbsModel model)
 {
@@ -387,20 +389,13 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
       model->body_store[model->held_body[s]] = -1;
     }
     PetscCall(PetscFree(model->held_body));
+    PetscCall(PetscFree(model->einfo)); /* the graph pass's, which the partition and the set-up's checks read */
     model->nbody_store = model->maxbodies = n;
     PetscCall(PetscRealloc(sizeof(MbsBody) * PetscMax(n, 1), &model->bodies));
 #if defined(__GLIBC__)
     malloc_trim(0);
 #endif
     PetscFunctionReturn(0);
-  }
-  PetscCall(PetscMalloc1(model->nelems, &model->einfo));
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElement *el    = &model->elems[e];
-    model->einfo[e].kernel  = el->kernel;
-    model->einfo[e].type    = el->type;
-    model->einfo[e].body[0] = el->body[0];
-    model->einfo[e].body[1] = el->body[1];
   }
   if (model->size == 1) PetscFunctionReturn(0); /* elem_local[k] = k and owned_body[k] = k */
   { /* the owned elements to the front, in place (elem_local[k] >= k), the array then shrunk */
@@ -412,6 +407,7 @@ PetscErrorCode MbsModelDistribute_Private(MbsModel model)
         PetscCall(PetscFree(model->elems[e].label));
     }
     model->nelem_store = model->maxelems = model->nelem_local;
+    model->elems_local                   = PETSC_TRUE;
     PetscCall(PetscRealloc(sizeof(MbsElement) * PetscMax(model->nelem_local, 1), &model->elems));
   }
   {
@@ -570,6 +566,7 @@ PetscErrorCode MbsModelPartition(MbsModel model)
   model->ntables       = model->ntables_before;
   model->nbodies_graph = N;
   model->nelems_graph  = model->nelems;
+  model->elems_local   = PETSC_TRUE; /* the local pass stores the owned elements, in order */
   model->nbodies       = 0;
   model->nelems        = 0;
   model->build         = MBS_BUILD_LOCAL;
@@ -656,18 +653,12 @@ PetscErrorCode MbsModelSetPartitioner(MbsModel model, const char type[])
 @*/
 PetscErrorCode MbsModelViewPartition(MbsModel model, PetscViewer viewer)
 {
-  PetscInt nconn = 0;
-
   PetscFunctionBegin;
   PetscCheck(model->setup, PetscObjectComm((PetscObject)model), PETSC_ERR_ARG_WRONGSTATE, "Call MbsModelSetUp() first");
   if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)model), &viewer));
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElementInfo el = MbsModelElementInfo(model, e);
-    if (el.body[0] >= 0 && el.body[1] >= 0) nconn++;
-  }
   PetscCall(PetscViewerASCIIPrintf(
     viewer, "MbsModel partition (%s) on %d ranks: %" PetscInt_FMT " of %" PetscInt_FMT " two-body elements cut\n",
-    model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, nconn));
+    model->size > 1 ? model->partitioner : "serial", model->size, model->ncut, model->nconn));
   PetscCall(PetscViewerASCIIPushSynchronized(viewer));
   PetscCall(PetscViewerASCIISynchronizedPrintf(
     viewer,

@@ -213,7 +213,7 @@ static PetscErrorCode ModelSize(MbsModel model, MbsModelSize *s)
   s->nchain          = (PetscReal)model->chain_bodies;
   for (PetscInt b = model->sized_bodies; b < model->nbodies; b++)
     MbsModelSizeAddBodies(s, 1, (PetscInt)model->body_type[b]);
-  for (PetscInt e = model->sized_elems; e < model->nelems; e++) { /* the element info: also after the set-up */
+  for (PetscInt e = model->sized_elems; e < model->nelems; e++) { /* none after a set-up on several ranks */
     const MbsElementInfo el = MbsModelElementInfo(model, e);
     PetscInt             nq = 0;
 
@@ -439,6 +439,15 @@ PetscErrorCode MbsModelEstimateMemory(MbsModel model, PetscReal *bytes)
   PetscCall(SolvesByLU(model, &s, &lu));
   PetscCall(SolvesByKLU(model, &s, &klu));
   *bytes = EstimateBytes(&s, model->size, (PetscBool)(model->build == MBS_BUILD_WHOLE), lu, klu);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MbsModelCountSize_Private(MbsModel model)
+{
+  MbsModelSize s;
+
+  PetscFunctionBegin;
+  PetscCall(ModelSize(model, &s));
   PetscFunctionReturn(0);
 }
 

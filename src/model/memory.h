@@ -36,6 +36,9 @@ PETSC_INTERN void MbsModelSizeRodNetwork(MbsModelSize *, PetscReal nnodes, Petsc
 PETSC_INTERN PetscErrorCode MbsModelCheckSize(MbsModel, const MbsModelSize *added, PetscBool *fits, char why[],
                                               size_t len);
 /* The same as an error (PETSC_ERR_MEM) "<what> '<name>': the model would not fit: <why>". */
+/* Counts the bodies and elements added since the last count into the model's size (the set-up, before each rank drops
+   the elements of the others) */
+PETSC_INTERN PetscErrorCode MbsModelCountSize_Private(MbsModel);
 PETSC_INTERN PetscErrorCode MbsModelCheckGeneratorSize(MbsModel, const char what[], const char name[],
                                                        const MbsModelSize *added);
 

@@ -2125,6 +2125,11 @@ PetscErrorCode MbsModelSetUp(MbsModel model)
   PetscCall(MbsModelCheckInitialState(model));
   if (model->check_redundancy) PetscCall(MbsModelCheckRedundancy(model));
   if (model->nvcon) PetscCall(MbsModelCheckVelocityConstraints(model));
+  if (model->size > 1) { /* what reads every element, before the ranks drop the others' */
+    PetscInt width;
+    PetscCall(MbsModelGetGraphWidth(model, &width));
+    PetscCall(MbsModelCountSize_Private(model));
+  }
   PetscCall(MbsModelDistribute_Private(model)); /* each rank keeps its part */
   PetscCall(MbsModelViewFromOptions(model, NULL, "-mbs_model_view"));
   PetscFunctionReturn(0);

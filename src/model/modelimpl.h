@@ -64,7 +64,10 @@ struct _p_MbsModel {
      (bodies[b], elems[e]). The set-up distributes them (MbsModelDistribute_Private()): a rank then holds the full
      data of its owned bodies and their ghosts (bodies[body_store[b]], owned first, in the order of their local
      coordinates) and of its owned elements (elems[k], k the position in elem_local); of every body only its type
-     (body_type[b]), of every element only its kernel, type and bodies (einfo[e]). */
+     (body_type[b]); no rank holds anything of every element then. On several ranks the elements are a rank's own
+     from the set-up on (elems_local; from the local pass on when built in two passes, see below); einfo[] holds every
+     element's kernel, type and bodies for the partition only (the graph pass, or a set-up that partitions a model
+     built whole reads elems[]) and is freed by the set-up. */
   PetscInt nbodies, maxbodies; /* bodies in the model */
   PetscInt nbody_store;        /* bodies held by this rank */
   MbsBody *bodies;
@@ -74,8 +77,9 @@ struct _p_MbsModel {
   PetscInt        nelems, maxelems; /* elements in the model */
   PetscInt        nelem_store;      /* elements held by this rank */
   MbsElement     *elems;
-  MbsElementInfo *einfo;    /* every element, from the set-up on (built in two passes: from the first pass on) */
-  PetscInt        ngravity; /* gravity elements appended by SetUp */
+  MbsElementInfo *einfo;       /* every element: from the graph pass to the set-up (built in two passes) */
+  PetscBool       elems_local; /* elems[k] is the k-th owned element (elem_local[k]), not element k */
+  PetscInt        ngravity;    /* gravity elements appended by SetUp */
   /* The construction in two passes (MbsModelBeginGraph(), MbsModelPartition()): in the local pass a rank stores its
      owned bodies, their neighbours in the body graph and its owned elements; a body or element it does not store is
      built in scratch space and dropped. An error only the ranks that hold the data can find (an element's completion
@@ -99,6 +103,7 @@ struct _p_MbsModel {
   char      partitioner[16]; /* "metis" or "contiguous" */
   PetscBool view_partition;
   PetscInt  ncut;                      /* elements joining bodies on different ranks */
+  PetscInt  nconn;                     /* elements joining two bodies */
   PetscInt  nq, ncon;                  /* global numbers of coordinates and constraint rows */
   PetscInt  nq_local, ncon_local;      /* owned by this rank */
   PetscInt *rank_qstart, *rank_cstart; /* size+1 prefix sums over ranks */
@@ -172,10 +177,11 @@ static inline MbsBody *MbsModelBody(MbsModel model, PetscInt b)
 /* The k-th element this rank owns (model->elem_local[k]), before and after the set-up distributed the model */
 static inline MbsElement *MbsModelLocalElement(MbsModel model, PetscInt k)
 {
-  return &model->elems[model->einfo ? k : model->elem_local[k]];
+  return &model->elems[model->elems_local ? k : model->elem_local[k]];
 }
 
-/* The kernel, type and bodies of element e, on every rank (from einfo[] once it exists, else from elems[]) */
+/* The kernel, type and bodies of element e, on every rank: from einfo[] in a construction in two passes, else from
+   elems[]. Only until the set-up, which partitions with it; then on one rank (which holds every element) only. */
 static inline MbsElementInfo MbsModelElementInfo(MbsModel model, PetscInt e)
 {
   MbsElementInfo info;

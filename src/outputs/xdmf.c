@@ -59,15 +59,20 @@ struct _n_MbsTrajectory {
   char        h5[PETSC_MAX_PATH_LEN], xdmf[PETSC_MAX_PATH_LEN], dir[PETSC_MAX_PATH_LEN];
   PetscViewer viewer;
 
+  /* Points are the bodies (point b is body b), then the ground anchors of the elements attached to the ground; cells
+     are the elements with a cell kind (MbsTrajElementKind()), numbered as the elements are, and anchors as their
+     cells. Nothing here is sized by the whole model: a rank holds the cells of its owned elements, and for the
+     topology's datasets those of a slice of the element indices (MbsTrajBuildTopology()). */
   PetscInt  nbodies, npoints, ncells;
-  PetscInt *cell_elem;  /* the element of each cell */
-  PetscInt *cell_point; /* its two points */
-  PetscInt *cell_kind;
-  PetscInt *cell_side;  /* which body of the element (0: a, 1: b) is the cell's second point */
-  PetscInt *point_body; /* body of each point, -1 for a ground anchor */
-  PetscInt  nowned;     /* cells of the elements this rank owns */
-  PetscInt *owned_k;    /* their position in model->elem_local */
-  PetscInt *owned_cell;
+  PetscInt  nslice;      /* cells of the elements in this rank's slice of the element indices, in order */
+  PetscInt *slice_elem;  /* their element */
+  PetscInt *slice_point; /* their two points */
+  PetscInt *slice_kind;
+  PetscInt  nowned;       /* cells of the elements this rank owns */
+  PetscInt *owned_k;      /* their position in model->elem_local */
+  PetscInt *owned_cell;   /* their cell */
+  PetscInt *owned_side;   /* which body of the element (0: a, 1: b) is the cell's second point */
+  PetscInt *owned_anchor; /* the point of its ground anchor, -1 for none */
 
   /* One dataset per step: PETSc's HDF5 viewer flushes the file (with MPI-IO an fsync, which costs
      more than the rest of a write) after every dataset it writes. */
@@ -126,56 +131,98 @@ static PetscInt MbsTrajElementKind(MbsElementInfo el)
   return two ? 0 : -1; /* a load on one body (the ground as b) is not a cell */
 }
 
-/* Points, cells and the owned cells, from the elements' kinds and bodies every rank knows (identical on every rank);
-   the ground anchors' positions are in the data of the elements, which their owners write (MbsTrajCreateVectors()) */
+/* Cells and points, from the owned elements. The owners send each cell's kind and bodies to the rank whose slice of
+   the element indices (split as PETSc splits vectors) holds it; a rank numbers the cells and anchors of its slice after
+   those of the slices before it (MPI_Exscan) and sends each cell's number and anchor back to its owner. */
 static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
 {
-  PetscInt nanchors = 0, c = 0, a = 0;
+  MPI_Comm        comm = tr->comm;
+  PetscLayout     map;
+  PetscSF         sf;
+  PetscSFNode    *remote;
+  PetscInt        lo, hi, nroots, counts[2], first[2] = {0, 0}, *leaf[3], *root[3];
+  const PetscInt *ranges;
 
   PetscFunctionBegin;
   tr->nbodies = model->nbodies;
-  tr->ncells  = 0;
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElementInfo el = MbsModelElementInfo(model, e);
-    if (MbsTrajElementKind(el) < 0) continue;
-    tr->ncells++;
-    if (el.body[0] < 0 || el.body[1] < 0) nanchors++;
+  tr->nowned  = 0;
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement    *el   = MbsModelLocalElement(model, k);
+    const MbsElementInfo info = {el->kernel, el->type, {el->body[0], el->body[1]}};
+    if (MbsTrajElementKind(info) >= 0) tr->nowned++;
   }
-  tr->npoints = tr->nbodies + nanchors;
-  PetscCall(PetscMalloc4(tr->ncells, &tr->cell_elem, 2 * tr->ncells, &tr->cell_point, tr->ncells, &tr->cell_kind,
-                         tr->ncells, &tr->cell_side));
-  PetscCall(PetscMalloc1(tr->npoints, &tr->point_body));
-  for (PetscInt b = 0; b < tr->nbodies; b++) tr->point_body[b] = b;
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElementInfo el   = MbsModelElementInfo(model, e);
-    const PetscInt       kind = MbsTrajElementKind(el);
+  PetscCall(PetscMalloc4(tr->nowned, &tr->owned_k, tr->nowned, &tr->owned_cell, tr->nowned, &tr->owned_side, tr->nowned,
+                         &tr->owned_anchor));
+  PetscCall(PetscMalloc4(tr->nowned, &remote, tr->nowned, &leaf[0], tr->nowned, &leaf[1], tr->nowned, &leaf[2]));
+  PetscCall(PetscLayoutCreateFromSizes(comm, PETSC_DECIDE, model->nelems, 1, &map));
+  PetscCall(PetscLayoutGetRange(map, &lo, &hi));
+  PetscCall(PetscLayoutGetRanges(map, &ranges));
+  nroots = hi - lo;
+  for (PetscInt k = 0, i = 0; k < model->nelem_local; k++) {
+    const MbsElement    *el   = MbsModelLocalElement(model, k);
+    const MbsElementInfo info = {el->kernel, el->type, {el->body[0], el->body[1]}};
+    const PetscInt       kind = MbsTrajElementKind(info), e = model->elem_local[k];
+    PetscMPIInt          owner;
     if (kind < 0) continue;
-    tr->cell_elem[c] = e;
-    tr->cell_kind[c] = kind;
-    if (el.body[0] >= 0 && el.body[1] >= 0) {
-      tr->cell_point[2 * c]     = el.body[0];
-      tr->cell_point[2 * c + 1] = el.body[1];
-      tr->cell_side[c]          = 1;
-    } else {
-      const PetscInt side             = el.body[0] >= 0 ? 0 : 1; /* the side of the body */
-      tr->point_body[tr->nbodies + a] = -1;
-      tr->cell_point[2 * c]           = tr->nbodies + a++;
-      tr->cell_point[2 * c + 1]       = el.body[side];
-      tr->cell_side[c]                = side;
+    PetscCall(PetscLayoutFindOwner(map, e, &owner));
+    remote[i].rank    = owner;
+    remote[i].index   = e - ranges[owner];
+    tr->owned_k[i]    = k;
+    tr->owned_side[i] = el->body[0] >= 0 && el->body[1] >= 0 ? 1 : (el->body[0] >= 0 ? 0 : 1);
+    leaf[0][i]        = kind;
+    leaf[1][i]        = el->body[0];
+    leaf[2][i++]      = el->body[1];
+  }
+  PetscCall(PetscSFCreate(comm, &sf));
+  PetscCall(PetscSFSetGraph(sf, nroots, tr->nowned, NULL, PETSC_OWN_POINTER, remote, PETSC_COPY_VALUES));
+  PetscCall(PetscMalloc3(nroots, &root[0], nroots, &root[1], nroots, &root[2]));
+  for (PetscInt j = 0; j < nroots; j++) root[0][j] = -1; /* no cell */
+  for (int f = 0; f < 3; f++) {
+    PetscCall(PetscSFReduceBegin(sf, MPIU_INT, leaf[f], root[f], MPI_REPLACE));
+    PetscCall(PetscSFReduceEnd(sf, MPIU_INT, leaf[f], root[f], MPI_REPLACE));
+  }
+  counts[0] = counts[1] = 0;
+  for (PetscInt j = 0; j < nroots; j++)
+    if (root[0][j] >= 0) {
+      counts[0]++;
+      if (root[1][j] < 0 || root[2][j] < 0) counts[1]++;
     }
-    c++;
+  PetscCallMPI(MPI_Exscan(counts, first, 2, MPIU_INT, MPI_SUM, comm));
+  if (tr->rank == 0) first[0] = first[1] = 0; /* MPI_Exscan leaves rank 0's undefined */
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPIU_INT, MPI_SUM, comm));
+  tr->ncells  = counts[0];
+  tr->npoints = tr->nbodies + counts[1];
+  tr->nslice  = 0;
+  for (PetscInt j = 0; j < nroots; j++) tr->nslice += root[0][j] >= 0;
+  PetscCall(PetscMalloc3(tr->nslice, &tr->slice_elem, 2 * tr->nslice, &tr->slice_point, tr->nslice, &tr->slice_kind));
+  for (PetscInt j = 0, c = 0, a = 0; j < nroots; j++) {
+    const PetscInt b0 = root[1][j], b1 = root[2][j];
+    if (root[0][j] < 0) continue;
+    tr->slice_elem[c] = lo + j;
+    tr->slice_kind[c] = root[0][j];
+    if (b0 >= 0 && b1 >= 0) {
+      tr->slice_point[2 * c]     = b0;
+      tr->slice_point[2 * c + 1] = b1;
+      root[2][j]                 = -1; /* sent back: no anchor */
+    } else {
+      tr->slice_point[2 * c]     = tr->nbodies + first[1] + a++;
+      tr->slice_point[2 * c + 1] = b0 >= 0 ? b0 : b1;
+      root[2][j]                 = tr->slice_point[2 * c];
+    }
+    root[1][j] = first[0] + c++; /* sent back: the cell */
   }
-  tr->nowned = 0;
-  for (PetscInt k = 0; k < model->nelem_local; k++)
-    if (MbsTrajElementKind(MbsModelElementInfo(model, model->elem_local[k])) >= 0) tr->nowned++;
-  PetscCall(PetscMalloc2(tr->nowned, &tr->owned_k, tr->nowned, &tr->owned_cell));
-  for (PetscInt k = 0, i = 0, cell = 0; k < model->nelem_local; k++) {
-    const PetscInt e = model->elem_local[k];
-    if (MbsTrajElementKind(MbsModelElementInfo(model, e)) < 0) continue;
-    while (tr->cell_elem[cell] != e) cell++; /* both lists increase with the element index */
-    tr->owned_k[i]      = k;
-    tr->owned_cell[i++] = cell;
+  for (int f = 1; f < 3; f++) {
+    PetscCall(PetscSFBcastBegin(sf, MPIU_INT, root[f], leaf[f], MPI_REPLACE));
+    PetscCall(PetscSFBcastEnd(sf, MPIU_INT, root[f], leaf[f], MPI_REPLACE));
   }
+  for (PetscInt i = 0; i < tr->nowned; i++) {
+    tr->owned_cell[i]   = leaf[1][i];
+    tr->owned_anchor[i] = leaf[2][i];
+  }
+  PetscCall(PetscSFDestroy(&sf));
+  PetscCall(PetscLayoutDestroy(&map));
+  PetscCall(PetscFree3(root[0], root[1], root[2]));
+  PetscCall(PetscFree4(remote, leaf[0], leaf[1], leaf[2]));
   PetscFunctionReturn(0);
 }
 
@@ -258,10 +305,10 @@ static PetscErrorCode MbsTrajCreateVectors(MbsTrajectory tr, MbsStepper st)
   /* anchors never move, and no scatter writes to them: the owners of their elements set them once (the ground point
      is in world coordinates) */
   for (PetscInt i = 0; i < tr->nowned; i++) {
-    const PetscInt    cell = tr->owned_cell[i], row = MBS_TRAJ_POSITION * np + tr->cell_point[2 * cell];
-    const MbsElement *el = MbsModelLocalElement(model, tr->owned_k[i]);
-    if (tr->cell_point[2 * cell] < tr->nbodies) continue;
-    PetscCall(VecSetValuesBlocked(tr->data, 1, &row, tr->cell_side[cell] ? el->data.Xa : el->data.Xb, INSERT_VALUES));
+    const PetscInt    row = MBS_TRAJ_POSITION * np + tr->owned_anchor[i];
+    const MbsElement *el  = MbsModelLocalElement(model, tr->owned_k[i]);
+    if (tr->owned_anchor[i] < 0) continue;
+    PetscCall(VecSetValuesBlocked(tr->data, 1, &row, tr->owned_side[i] ? el->data.Xa : el->data.Xb, INSERT_VALUES));
   }
   PetscCall(VecAssemblyBegin(tr->data));
   PetscCall(VecAssemblyEnd(tr->data));
@@ -289,14 +336,14 @@ static PetscErrorCode MbsTrajSlice(MPI_Comm comm, PetscInt n, PetscInt *lo, Pets
   PetscFunctionReturn(0);
 }
 
-/* An integer dataset from this rank's slice [lo, hi) of values[] (blocks of bs), through ISView. */
-static PetscErrorCode MbsTrajWriteInts(MbsTrajectory tr, const char name[], PetscInt bs, PetscInt lo, PetscInt hi,
+/* An integer dataset of the ranks' parts in rank order, this rank's n blocks of bs values, through ISView. */
+static PetscErrorCode MbsTrajWriteInts(MbsTrajectory tr, const char name[], PetscInt bs, PetscInt n,
                                        const PetscInt values[])
 {
   IS is;
 
   PetscFunctionBegin;
-  PetscCall(ISCreateGeneral(tr->comm, bs * (hi - lo), values + bs * lo, PETSC_COPY_VALUES, &is));
+  PetscCall(ISCreateGeneral(tr->comm, bs * n, values, PETSC_COPY_VALUES, &is));
   PetscCall(ISSetBlockSize(is, bs));
   PetscCall(PetscObjectSetName((PetscObject)is, name));
   PetscCall(ISView(is, tr->viewer));
@@ -308,7 +355,8 @@ static PetscErrorCode MbsTrajWriteInts(MbsTrajectory tr, const char name[], Pets
    under /topology. */
 static PetscErrorCode MbsTrajWriteTopology(MbsTrajectory tr)
 {
-  PetscInt lo, hi, version = MBS_TRAJ_VERSION;
+  PetscInt  lo, hi, version = MBS_TRAJ_VERSION;
+  PetscInt *point_body;
 
   PetscFunctionBegin;
   PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "gglmbs_trajectory_version", PETSC_INT, &version));
@@ -318,16 +366,18 @@ static PetscErrorCode MbsTrajWriteTopology(MbsTrajectory tr)
   PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/", "ncells", PETSC_INT, &tr->ncells));
   PetscCall(PetscViewerHDF5PushGroup(tr->viewer, "/topology"));
   PetscCall(MbsTrajSlice(tr->comm, tr->npoints, &lo, &hi));
-  PetscCall(MbsTrajWriteInts(tr, "body", 1, lo, hi, tr->point_body));
+  PetscCall(PetscMalloc1(hi - lo, &point_body)); /* the body of each point, -1 for a ground anchor */
+  for (PetscInt p = lo; p < hi; p++) point_body[p - lo] = p < tr->nbodies ? p : -1;
+  PetscCall(MbsTrajWriteInts(tr, "body", 1, hi - lo, point_body));
   /* no line cells, hence no anchors: one vertex cell per point (body), so that ParaView shows them */
   if (!tr->ncells)
-    PetscCall(MbsTrajWriteInts(tr, "vertices", 1, lo, hi, tr->point_body));
+    PetscCall(MbsTrajWriteInts(tr, "vertices", 1, hi - lo, point_body));
   else {
-    PetscCall(MbsTrajSlice(tr->comm, tr->ncells, &lo, &hi));
-    PetscCall(MbsTrajWriteInts(tr, "cells", 2, lo, hi, tr->cell_point));
-    PetscCall(MbsTrajWriteInts(tr, "kind", 1, lo, hi, tr->cell_kind));
-    PetscCall(MbsTrajWriteInts(tr, "element", 1, lo, hi, tr->cell_elem));
+    PetscCall(MbsTrajWriteInts(tr, "cells", 2, tr->nslice, tr->slice_point));
+    PetscCall(MbsTrajWriteInts(tr, "kind", 1, tr->nslice, tr->slice_kind));
+    PetscCall(MbsTrajWriteInts(tr, "element", 1, tr->nslice, tr->slice_elem));
   }
+  PetscCall(PetscFree(point_body));
   PetscCall(PetscViewerHDF5PopGroup(tr->viewer));
   if (tr->ncells)
     PetscCall(PetscViewerHDF5WriteAttribute(tr->viewer, "/topology/kind", "meaning", PETSC_STRING, MbsTrajKindNames));
@@ -991,10 +1041,10 @@ static PetscErrorCode MbsTrajComputeForces(MbsTrajectory tr, MbsStepper st)
   }
   PetscCall(VecGetArray(tr->cell_owned, &f));
   for (PetscInt i = 0; i < tr->nowned; i++) {
-    const PetscInt    k = tr->owned_k[i], cell = tr->owned_cell[i];
+    const PetscInt    k  = tr->owned_k[i];
     const MbsElement *el = MbsModelLocalElement(model, k);
     const int         nq = MbsElemNq(&el->data), nc = el->kernel->ncon + el->kernel->nvcon;
-    const PetscInt    off = tr->cell_side[cell] && el->body[0] >= 0 ? 3 * el->data.nblocks_a : 0;
+    const PetscInt    off = tr->owned_side[i] && el->body[0] >= 0 ? 3 * el->data.nblocks_a : 0;
     PetscReal         qe[MBS_ELEM_MAX_NQ], fe[MBS_ELEM_MAX_NQ];
 
     for (int j = 0; j < nq; j++) fe[j] = 0.0;
@@ -1209,9 +1259,8 @@ static PetscErrorCode MbsTrajectoryDestroy(MbsTrajectory *traj)
   PetscCall(VecScatterDestroy(&tr->p_to_points));
   PetscCall(VecDestroy(&tr->velocity));
   PetscCall(VecScatterDestroy(&tr->to_cells));
-  PetscCall(PetscFree4(tr->cell_elem, tr->cell_point, tr->cell_kind, tr->cell_side));
-  PetscCall(PetscFree(tr->point_body));
-  PetscCall(PetscFree2(tr->owned_k, tr->owned_cell));
+  PetscCall(PetscFree3(tr->slice_elem, tr->slice_point, tr->slice_kind));
+  PetscCall(PetscFree4(tr->owned_k, tr->owned_cell, tr->owned_side, tr->owned_anchor));
   PetscCall(PetscFree(tr->qloc));
   PetscCall(PetscFree(*traj));
   PetscFunctionReturn(0);

@@ -66,43 +66,68 @@ typedef struct {
 } MbsInterfaceLU;
 
 /* Marks (mark[i] != 0) the rank's unknowns of the interface from the model (bodies and elements) and from seed marks
-   already set in mark (unknowns the Jacobian's pattern couples across ranks), lifted to their bodies and elements. */
+   already set in mark (unknowns the Jacobian's pattern couples across ranks), lifted to their bodies and elements.
+   Collective. A body is marked through its first ghosted local coordinate (body_if[], over the ghosted local
+   coordinates), so nothing here is sized by the whole model. */
 static PetscErrorCode MbsInterfaceMark(MbsStepper st, char *mark)
 {
-  MbsModel  model = st->model;
-  MbsSystem sys   = st->sys;
-  char     *body_if;
-  PetscInt *lq_body;
+  MbsModel     model = st->model;
+  MbsSystem    sys   = st->sys;
+  char        *body_if;
+  PetscInt    *lq_first; /* the first local coordinate of the body of each owned local coordinate */
+  Vec          ghosts, owners;
+  PetscScalar *a;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc1(model->nbodies, &body_if));
-  PetscCall(PetscMalloc1(model->nq_local, &lq_body));
+  PetscCall(PetscCalloc1(model->nq_ghosted, &body_if));
+  PetscCall(PetscMalloc1(model->nq_local, &lq_first));
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k];
-    for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++) lq_body[model->body_lq[b] + i] = b;
+    for (PetscInt i = 0; i < 3 * (PetscInt)model->body_type[b]; i++)
+      lq_first[model->body_lq[b] + i] = model->body_lq[b];
   }
-  /* every element joining bodies of two ranks (every rank knows every element's bodies) */
-  for (PetscInt e = 0; e < model->nelems; e++) {
-    const MbsElementInfo el = MbsModelElementInfo(model, e);
-    const PetscInt       a = el.body[0], b = el.body[1];
-    if (a >= 0 && b >= 0 && model->body_rank[a] != model->body_rank[b]) body_if[a] = body_if[b] = 1;
+  /* the bodies of every element joining bodies of two ranks. Such an element is owned by the rank of its first body,
+     and its other body is a ghost there; every ghost body is one of these (the other body of an owned element), and
+     a rank's own bodies that other ranks hold as ghosts are the rest: the ghosts' marks are sent to their owners */
+  for (PetscInt k = model->nowned; k < model->nowned + model->nghost; k++)
+    body_if[model->body_lq[model->ghost_body[k - model->nowned]]] = 1;
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = MbsModelLocalElement(model, k);
+    const PetscInt    a = el->body[0], b = el->body[1];
+    if (a >= 0 && b >= 0 && (model->body_lq[a] >= model->nq_local || model->body_lq[b] >= model->nq_local))
+      body_if[model->body_lq[a]] = body_if[model->body_lq[b]] = 1;
   }
+  PetscCall(VecDuplicate(model->qghost, &ghosts));
+  PetscCall(VecCreateMPI(PetscObjectComm((PetscObject)model), model->nq_local, model->nq, &owners));
+  PetscCall(VecGetArray(ghosts, &a));
+  for (PetscInt l = 0; l < model->nq_ghosted; l++) a[l] = l >= model->nq_local && body_if[l] ? 1.0 : 0.0;
+  PetscCall(VecRestoreArray(ghosts, &a));
+  PetscCall(VecSet(owners, 0.0));
+  PetscCall(VecScatterBegin(model->qscatter, ghosts, owners, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecScatterEnd(model->qscatter, ghosts, owners, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(VecGetArray(owners, &a));
+  for (PetscInt l = 0; l < model->nq_local; l++)
+    if (PetscRealPart(a[l]) > 0) body_if[lq_first[l]] = 1;
+  PetscCall(VecRestoreArray(owners, &a));
+  PetscCall(VecDestroy(&owners));
+  PetscCall(VecDestroy(&ghosts));
   /* seeds in coordinate fields mark their body; seeds in multiplier rows mark their element below */
   for (PetscInt f = 0; f < sys->nfields; f++) {
     if (sys->kind[f] != MBS_FIELD_COORDINATE) continue;
     for (PetscInt l = 0; l < model->nq_local; l++)
-      if (mark[sys->foff[f] + l]) body_if[lq_body[l]] = 1;
+      if (mark[sys->foff[f] + l]) body_if[lq_first[l]] = 1;
   }
   for (PetscInt f = 0; f < sys->nfields; f++) {
     if (sys->kind[f] != MBS_FIELD_COORDINATE) continue;
     for (PetscInt l = 0; l < model->nq_local; l++)
-      if (body_if[lq_body[l]]) mark[sys->foff[f] + l] = 1;
+      if (body_if[lq_first[l]]) mark[sys->foff[f] + l] = 1;
   }
   for (PetscInt k = 0; k < model->nelem_local; k++) {
     const MbsElement *el = MbsModelLocalElement(model, k);
     PetscBool         in = PETSC_FALSE;
     for (int s = 0; s < 2; s++)
-      if (el->body[s] >= 0 && (body_if[el->body[s]] || model->body_rank[el->body[s]] != model->rank)) in = PETSC_TRUE;
+      if (el->body[s] >= 0 && (body_if[model->body_lq[el->body[s]]] || model->body_lq[el->body[s]] >= model->nq_local))
+        in = PETSC_TRUE;
     for (PetscInt f = 0; f < sys->nfields && !in; f++) {
       const PetscInt off = sys->kind[f] == MBS_FIELD_CONSTRAINT ? model->elem_c[k] : model->elem_v[k];
       const PetscInt n   = sys->kind[f] == MBS_FIELD_CONSTRAINT    ? el->kernel->ncon
@@ -120,7 +145,7 @@ static PetscErrorCode MbsInterfaceMark(MbsStepper st, char *mark)
       for (PetscInt i = 0; i < n; i++) mark[sys->foff[f] + off + i] = 1;
     }
   }
-  PetscCall(PetscFree(lq_body));
+  PetscCall(PetscFree(lq_first));
   PetscCall(PetscFree(body_if));
   PetscFunctionReturn(0);
 }
