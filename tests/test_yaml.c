@@ -1055,6 +1055,25 @@ static void TestTwoPassCAPI(void **state)
   StepAndGather(whole, n, qw);
   for (PetscInt i = 0; i < 12 * n; i++) diff = PetscMax(diff, PetscAbsReal(qt[i] - qw[i]));
   if (!(diff <= 1e-10 * n)) fail_msg("two passes against whole: the states differ by %g", (double)diff);
+  { /* built whole on every rank: the set-up keeps each rank's own elements only, and the states are the same */
+    MbsModel    wide;
+    PetscMPIInt size;
+    assert_int_equal(MPI_Comm_size(PETSC_COMM_WORLD, &size), 0);
+    assert_int_equal(MbsModelCreate(PETSC_COMM_WORLD, &wide), 0);
+    assert_int_equal(MbsModelSetGravity(wide, grav), 0);
+    assert_int_equal(BuildPendulums(wide, n, -1), 0);
+    assert_int_equal(MbsModelSetUp(wide), 0);
+    if (wide->einfo || (size > 1 && (!wide->elems_local || wide->nelem_store != wide->nelem_local)))
+      fail_msg("built whole, after the set-up on %d ranks a rank keeps %" PetscInt_FMT " elements of which it owns "
+               "%" PetscInt_FMT "%s",
+               size, wide->nelem_store, wide->nelem_local, wide->einfo ? ", and every element's info" : "");
+    StepAndGather(wide, n, qt);
+    diff = 0;
+    for (PetscInt i = 0; i < 12 * n; i++) diff = PetscMax(diff, PetscAbsReal(qt[i] - qw[i]));
+    if (!(diff <= 1e-10 * n))
+      fail_msg("built whole on %d ranks against one: the states differ by %g", size, (double)diff);
+    assert_int_equal(MbsModelDestroy(&wide), 0);
+  }
   assert_int_equal(PetscFree2(qt, qw), 0);
   assert_int_equal(MbsModelDestroy(&two), 0);
   assert_int_equal(MbsModelDestroy(&whole), 0);

@@ -24,7 +24,7 @@ typedef struct {
   char                 *label;
 } MbsElement;
 
-/* What every rank knows of every element after MbsModelSetUp() (MbsModel.einfo): its kind and its bodies */
+/* An element's kind and bodies: what the partition reads of every element (MbsModel.einfo, MbsModelElementInfo()) */
 typedef struct {
   const MbsElemKernel  *kernel;
   const MbsElementType *type;
@@ -64,10 +64,11 @@ struct _p_MbsModel {
      (bodies[b], elems[e]). The set-up distributes them (MbsModelDistribute_Private()): a rank then holds the full
      data of its owned bodies and their ghosts (bodies[body_store[b]], owned first, in the order of their local
      coordinates) and of its owned elements (elems[k], k the position in elem_local); of every body only its type
-     (body_type[b]); no rank holds anything of every element then. On several ranks the elements are a rank's own
-     from the set-up on (elems_local; from the local pass on when built in two passes, see below); einfo[] holds every
-     element's kernel, type and bodies for the partition only (the graph pass, or a set-up that partitions a model
-     built whole reads elems[]) and is freed by the set-up. */
+     (body_type[b]) and the layout's arrays (body_rank, body_q, body_lq, body_store: MbsModelGetBodyCoordinates()
+     answers for any body on any rank); no rank holds anything of every element then. On several ranks the elements are
+     a rank's own from the set-up on (elems_local; from the local pass on when built in two passes, see below); einfo[]
+     holds every element's kernel, type and bodies for the partition only (the graph pass, or a set-up that partitions a
+     model built whole reads elems[]) and is freed by the set-up. */
   PetscInt nbodies, maxbodies; /* bodies in the model */
   PetscInt nbody_store;        /* bodies held by this rank */
   MbsBody *bodies;
@@ -186,6 +187,8 @@ static inline MbsElementInfo MbsModelElementInfo(MbsModel model, PetscInt e)
 {
   MbsElementInfo info;
   if (model->einfo) return model->einfo[e];
+  PetscAssertAbort(!model->elems_local, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                   "Element %" PetscInt_FMT "'s info after the ranks kept only their own elements", e);
   info.kernel  = model->elems[e].kernel;
   info.type    = model->elems[e].type;
   info.body[0] = model->elems[e].body[0];
