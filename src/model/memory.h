@@ -35,10 +35,10 @@ PETSC_INTERN void MbsModelSizeRodNetwork(MbsModelSize *, PetscReal nnodes, Petsc
    1.2e3 GiB (estimate), the limit is 23 GiB (-mbs_memory_limit)". Collective (reads the options database). */
 PETSC_INTERN PetscErrorCode MbsModelCheckSize(MbsModel, const MbsModelSize *added, PetscBool *fits, char why[],
                                               size_t len);
-/* The same as an error (PETSC_ERR_MEM) "<what> '<name>': the model would not fit: <why>". */
 /* Counts the bodies and elements added since the last count into the model's size (the set-up, before each rank drops
    the elements of the others) */
 PETSC_INTERN PetscErrorCode MbsModelCountSize_Private(MbsModel);
+/* The same as an error (PETSC_ERR_MEM) "<what> '<name>': the model would not fit: <why>". */
 PETSC_INTERN PetscErrorCode MbsModelCheckGeneratorSize(MbsModel, const char what[], const char name[],
                                                        const MbsModelSize *added);
 
