@@ -123,11 +123,11 @@ static PetscErrorCode MbsTrajInitializePackage(void)
 
 /* The cell kind of an element (its type says), or -1 if it has no cell: one-body elements without a type (a
    rigid body's own constraints, gravity) */
-static PetscInt MbsTrajElementKind(MbsElementInfo el)
+static PetscInt MbsTrajElementKind(const MbsElement *el)
 {
-  const PetscBool two = (PetscBool)(el.body[0] >= 0 && el.body[1] >= 0);
+  const PetscBool two = (PetscBool)(el->body[0] >= 0 && el->body[1] >= 0);
 
-  if (el.type && el.type->cell_kind > 0) return el.type->cell_kind;
+  if (el->type && el->type->cell_kind > 0) return el->type->cell_kind;
   return two ? 0 : -1; /* a load on one body (the ground as b) is not a cell */
 }
 
@@ -147,9 +147,7 @@ static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
   tr->nbodies = model->nbodies;
   tr->nowned  = 0;
   for (PetscInt k = 0; k < model->nelem_local; k++) {
-    const MbsElement    *el   = MbsModelLocalElement(model, k);
-    const MbsElementInfo info = {el->kernel, el->type, {el->body[0], el->body[1]}};
-    if (MbsTrajElementKind(info) >= 0) tr->nowned++;
+    if (MbsTrajElementKind(MbsModelLocalElement(model, k)) >= 0) tr->nowned++;
   }
   PetscCall(PetscMalloc4(tr->nowned, &tr->owned_k, tr->nowned, &tr->owned_cell, tr->nowned, &tr->owned_side, tr->nowned,
                          &tr->owned_anchor));
@@ -159,10 +157,9 @@ static PetscErrorCode MbsTrajBuildTopology(MbsTrajectory tr, MbsModel model)
   PetscCall(PetscLayoutGetRanges(map, &ranges));
   nroots = hi - lo;
   for (PetscInt k = 0, i = 0; k < model->nelem_local; k++) {
-    const MbsElement    *el   = MbsModelLocalElement(model, k);
-    const MbsElementInfo info = {el->kernel, el->type, {el->body[0], el->body[1]}};
-    const PetscInt       kind = MbsTrajElementKind(info), e = model->elem_local[k];
-    PetscMPIInt          owner;
+    const MbsElement *el   = MbsModelLocalElement(model, k);
+    const PetscInt    kind = MbsTrajElementKind(el), e = model->elem_local[k];
+    PetscMPIInt       owner;
     if (kind < 0) continue;
     PetscCall(PetscLayoutFindOwner(map, e, &owner));
     remote[i].rank    = owner;

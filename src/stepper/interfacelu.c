@@ -87,10 +87,8 @@ static PetscErrorCode MbsInterfaceMark(MbsStepper st, char *mark)
       lq_first[model->body_lq[b] + i] = model->body_lq[b];
   }
   /* the bodies of every element joining bodies of two ranks. Such an element is owned by the rank of its first body,
-     and its other body is a ghost there; every ghost body is one of these (the other body of an owned element), and
-     a rank's own bodies that other ranks hold as ghosts are the rest: the ghosts' marks are sent to their owners */
-  for (PetscInt k = model->nowned; k < model->nowned + model->nghost; k++)
-    body_if[model->body_lq[model->ghost_body[k - model->nowned]]] = 1;
+     and its other body is a ghost there (every ghost body is one of these: the other body of an owned element); a
+     rank's own bodies that other ranks hold as ghosts are the rest: the ghosts' marks are sent to their owners */
   for (PetscInt k = 0; k < model->nelem_local; k++) {
     const MbsElement *el = MbsModelLocalElement(model, k);
     const PetscInt    a = el->body[0], b = el->body[1];
