@@ -71,6 +71,14 @@ typedef struct {
   PetscBool  Pvalid;
   Vec        rs, ys, rj, xj;
   PetscBool  failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
+  /* Where the values of A10, A01, A11 and of the body blocks sit in the Jacobian's own arrays (SeqAIJ, or MPIAIJ's
+     diagonal and off-diagonal blocks), made once per pattern: later set-ups copy values instead of cutting the
+     submatrices out again and reading every body's rows (MatGetRow). Empty for other matrix types. */
+  Mat              Jmap;    /* the Jacobian they were made for (not referenced) */
+  PetscObjectState Jnz;     /* its nonzero state then */
+  PetscInt        *subd[3]; /* A10, A01, A11: each entry of the submatrix's diagonal block, its position in J's */
+  PetscInt        *subo[3]; /* each entry of its off-diagonal block, its position in J's off-diagonal block */
+  PetscInt        *bpos; /* each entry of the body blocks (doff's layout): its position in J's diagonal block or -1 */
 } MbsSchurAMG;
 
 /* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
@@ -128,6 +136,18 @@ static PetscReal MbsProbeValue(PetscInt i)
   return 2.0 * (PetscReal)(z >> 11) / 9007199254740992.0 - 1.0;
 }
 
+static PetscErrorCode MbsSchurAMGClearMaps(MbsSchurAMG *ctx)
+{
+  PetscFunctionBegin;
+  for (int k = 0; k < 3; k++) {
+    PetscCall(PetscFree(ctx->subd[k]));
+    PetscCall(PetscFree(ctx->subo[k]));
+  }
+  PetscCall(PetscFree(ctx->bpos));
+  ctx->Jmap = NULL;
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
 {
   PetscFunctionBegin;
@@ -165,6 +185,7 @@ static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
   PetscCall(VecDestroy(&ctx->ys));
   PetscCall(VecDestroy(&ctx->rj));
   PetscCall(VecDestroy(&ctx->xj));
+  PetscCall(MbsSchurAMGClearMaps(ctx));
   ctx->kc = ctx->km = 0;
   PetscFunctionReturn(0);
 }
@@ -248,6 +269,202 @@ static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
   PetscFunctionReturn(0);
 }
 
+/* A's diagonal and off-diagonal blocks and the global columns of the latter's (Ao NULL for SeqAIJ); *ok = PETSC_FALSE
+   for another type (a subtype that keeps its own copy of the values, say) */
+static PetscErrorCode MbsSchurAMGSplitMat(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray, PetscBool *ok)
+{
+  PetscBool seq, mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &seq));
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  *Ad = *Ao = NULL;
+  *garray   = NULL;
+  *ok       = (PetscBool)(seq || mpi);
+  if (seq) *Ad = A;
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
+  PetscFunctionReturn(0);
+}
+
+/* The position of column c in row r of a CSR pattern (sorted columns), or -1 */
+static inline PetscInt MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscInt r, PetscInt c)
+{
+  PetscInt lo = ia[r], hi = ia[r + 1];
+  while (lo < hi) {
+    const PetscInt mid = lo + (hi - lo) / 2;
+    if (ja[mid] < c)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < ia[r + 1] && ja[lo] == c ? lo : -1;
+}
+
+/* Where the entries of S = J(isr, isc) sit in J's blocks: pd for S's diagonal block (in J's diagonal block), po for its
+   off-diagonal block (in J's off-diagonal block). S's rows are J's local rows, its column ownership that of isc (the
+   layout MatCreateSubMatrix() gives), so its diagonal block's columns are J's local ones; those of its off-diagonal
+   block are translated to J's through a scatter of J's column indices on S's column layout. Collective. */
+static PetscErrorCode MbsSchurAMGSubMap(Mat J, IS isr, IS isc, Mat S, PetscInt **pd, PetscInt **po, PetscBool *ok)
+{
+  Mat             Jd, Jo, Sd, So;
+  const PetscInt *gJ, *gS, *rows, *cols, *jia, *jja, *sia, *sja;
+  PetscInt        rstart, cstart, m, n;
+  PetscBool       okJ, okS, done;
+
+  PetscFunctionBegin;
+  *pd = *po = NULL;
+  PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &gJ, &okJ));
+  PetscCall(MbsSchurAMGSplitMat(S, &Sd, &So, &gS, &okS));
+  *ok = (PetscBool)(okJ && okS && (!Jo) == (!So));
+  if (!*ok) PetscFunctionReturn(0);
+  PetscCall(MatGetOwnershipRange(J, &rstart, NULL));
+  PetscCall(MatGetOwnershipRangeColumn(J, &cstart, NULL));
+  PetscCall(ISGetIndices(isr, &rows));
+  PetscCall(ISGetIndices(isc, &cols));
+  PetscCall(MatGetRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
+  PetscCall(MatGetRowIJ(Sd, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
+  PetscCall(PetscMalloc1(sia[m], pd));
+  for (PetscInt r = 0; r < m; r++)
+    for (PetscInt k = sia[r]; k < sia[r + 1]; k++) {
+      (*pd)[k] = MbsCSRFind(jia, jja, rows[r] - rstart, cols[sja[k]] - cstart);
+      PetscCheck((*pd)[k] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a submatrix entry not in the Jacobian");
+    }
+  PetscCall(MatRestoreRowIJ(Sd, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
+  PetscCall(MatRestoreRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
+  if (So) {
+    Vec                v, lv;
+    IS                 from;
+    VecScatter         sct;
+    PetscScalar       *va;
+    const PetscScalar *la;
+    PetscInt           nso, njo, nloc;
+    PetscCall(MatGetLocalSize(So, NULL, &nso));
+    PetscCall(MatGetLocalSize(Jo, NULL, &njo));
+    PetscCall(MatCreateVecs(S, &v, NULL)); /* S's column layout, holding J's global column of each */
+    PetscCall(VecGetLocalSize(v, &nloc));
+    PetscCall(VecGetArrayWrite(v, &va));
+    for (PetscInt i = 0; i < nloc; i++) va[i] = (PetscScalar)cols[i];
+    PetscCall(VecRestoreArrayWrite(v, &va));
+    PetscCall(VecCreateSeq(PETSC_COMM_SELF, nso, &lv));
+    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nso, gS, PETSC_USE_POINTER, &from));
+    PetscCall(VecScatterCreate(v, from, lv, NULL, &sct));
+    PetscCall(VecScatterBegin(sct, v, lv, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(VecScatterEnd(sct, v, lv, INSERT_VALUES, SCATTER_FORWARD));
+    PetscCall(MatGetRowIJ(Jo, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
+    PetscCall(MatGetRowIJ(So, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
+    PetscCall(PetscMalloc1(sia[m], po));
+    PetscCall(VecGetArrayRead(lv, &la));
+    for (PetscInt r = 0; r < m; r++)
+      for (PetscInt k = sia[r]; k < sia[r + 1]; k++) {
+        PetscInt kj;
+        PetscCall(PetscFindInt((PetscInt)PetscRealPart(la[sja[k]]), njo, gJ, &kj));
+        (*po)[k] = kj < 0 ? -1 : MbsCSRFind(jia, jja, rows[r] - rstart, kj);
+        PetscCheck((*po)[k] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a submatrix entry not in the Jacobian");
+      }
+    PetscCall(VecRestoreArrayRead(lv, &la));
+    PetscCall(MatRestoreRowIJ(So, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
+    PetscCall(MatRestoreRowIJ(Jo, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
+    PetscCall(VecScatterDestroy(&sct));
+    PetscCall(ISDestroy(&from));
+    PetscCall(VecDestroy(&lv));
+    PetscCall(VecDestroy(&v));
+  }
+  PetscCall(ISRestoreIndices(isr, &rows));
+  PetscCall(ISRestoreIndices(isc, &cols));
+  PetscFunctionReturn(0);
+}
+
+/* S's values from J's through the positions of MbsSchurAMGSubMap() */
+static PetscErrorCode MbsSchurAMGSubCopy(Mat J, Mat S, const PetscInt *pd, const PetscInt *po)
+{
+  Mat                Jd, Jo, Sd, So;
+  const PetscInt    *g;
+  const PetscScalar *ja;
+  PetscScalar       *sa;
+  PetscInt           nz;
+  PetscBool          ok;
+
+  PetscFunctionBegin;
+  PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &ok));
+  PetscCall(MbsSchurAMGSplitMat(S, &Sd, &So, &g, &ok));
+  for (int part = 0; part < (So ? 2 : 1); part++) {
+    const Mat       Jp = part ? Jo : Jd, Sp = part ? So : Sd;
+    const PetscInt *pos = part ? po : pd;
+    PetscCall(MatSeqAIJGetArrayRead(Jp, &ja));
+    PetscCall(MatSeqAIJGetArrayWrite(Sp, &sa));
+    {
+      const PetscInt *ia, *jj;
+      PetscInt        m;
+      PetscBool       done;
+      PetscCall(MatGetRowIJ(Sp, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &jj, &done));
+      nz = ia[m];
+      PetscCall(MatRestoreRowIJ(Sp, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &jj, &done));
+    }
+    for (PetscInt k = 0; k < nz; k++) sa[k] = ja[pos[k]];
+    PetscCall(MatSeqAIJRestoreArrayWrite(Sp, &sa));
+    PetscCall(MatSeqAIJRestoreArrayRead(Jp, &ja));
+  }
+  if (So) PetscCall(PetscObjectStateIncrease((PetscObject)S)); /* its blocks' states rose */
+  PetscFunctionReturn(0);
+}
+
+/* The positions of the body blocks' entries in J's diagonal block (-1 where J has none) */
+static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
+{
+  const MbsSystem sys   = ctx->st->sys;
+  const MbsModel  model = ctx->st->model;
+  const PetscInt  kc    = ctx->kc;
+  Mat             Jd, Jo;
+  const PetscInt *g, *ia, *ja;
+  PetscInt        n;
+  PetscBool       ok, done;
+
+  PetscFunctionBegin;
+  PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &ok));
+  PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->bpos));
+  PetscCall(MatGetRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b], nn = kc * nb;
+    PetscInt      *p = ctx->bpos + ctx->doff[k];
+    for (PetscInt j = 0; j < kc; j++)
+      for (PetscInt i = 0; i < nb; i++)
+        for (PetscInt l = 0; l < kc; l++)
+          for (PetscInt c = 0; c < nb; c++)
+            p[(j * nb + i) * nn + l * nb + c] = MbsCSRFind(ia, ja, sys->foff[ctx->cf[j]] + model->body_lq[b] + i,
+                                                           sys->foff[ctx->cf[l]] + model->body_lq[b] + c);
+  }
+  PetscCall(MatRestoreRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+/* The submatrices A10, A01, A11 cut out of J, and (SeqAIJ or MPIAIJ) the positions that copy their values and the
+   body blocks' at later set-ups. Collective. */
+static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
+{
+  Mat      *sub[3] = {&ctx->A10, &ctx->A01, &ctx->A11};
+  IS        rows[3], cols[3];
+  PetscBool ok = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  rows[0] = ctx->isM, cols[0] = ctx->isP;
+  rows[1] = ctx->isP, cols[1] = ctx->isM;
+  rows[2] = ctx->isM, cols[2] = ctx->isM;
+  PetscCall(MbsSchurAMGClearMaps(ctx));
+  for (int k = 0; k < 3; k++) {
+    PetscCall(MatDestroy(sub[k]));
+    PetscCall(MatCreateSubMatrix(J, rows[k], cols[k], MAT_INITIAL_MATRIX, sub[k]));
+  }
+  for (int k = 0; k < 3 && ok; k++)
+    PetscCall(MbsSchurAMGSubMap(J, rows[k], cols[k], *sub[k], &ctx->subd[k], &ctx->subo[k], &ok));
+  if (ok) {
+    PetscCall(MbsSchurAMGBlockMap(ctx, J));
+    ctx->Jmap = J;
+    PetscCall(MatGetNonzeroState(J, &ctx->Jnz));
+  } else
+    PetscCall(MbsSchurAMGClearMaps(ctx));
+  PetscFunctionReturn(0);
+}
+
 /* A~^-1: the blocks of the Jacobian's coordinate rows and columns of each body (its coordinates in every coordinate
    field), inverted; *ok = PETSC_FALSE if one is singular (on this rank) */
 static PetscErrorCode MbsSchurAMGBlocks(MbsSchurAMG *ctx, Mat J, PetscBool *ok)
@@ -261,6 +478,24 @@ static PetscErrorCode MbsSchurAMGBlocks(MbsSchurAMG *ctx, Mat J, PetscBool *ok)
   *ok = PETSC_TRUE;
   PetscCall(MatGetOwnershipRange(J, &rstart, NULL));
   PetscCall(PetscArrayzero(ctx->Dinv, ctx->doff[model->nowned]));
+  if (ctx->bpos) { /* from the positions in J's diagonal block */
+    Mat                Jd, Jo;
+    const PetscInt    *g;
+    const PetscScalar *ja;
+    PetscBool          split;
+    PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &split));
+    PetscCall(MatSeqAIJGetArrayRead(Jd, &ja));
+    for (PetscInt k = 0; k < model->nowned && *ok; k++) {
+      const PetscInt  n = ctx->doff[k + 1] - ctx->doff[k];
+      const PetscInt *p = ctx->bpos + ctx->doff[k];
+      PetscScalar    *d = ctx->Dinv + ctx->doff[k];
+      for (PetscInt e = 0; e < n; e++)
+        if (p[e] >= 0) d[e] = ja[p[e]];
+      MbsSmallInvert(kc * 3 * (PetscInt)model->body_type[model->owned_body[k]], d, 0.0, ok);
+    }
+    PetscCall(MatSeqAIJRestoreArrayRead(Jd, &ja));
+    PetscFunctionReturn(0);
+  }
   for (PetscInt k = 0; k < model->nowned && *ok; k++) {
     const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b], n = kc * nb;
     PetscScalar   *d = ctx->Dinv + ctx->doff[k];
@@ -571,9 +806,21 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   first       = (PetscBool)!ctx->isP;
   if (first) PetscCall(MbsSchurAMGCreateLayout(ctx));
   reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
-  PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, reuse, &ctx->A10));
-  PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, reuse, &ctx->A01));
-  PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isM, reuse, &ctx->A11));
+  {
+    PetscObjectState nz;
+    PetscCall(MatGetNonzeroState(J, &nz));
+    if (first || (ctx->Jmap && (ctx->Jmap != J || ctx->Jnz != nz))) /* a new pattern (the same on every rank) */
+      PetscCall(MbsSchurAMGCutBlocks(ctx, J));
+    else if (ctx->Jmap) {
+      PetscCall(MbsSchurAMGSubCopy(J, ctx->A10, ctx->subd[0], ctx->subo[0]));
+      PetscCall(MbsSchurAMGSubCopy(J, ctx->A01, ctx->subd[1], ctx->subo[1]));
+      PetscCall(MbsSchurAMGSubCopy(J, ctx->A11, ctx->subd[2], ctx->subo[2]));
+    } else {
+      PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, MAT_REUSE_MATRIX, &ctx->A10));
+      PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, MAT_REUSE_MATRIX, &ctx->A01));
+      PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isM, MAT_REUSE_MATRIX, &ctx->A11));
+    }
+  }
   /* P = (G M^-1/2)(G M^-1/2)^T at the step's start: that of the step the Jacobian was assembled in (a kept Jacobian
      keeps its configuration, qjac), so that a run restarted with its kept Jacobian rebuilds the same P */
   q = st->q0;
