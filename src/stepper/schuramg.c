@@ -74,7 +74,7 @@ typedef struct {
   /* Where the values of A10, A01, A11 and of the body blocks sit in the Jacobian's own arrays (SeqAIJ, or MPIAIJ's
      diagonal and off-diagonal blocks), made once per pattern: later set-ups copy values instead of cutting the
      submatrices out again and reading every body's rows (MatGetRow). Empty for other matrix types. */
-  Mat              Jmap;    /* the Jacobian they were made for (not referenced) */
+  PetscInt64       Jid;     /* the object id of the Jacobian they were made for, 0 for none */
   PetscObjectState Jnz;     /* its nonzero state then */
   PetscInt        *subd[3]; /* A10, A01, A11: each entry of the submatrix's diagonal block, its position in J's */
   PetscInt        *subo[3]; /* each entry of its off-diagonal block, its position in J's off-diagonal block */
@@ -144,7 +144,7 @@ static PetscErrorCode MbsSchurAMGClearMaps(MbsSchurAMG *ctx)
     PetscCall(PetscFree(ctx->subo[k]));
   }
   PetscCall(PetscFree(ctx->bpos));
-  ctx->Jmap = NULL;
+  ctx->Jid = 0;
   PetscFunctionReturn(0);
 }
 
@@ -301,9 +301,10 @@ static inline PetscInt MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscI
 }
 
 /* Where the entries of S = J(isr, isc) sit in J's blocks: pd for S's diagonal block (in J's diagonal block), po for its
-   off-diagonal block (in J's off-diagonal block). S's rows are J's local rows, its column ownership that of isc (the
-   layout MatCreateSubMatrix() gives), so its diagonal block's columns are J's local ones; those of its off-diagonal
-   block are translated to J's through a scatter of J's column indices on S's column layout. Collective. */
+   off-diagonal block (in J's off-diagonal block). S's rows are J's local rows and its column ownership is that of isc
+   (the layout MatCreateSubMatrix() gives): column c of S's diagonal block is isc's local entry c, a column J owns here;
+   those of its off-diagonal block are translated to J's through a scatter of J's column numbers on S's column layout.
+   *ok = PETSC_FALSE (on this rank) for another matrix type or an entry not found. Collective. */
 static PetscErrorCode MbsSchurAMGSubMap(Mat J, IS isr, IS isc, Mat S, PetscInt **pd, PetscInt **po, PetscBool *ok)
 {
   Mat             Jd, Jo, Sd, So;
@@ -322,12 +323,14 @@ static PetscErrorCode MbsSchurAMGSubMap(Mat J, IS isr, IS isc, Mat S, PetscInt *
   PetscCall(ISGetIndices(isr, &rows));
   PetscCall(ISGetIndices(isc, &cols));
   PetscCall(MatGetRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's diagonal block");
   PetscCall(MatGetRowIJ(Sd, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix's diagonal block");
   PetscCall(PetscMalloc1(sia[m], pd));
   for (PetscInt r = 0; r < m; r++)
     for (PetscInt k = sia[r]; k < sia[r + 1]; k++) {
       (*pd)[k] = MbsCSRFind(jia, jja, rows[r] - rstart, cols[sja[k]] - cstart);
-      PetscCheck((*pd)[k] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a submatrix entry not in the Jacobian");
+      if ((*pd)[k] < 0) *ok = PETSC_FALSE; /* not expected; agreed on by the caller, which then cuts at every set-up */
     }
   PetscCall(MatRestoreRowIJ(Sd, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
   PetscCall(MatRestoreRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
@@ -351,7 +354,9 @@ static PetscErrorCode MbsSchurAMGSubMap(Mat J, IS isr, IS isc, Mat S, PetscInt *
     PetscCall(VecScatterBegin(sct, v, lv, INSERT_VALUES, SCATTER_FORWARD));
     PetscCall(VecScatterEnd(sct, v, lv, INSERT_VALUES, SCATTER_FORWARD));
     PetscCall(MatGetRowIJ(Jo, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's off-diagonal block");
     PetscCall(MatGetRowIJ(So, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix's off-diagonal block");
     PetscCall(PetscMalloc1(sia[m], po));
     PetscCall(VecGetArrayRead(lv, &la));
     for (PetscInt r = 0; r < m; r++)
@@ -359,7 +364,7 @@ static PetscErrorCode MbsSchurAMGSubMap(Mat J, IS isr, IS isc, Mat S, PetscInt *
         PetscInt kj;
         PetscCall(PetscFindInt((PetscInt)PetscRealPart(la[sja[k]]), njo, gJ, &kj));
         (*po)[k] = kj < 0 ? -1 : MbsCSRFind(jia, jja, rows[r] - rstart, kj);
-        PetscCheck((*po)[k] >= 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a submatrix entry not in the Jacobian");
+        if ((*po)[k] < 0) *ok = PETSC_FALSE;
       }
     PetscCall(VecRestoreArrayRead(lv, &la));
     PetscCall(MatRestoreRowIJ(So, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
@@ -397,6 +402,7 @@ static PetscErrorCode MbsSchurAMGSubCopy(Mat J, Mat S, const PetscInt *pd, const
       PetscInt        m;
       PetscBool       done;
       PetscCall(MatGetRowIJ(Sp, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &jj, &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix");
       nz = ia[m];
       PetscCall(MatRestoreRowIJ(Sp, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &jj, &done));
     }
@@ -423,6 +429,7 @@ static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
   PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &ok));
   PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->bpos));
   PetscCall(MatGetRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's diagonal block");
   for (PetscInt k = 0; k < model->nowned; k++) {
     const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b], nn = kc * nb;
     PetscInt      *p = ctx->bpos + ctx->doff[k];
@@ -437,8 +444,9 @@ static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
   PetscFunctionReturn(0);
 }
 
-/* The submatrices A10, A01, A11 cut out of J, and (SeqAIJ or MPIAIJ) the positions that copy their values and the
-   body blocks' at later set-ups. Collective. */
+/* The submatrices A10, A01, A11 cut out of J, and (SeqAIJ or MPIAIJ) the positions that copy their values at later
+   set-ups (the body blocks' positions are recorded at the second set-up: the first reads the rows, so that a run
+   restarted there checks both ways against each other). Collective. */
 static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
 {
   Mat      *sub[3] = {&ctx->A10, &ctx->A01, &ctx->A11};
@@ -454,14 +462,17 @@ static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
     PetscCall(MatDestroy(sub[k]));
     PetscCall(MatCreateSubMatrix(J, rows[k], cols[k], MAT_INITIAL_MATRIX, sub[k]));
   }
-  for (int k = 0; k < 3 && ok; k++)
+  for (int k = 0; k < 3 && ok; k++) {
     PetscCall(MbsSchurAMGSubMap(J, rows[k], cols[k], *sub[k], &ctx->subd[k], &ctx->subo[k], &ok));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)J)));
+  }
   if (ok) {
-    PetscCall(MbsSchurAMGBlockMap(ctx, J));
-    ctx->Jmap = J;
+    PetscCall(PetscObjectGetId((PetscObject)J, &ctx->Jid));
     PetscCall(MatGetNonzeroState(J, &ctx->Jnz));
-  } else
+  } else {
+    PetscCall(PetscInfo(J, "Schur-AMG: the submatrices are cut out of the Jacobian at every set-up\n"));
     PetscCall(MbsSchurAMGClearMaps(ctx));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -808,13 +819,16 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
   {
     PetscObjectState nz;
+    PetscInt64       id;
     PetscCall(MatGetNonzeroState(J, &nz));
-    if (first || (ctx->Jmap && (ctx->Jmap != J || ctx->Jnz != nz))) /* a new pattern (the same on every rank) */
+    PetscCall(PetscObjectGetId((PetscObject)J, &id));
+    if (first || (ctx->Jid && (ctx->Jid != id || ctx->Jnz != nz))) /* a new pattern (the same on every rank) */
       PetscCall(MbsSchurAMGCutBlocks(ctx, J));
-    else if (ctx->Jmap) {
+    else if (ctx->Jid) {
       PetscCall(MbsSchurAMGSubCopy(J, ctx->A10, ctx->subd[0], ctx->subo[0]));
       PetscCall(MbsSchurAMGSubCopy(J, ctx->A01, ctx->subd[1], ctx->subo[1]));
       PetscCall(MbsSchurAMGSubCopy(J, ctx->A11, ctx->subd[2], ctx->subo[2]));
+      if (!ctx->bpos) PetscCall(MbsSchurAMGBlockMap(ctx, J));
     } else {
       PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, MAT_REUSE_MATRIX, &ctx->A10));
       PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, MAT_REUSE_MATRIX, &ctx->A01));
