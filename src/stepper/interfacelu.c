@@ -52,8 +52,7 @@ typedef struct {
   PetscMPIInt     *counts, *displs;
   IS               isI, isB;
   Mat              Aii, Aib, Abi, AibT;
-  PetscInt         nmap[3];
-  PetscInt        *map[3]; /* the positions in the Jacobian's diagonal block of the entries of Aii, Aib and Abi */
+  MbsSubMatMap     map[3]; /* the positions in the Jacobian's diagonal block of the entries of Aii, Aib and Abi */
   Mat              pmat;   /* the Jacobian the split (and the blocks and maps) were made for (not referenced) */
   PetscObjectState pstate; /* and its pattern's state then */
   PC               sub;
@@ -181,7 +180,7 @@ static PetscErrorCode MbsInterfaceLUClear(MbsInterfaceLU *ctx)
   PetscCall(MatDestroy(&ctx->Aib));
   PetscCall(MatDestroy(&ctx->Abi));
   PetscCall(MatDestroy(&ctx->AibT));
-  for (int k = 0; k < 3; k++) PetscCall(PetscFree(ctx->map[k]));
+  for (int k = 0; k < 3; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->map[k]));
   PetscCall(PetscFree(ctx->W));
   PetscCall(PetscFree3(ctx->S, ctx->piv, ctx->rB));
   PetscCall(VecDestroy(&ctx->bI));
@@ -301,46 +300,6 @@ static PetscErrorCode MbsInterfaceLUSplit(PC pc, MbsInterfaceLU *ctx, Mat P)
   PetscFunctionReturn(0);
 }
 
-/* The positions in Ad's value array of the entries of its submatrix Asub = Ad(rows, cols), in Asub's order (both
-   index sets increasing: a row of Asub keeps its row of Ad's column order) */
-static PetscErrorCode MbsInterfaceSubMap(Mat Ad, IS rows, IS cols, Mat Asub, PetscInt *nmap, PetscInt **map)
-{
-  const PetscInt *ia, *ja, *sia, *sja, *r, *c;
-  PetscInt        n, m, nr, nc, *colpos;
-  PetscBool       done, sdone;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCall(MatGetRowIJ(Asub, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &sdone));
-  PetscCheck(done && sdone, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Cannot read the Jacobian's rows");
-  PetscCall(ISGetLocalSize(rows, &nr));
-  PetscCall(ISGetLocalSize(cols, &nc));
-  PetscCall(ISGetIndices(rows, &r));
-  PetscCall(ISGetIndices(cols, &c));
-  PetscCall(PetscMalloc1(n, &colpos));
-  for (PetscInt j = 0; j < n; j++) colpos[j] = -1;
-  for (PetscInt j = 0; j < nc; j++) colpos[c[j]] = j;
-  *nmap = sia[m];
-  PetscCall(PetscMalloc1(sia[m], map));
-  for (PetscInt i = 0; i < nr; i++) {
-    PetscInt nz = sia[i];
-    for (PetscInt k = ia[r[i]]; k < ia[r[i] + 1]; k++)
-      if (colpos[ja[k]] >= 0) {
-        PetscCheck(nz < sia[i + 1] && sja[nz] == colpos[ja[k]], PETSC_COMM_SELF, PETSC_ERR_PLIB,
-                   "Interface LU: a submatrix does not follow the Jacobian's pattern");
-        (*map)[nz++] = k;
-      }
-    PetscCheck(nz == sia[i + 1], PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "Interface LU: a submatrix does not follow the Jacobian's pattern");
-  }
-  PetscCall(PetscFree(colpos));
-  PetscCall(ISRestoreIndices(rows, &r));
-  PetscCall(ISRestoreIndices(cols, &c));
-  PetscCall(MatRestoreRowIJ(Asub, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &sdone));
-  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscFunctionReturn(0);
-}
-
 /* A_II, A_IB, A_BI (and A_IB^T) from the diagonal block Ad of the Jacobian: made by MatCreateSubMatrix() after a
    split (a new Jacobian or pattern clears them, MbsInterfaceLUSetUp()), their values copied through the maps of their
    entries otherwise (MatCreateSubMatrix() with MAT_REUSE_MATRIX searches every interior row of Ad twice: 0.1 s a
@@ -353,21 +312,16 @@ static PetscErrorCode MbsInterfaceLUBlocks(MbsInterfaceLU *ctx, Mat Ad)
   if (!ctx->Aii) {
     IS rows[3] = {ctx->isI, ctx->isI, ctx->isB}, cols[3] = {ctx->isI, ctx->isB, ctx->isI};
     for (int k = 0; k < 3; k++) {
+      PetscBool found;
       PetscCall(MatCreateSubMatrix(Ad, rows[k], cols[k], MAT_INITIAL_MATRIX, sub[k]));
-      PetscCall(MbsInterfaceSubMap(Ad, rows[k], cols[k], *sub[k], &ctx->nmap[k], &ctx->map[k]));
+      PetscCall(MbsSubMatMapCreate_Private(Ad, rows[k], cols[k], *sub[k], &ctx->map[k], &found));
+      PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_PLIB,
+                 "Interface LU: a submatrix does not follow the Jacobian's pattern");
     }
     PetscCall(MatTranspose(ctx->Aib, MAT_INITIAL_MATRIX, &ctx->AibT));
     PetscCall(PetscInfo(Ad, "Interface LU: the interior blocks made for the Jacobian's pattern\n"));
   } else {
-    const PetscScalar *va;
-    PetscCall(MatSeqAIJGetArrayRead(Ad, &va));
-    for (int k = 0; k < 3; k++) {
-      PetscScalar *vs;
-      PetscCall(MatSeqAIJGetArrayWrite(*sub[k], &vs));
-      for (PetscInt j = 0; j < ctx->nmap[k]; j++) vs[j] = va[ctx->map[k][j]];
-      PetscCall(MatSeqAIJRestoreArrayWrite(*sub[k], &vs));
-    }
-    PetscCall(MatSeqAIJRestoreArrayRead(Ad, &va));
+    for (int k = 0; k < 3; k++) PetscCall(MbsSubMatMapCopy_Private(&ctx->map[k], Ad, *sub[k]));
     PetscCall(MatTranspose(ctx->Aib, MAT_REUSE_MATRIX, &ctx->AibT));
   }
   PetscFunctionReturn(0);

@@ -74,11 +74,10 @@ typedef struct {
   /* Where the values of A10, A01, A11 and of the body blocks sit in the Jacobian's own arrays (SeqAIJ, or MPIAIJ's
      diagonal and off-diagonal blocks), made once per pattern: later set-ups copy values instead of cutting the
      submatrices out again and reading every body's rows (MatGetRow). Empty for other matrix types. */
-  PetscInt64       Jid;     /* the object id of the Jacobian they were made for, 0 for none */
-  PetscObjectState Jnz;     /* its nonzero state then */
-  PetscInt        *subd[3]; /* A10, A01, A11: each entry of the submatrix's diagonal block, its position in J's */
-  PetscInt        *subo[3]; /* each entry of its off-diagonal block, its position in J's off-diagonal block */
-  PetscInt        *bpos; /* each entry of the body blocks (doff's layout): its position in J's diagonal block or -1 */
+  PetscInt64       Jid;    /* the object id of the Jacobian they were made for, 0 for none */
+  PetscObjectState Jnz;    /* its nonzero state then */
+  MbsSubMatMap     sub[3]; /* A10, A01, A11 */
+  PetscInt        *bpos;   /* each entry of the body blocks (doff's layout): its position in J's diagonal block or -1 */
 } MbsSchurAMG;
 
 /* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
@@ -139,10 +138,7 @@ static PetscReal MbsProbeValue(PetscInt i)
 static PetscErrorCode MbsSchurAMGClearMaps(MbsSchurAMG *ctx)
 {
   PetscFunctionBegin;
-  for (int k = 0; k < 3; k++) {
-    PetscCall(PetscFree(ctx->subd[k]));
-    PetscCall(PetscFree(ctx->subo[k]));
-  }
+  for (int k = 0; k < 3; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->sub[k]));
   PetscCall(PetscFree(ctx->bpos));
   ctx->Jid = 0;
   PetscFunctionReturn(0);
@@ -269,151 +265,6 @@ static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
   PetscFunctionReturn(0);
 }
 
-/* A's diagonal and off-diagonal blocks and the global columns of the latter's (Ao NULL for SeqAIJ); *ok = PETSC_FALSE
-   for another type (a subtype that keeps its own copy of the values, say) */
-static PetscErrorCode MbsSchurAMGSplitMat(Mat A, Mat *Ad, Mat *Ao, const PetscInt **garray, PetscBool *ok)
-{
-  PetscBool seq, mpi;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJ, &seq));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-  *Ad = *Ao = NULL;
-  *garray   = NULL;
-  *ok       = (PetscBool)(seq || mpi);
-  if (seq) *Ad = A;
-  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, garray));
-  PetscFunctionReturn(0);
-}
-
-/* The position of column c in row r of a CSR pattern (sorted columns), or -1 */
-static inline PetscInt MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscInt r, PetscInt c)
-{
-  PetscInt lo = ia[r], hi = ia[r + 1];
-  while (lo < hi) {
-    const PetscInt mid = lo + (hi - lo) / 2;
-    if (ja[mid] < c)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < ia[r + 1] && ja[lo] == c ? lo : -1;
-}
-
-/* Where the entries of S = J(isr, isc) sit in J's blocks: pd for S's diagonal block (in J's diagonal block), po for its
-   off-diagonal block (in J's off-diagonal block). S's rows are J's local rows and its column ownership is that of isc
-   (the layout MatCreateSubMatrix() gives): column c of S's diagonal block is isc's local entry c, a column J owns here;
-   those of its off-diagonal block are translated to J's through a scatter of J's column numbers on S's column layout.
-   *ok = PETSC_FALSE (on this rank) for another matrix type or an entry not found. Collective. */
-static PetscErrorCode MbsSchurAMGSubMap(Mat J, IS isr, IS isc, Mat S, PetscInt **pd, PetscInt **po, PetscBool *ok)
-{
-  Mat             Jd, Jo, Sd, So;
-  const PetscInt *gJ, *gS, *rows, *cols, *jia, *jja, *sia, *sja;
-  PetscInt        rstart, cstart, m, n;
-  PetscBool       okJ, okS, done;
-
-  PetscFunctionBegin;
-  *pd = *po = NULL;
-  PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &gJ, &okJ));
-  PetscCall(MbsSchurAMGSplitMat(S, &Sd, &So, &gS, &okS));
-  *ok = (PetscBool)(okJ && okS && (!Jo) == (!So));
-  if (!*ok) PetscFunctionReturn(0);
-  PetscCall(MatGetOwnershipRange(J, &rstart, NULL));
-  PetscCall(MatGetOwnershipRangeColumn(J, &cstart, NULL));
-  PetscCall(ISGetIndices(isr, &rows));
-  PetscCall(ISGetIndices(isc, &cols));
-  PetscCall(MatGetRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's diagonal block");
-  PetscCall(MatGetRowIJ(Sd, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix's diagonal block");
-  PetscCall(PetscMalloc1(sia[m], pd));
-  for (PetscInt r = 0; r < m; r++)
-    for (PetscInt k = sia[r]; k < sia[r + 1]; k++) {
-      (*pd)[k] = MbsCSRFind(jia, jja, rows[r] - rstart, cols[sja[k]] - cstart);
-      if ((*pd)[k] < 0) *ok = PETSC_FALSE; /* not expected; agreed on by the caller, which then cuts at every set-up */
-    }
-  PetscCall(MatRestoreRowIJ(Sd, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
-  PetscCall(MatRestoreRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
-  if (So) {
-    Vec                v, lv;
-    IS                 from;
-    VecScatter         sct;
-    PetscScalar       *va;
-    const PetscScalar *la;
-    PetscInt           nso, njo, nloc;
-    PetscCall(MatGetLocalSize(So, NULL, &nso));
-    PetscCall(MatGetLocalSize(Jo, NULL, &njo));
-    PetscCall(MatCreateVecs(S, &v, NULL)); /* S's column layout, holding J's global column of each */
-    PetscCall(VecGetLocalSize(v, &nloc));
-    PetscCall(VecGetArrayWrite(v, &va));
-    for (PetscInt i = 0; i < nloc; i++) va[i] = (PetscScalar)cols[i];
-    PetscCall(VecRestoreArrayWrite(v, &va));
-    PetscCall(VecCreateSeq(PETSC_COMM_SELF, nso, &lv));
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nso, gS, PETSC_USE_POINTER, &from));
-    PetscCall(VecScatterCreate(v, from, lv, NULL, &sct));
-    PetscCall(VecScatterBegin(sct, v, lv, INSERT_VALUES, SCATTER_FORWARD));
-    PetscCall(VecScatterEnd(sct, v, lv, INSERT_VALUES, SCATTER_FORWARD));
-    PetscCall(MatGetRowIJ(Jo, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's off-diagonal block");
-    PetscCall(MatGetRowIJ(So, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix's off-diagonal block");
-    PetscCall(PetscMalloc1(sia[m], po));
-    PetscCall(VecGetArrayRead(lv, &la));
-    for (PetscInt r = 0; r < m; r++)
-      for (PetscInt k = sia[r]; k < sia[r + 1]; k++) {
-        PetscInt kj;
-        PetscCall(PetscFindInt((PetscInt)PetscRealPart(la[sja[k]]), njo, gJ, &kj));
-        (*po)[k] = kj < 0 ? -1 : MbsCSRFind(jia, jja, rows[r] - rstart, kj);
-        if ((*po)[k] < 0) *ok = PETSC_FALSE;
-      }
-    PetscCall(VecRestoreArrayRead(lv, &la));
-    PetscCall(MatRestoreRowIJ(So, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
-    PetscCall(MatRestoreRowIJ(Jo, 0, PETSC_FALSE, PETSC_FALSE, &n, &jia, &jja, &done));
-    PetscCall(VecScatterDestroy(&sct));
-    PetscCall(ISDestroy(&from));
-    PetscCall(VecDestroy(&lv));
-    PetscCall(VecDestroy(&v));
-  }
-  PetscCall(ISRestoreIndices(isr, &rows));
-  PetscCall(ISRestoreIndices(isc, &cols));
-  PetscFunctionReturn(0);
-}
-
-/* S's values from J's through the positions of MbsSchurAMGSubMap() */
-static PetscErrorCode MbsSchurAMGSubCopy(Mat J, Mat S, const PetscInt *pd, const PetscInt *po)
-{
-  Mat                Jd, Jo, Sd, So;
-  const PetscInt    *g;
-  const PetscScalar *ja;
-  PetscScalar       *sa;
-  PetscInt           nz;
-  PetscBool          ok;
-
-  PetscFunctionBegin;
-  PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &ok));
-  PetscCall(MbsSchurAMGSplitMat(S, &Sd, &So, &g, &ok));
-  for (int part = 0; part < (So ? 2 : 1); part++) {
-    const Mat       Jp = part ? Jo : Jd, Sp = part ? So : Sd;
-    const PetscInt *pos = part ? po : pd;
-    PetscCall(MatSeqAIJGetArrayRead(Jp, &ja));
-    PetscCall(MatSeqAIJGetArrayWrite(Sp, &sa));
-    {
-      const PetscInt *ia, *jj;
-      PetscInt        m;
-      PetscBool       done;
-      PetscCall(MatGetRowIJ(Sp, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &jj, &done));
-      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix");
-      nz = ia[m];
-      PetscCall(MatRestoreRowIJ(Sp, 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &jj, &done));
-    }
-    for (PetscInt k = 0; k < nz; k++) sa[k] = ja[pos[k]];
-    PetscCall(MatSeqAIJRestoreArrayWrite(Sp, &sa));
-    PetscCall(MatSeqAIJRestoreArrayRead(Jp, &ja));
-  }
-  if (So) PetscCall(PetscObjectStateIncrease((PetscObject)S)); /* its blocks' states rose */
-  PetscFunctionReturn(0);
-}
-
 /* The positions of the body blocks' entries in J's diagonal block (-1 where J has none) */
 static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
 {
@@ -426,7 +277,7 @@ static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
   PetscBool       ok, done;
 
   PetscFunctionBegin;
-  PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &ok));
+  PetscCall(MbsAIJSplit_Private(J, &Jd, &Jo, &g, &ok));
   PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->bpos));
   PetscCall(MatGetRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's diagonal block");
@@ -463,7 +314,7 @@ static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
     PetscCall(MatCreateSubMatrix(J, rows[k], cols[k], MAT_INITIAL_MATRIX, sub[k]));
   }
   for (int k = 0; k < 3 && ok; k++) {
-    PetscCall(MbsSchurAMGSubMap(J, rows[k], cols[k], *sub[k], &ctx->subd[k], &ctx->subo[k], &ok));
+    PetscCall(MbsSubMatMapCreate_Private(J, rows[k], cols[k], *sub[k], &ctx->sub[k], &ok));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)J)));
   }
   if (ok) {
@@ -494,7 +345,7 @@ static PetscErrorCode MbsSchurAMGBlocks(MbsSchurAMG *ctx, Mat J, PetscBool *ok)
     const PetscInt    *g;
     const PetscScalar *ja;
     PetscBool          split;
-    PetscCall(MbsSchurAMGSplitMat(J, &Jd, &Jo, &g, &split));
+    PetscCall(MbsAIJSplit_Private(J, &Jd, &Jo, &g, &split));
     PetscCall(MatSeqAIJGetArrayRead(Jd, &ja));
     for (PetscInt k = 0; k < model->nowned && *ok; k++) {
       const PetscInt  n = ctx->doff[k + 1] - ctx->doff[k];
@@ -825,9 +676,9 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     if (first || (ctx->Jid && (ctx->Jid != id || ctx->Jnz != nz))) /* a new pattern (the same on every rank) */
       PetscCall(MbsSchurAMGCutBlocks(ctx, J));
     else if (ctx->Jid) {
-      PetscCall(MbsSchurAMGSubCopy(J, ctx->A10, ctx->subd[0], ctx->subo[0]));
-      PetscCall(MbsSchurAMGSubCopy(J, ctx->A01, ctx->subd[1], ctx->subo[1]));
-      PetscCall(MbsSchurAMGSubCopy(J, ctx->A11, ctx->subd[2], ctx->subo[2]));
+      PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[0], J, ctx->A10));
+      PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[1], J, ctx->A01));
+      PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[2], J, ctx->A11));
       if (!ctx->bpos) PetscCall(MbsSchurAMGBlockMap(ctx, J));
     } else {
       PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, MAT_REUSE_MATRIX, &ctx->A10));

@@ -284,6 +284,23 @@ PETSC_INTERN PetscErrorCode MbsPCSetMumpsMargin_Private(PC, Mat);
    dense LU), and the interface's size (over all ranks, and the largest rank's part) from the model */
 PETSC_INTERN PetscErrorCode MbsPCSetInterfaceLU_Private(PC, MbsStepper, MatSolverType, char[], size_t);
 PETSC_INTERN PetscErrorCode MbsStepperInterfaceSize_Private(MbsStepper, PetscInt *, PetscInt *);
+/* submatmap.c: where the entries of a submatrix S = J(isr, isc) (MatCreateSubMatrix()) sit in J's value arrays (SeqAIJ,
+   or MPIAIJ's diagonal and off-diagonal blocks), to copy the values of later Jacobians of the same pattern */
+typedef struct {
+  PetscInt  n[2];   /* the entries of S's diagonal and off-diagonal blocks */
+  PetscInt *pos[2]; /* each one's position in the values of J's diagonal, off-diagonal block */
+} MbsSubMatMap;
+/* The position of column c in row r of a CSR pattern (sorted columns), or -1 */
+static inline PetscInt MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscInt r, PetscInt c)
+{
+  PetscInt loc;
+  if (PetscFindInt(c, ia[r + 1] - ia[r], ja + ia[r], &loc)) return -1; /* an error only for a bad row */
+  return loc >= 0 ? ia[r] + loc : -1;
+}
+PETSC_INTERN PetscErrorCode MbsAIJSplit_Private(Mat, Mat *, Mat *, const PetscInt **, PetscBool *);
+PETSC_INTERN PetscErrorCode MbsSubMatMapCreate_Private(Mat J, IS isr, IS isc, Mat S, MbsSubMatMap *, PetscBool *ok);
+PETSC_INTERN PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *, Mat J, Mat S);
+PETSC_INTERN PetscErrorCode MbsSubMatMapReset_Private(MbsSubMatMap *);
 /* schuramg.c: the block preconditioner with AMG on G M^-1 G^T, and why a stepper cannot use it ("" if it can) */
 PETSC_INTERN PetscErrorCode MbsPCSetSchurAMG_Private(PC, MbsStepper);
 PETSC_INTERN PetscErrorCode MbsStepperSchurAMGApplicable_Private(MbsStepper, char[], size_t);
