@@ -1451,6 +1451,36 @@ PetscErrorCode MbsOpVConstraintMax(MbsModel model, const PetscScalar *q, const P
   PetscFunctionReturn(0);
 }
 
+PetscErrorCode MbsModelConstraintAxialCurvature(MbsModel model, const PetscScalar *q, PetscReal kappa[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscArrayzero(kappa, model->ncon_local));
+  for (PetscInt k = 0; k < model->nelem_local; k++) {
+    const MbsElement *el = MbsModelLocalElement(model, k);
+    const int         nc = el->kernel->ncon, nq = MbsElemNq(&el->data);
+    PetscReal         qe[MBS_ELEM_MAX_NQ], ge[MBS_ELEM_MAX_CON], Ge[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ];
+    PetscReal         H[MBS_ELEM_MAX_CON * MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
+
+    if (!nc || el->kernel->linear) continue;
+    MbsElementGather(model, el, q, qe);
+    el->kernel->constraint(&el->data, qe, ge, Ge);
+    el->kernel->constraint_hessian(&el->data, H);
+    for (int r = 0; r < nc; r++) {
+      const PetscReal *g  = Ge + r * nq;
+      PetscReal        gg = 0, gHg = 0;
+      for (int i = 0; i < nq; i++) {
+        const PetscReal *Hri = H + (size_t)(r * nq + i) * nq;
+        PetscReal        s   = 0;
+        for (int j = 0; j < nq; j++) s += Hri[j] * g[j];
+        gHg += g[i] * s;
+        gg += g[i] * g[i];
+      }
+      kappa[model->elem_c[k] + r] = gg > 0 ? gHg / (gg * gg) : 0;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
 /* An empty G (its pattern preallocated) for MbsModelAssembleScaledG() */
 static PetscErrorCode MbsModelCreateScaledG(MbsModel model, Mat *G)
 {

@@ -101,6 +101,9 @@ PETSC_EXTERN PetscErrorCode MbsModelLocalToCoordinates(MbsModel, const PetscScal
 
 /* Residual operators (ghosted local arrays) */
 PETSC_EXTERN PetscErrorCode MbsModelAssembleScaledG(MbsModel, const PetscScalar *q, MatReuse, Mat *G);
+/* kappa[r] = grad g_r^T g_r'' grad g_r / |grad g_r|^4 of each owned constraint row at the ghosted coordinates q: the
+   constraint's curvature along its own gradient (L^2 / |d|^2 for a rod's (|d|^2 / L^2 - 1) / 2; 0 for a linear one) */
+PETSC_EXTERN PetscErrorCode MbsModelConstraintAxialCurvature(MbsModel, const PetscScalar *q, PetscReal kappa[]);
 PETSC_EXTERN PetscErrorCode MbsOpConstraintAdd(MbsModel, const PetscScalar *q, PetscReal alpha, PetscScalar *g);
 PETSC_EXTERN PetscErrorCode MbsOpGMultAdd(MbsModel, const PetscScalar *q, const PetscScalar *w, PetscReal alpha,
                                           PetscScalar *g);

@@ -137,6 +137,7 @@ static PetscErrorCode MbsSchemeCreate_EM(MbsStepper st)
   st->ops->setup                   = MbsSchemeSetUp_EM;
   st->ops->residual                = MbsSchemeResidual_EM;
   st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
+  st->ops->schur_axial             = 0.5;        /* (h/2) lambda g'' against h G^T and G */
   st->ops->wide_mumps              = PETSC_TRUE; /* MbsStepperChooseSolver() */
   st->ops->jacobian                = MbsSchemeJacobian_EM;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EM;

@@ -82,6 +82,7 @@ static PetscErrorCode MbsSchemeCreate_EMG(MbsStepper st)
   st->ops->setup                   = MbsSchemeSetUp_EMG;
   st->ops->residual                = MbsSchemeResidual_EMG;
   st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
+  st->ops->schur_axial             = 0.5;        /* (h/2) lambda g'' against h G^T and G */
   st->ops->jacobian                = MbsSchemeJacobian_EMG;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_EMG;
   st->ops->conserves_energy        = PETSC_TRUE;

@@ -76,8 +76,17 @@ typedef struct {
      submatrices out again and reading every body's rows (MatGetRow). Empty for other matrix types. */
   PetscInt64       Jid;    /* the object id of the Jacobian they were made for, 0 for none */
   PetscObjectState Jnz;    /* its nonzero state then */
-  MbsSubMatMap     sub[3]; /* A10, A01, A11 */
+  MbsSubMatMap     sub[4]; /* A10, A01, A11 (and A00 under -mbs_schur_axial) */
   PetscInt        *bpos;   /* each entry of the body blocks (doff's layout): its position in J's diagonal block or -1 */
+  /* -mbs_schur_axial: A~ is A' = A - B W C, W = rho lambda kappa on the first constraint field's rows (0 on the
+     others), solved by the PC prim (sparse LU) in place of the body blocks' inverses */
+  PetscBool    axial;
+  PetscReal    rho;   /* the scheme's ratio (MbsSchemeOps.schur_axial) */
+  PetscReal   *kappa; /* each constraint row's curvature along its gradient */
+  Mat          A00, WC, BWC, Ap;
+  MbsSubMatMap apmap[2]; /* the entries of A00 and of BWC in A' */
+  Vec          Wv, zp;
+  PC           prim;
 } MbsSchurAMG;
 
 /* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
@@ -138,7 +147,7 @@ static PetscReal MbsProbeValue(PetscInt i)
 static PetscErrorCode MbsSchurAMGClearMaps(MbsSchurAMG *ctx)
 {
   PetscFunctionBegin;
-  for (int k = 0; k < 3; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->sub[k]));
+  for (int k = 0; k < 4; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->sub[k]));
   PetscCall(PetscFree(ctx->bpos));
   ctx->Jid = 0;
   PetscFunctionReturn(0);
@@ -182,6 +191,14 @@ static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
   PetscCall(VecDestroy(&ctx->rj));
   PetscCall(VecDestroy(&ctx->xj));
   PetscCall(MbsSchurAMGClearMaps(ctx));
+  PetscCall(PetscFree(ctx->kappa));
+  PetscCall(MatDestroy(&ctx->A00));
+  PetscCall(MatDestroy(&ctx->WC));
+  PetscCall(MatDestroy(&ctx->BWC));
+  PetscCall(MatDestroy(&ctx->Ap));
+  for (int k = 0; k < 2; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->apmap[k]));
+  PetscCall(VecDestroy(&ctx->Wv));
+  PetscCall(VecDestroy(&ctx->zp));
   ctx->kc = ctx->km = 0;
   PetscFunctionReturn(0);
 }
@@ -300,20 +317,25 @@ static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
    restarted there checks both ways against each other). Collective. */
 static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
 {
-  Mat      *sub[3] = {&ctx->A10, &ctx->A01, &ctx->A11};
-  IS        rows[3], cols[3];
-  PetscBool ok = PETSC_TRUE;
+  Mat           *sub[4] = {&ctx->A10, &ctx->A01, &ctx->A11, &ctx->A00};
+  IS             rows[4], cols[4];
+  const PetscInt n  = ctx->axial ? 4 : 3;
+  PetscBool      ok = PETSC_TRUE;
 
   PetscFunctionBegin;
   rows[0] = ctx->isM, cols[0] = ctx->isP;
   rows[1] = ctx->isP, cols[1] = ctx->isM;
   rows[2] = ctx->isM, cols[2] = ctx->isM;
+  rows[3] = ctx->isP, cols[3] = ctx->isP;
   PetscCall(MbsSchurAMGClearMaps(ctx));
-  for (int k = 0; k < 3; k++) {
+  for (int k = 0; k < n; k++) {
     PetscCall(MatDestroy(sub[k]));
     PetscCall(MatCreateSubMatrix(J, rows[k], cols[k], MAT_INITIAL_MATRIX, sub[k]));
   }
-  for (int k = 0; k < 3 && ok; k++) {
+  PetscCall(MatDestroy(&ctx->WC)); /* A' is made again for the new pattern */
+  PetscCall(MatDestroy(&ctx->BWC));
+  PetscCall(MatDestroy(&ctx->Ap));
+  for (int k = 0; k < n && ok; k++) {
     PetscCall(MbsSubMatMapCreate_Private(J, rows[k], cols[k], *sub[k], &ctx->sub[k], &ok));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)J)));
   }
@@ -413,12 +435,87 @@ static PetscErrorCode MbsSchurAMGBlockSolve(MbsSchurAMG *ctx, Vec x, Vec y, Pets
   PetscFunctionReturn(0);
 }
 
+/* y <- A~^-1 x (or y <- y - A~^-1 x): the body blocks' inverses, or under -mbs_schur_axial the solve with A - B W C */
+static PetscErrorCode MbsSchurAMGPrimalSolve(MbsSchurAMG *ctx, Vec x, Vec y, PetscBool subtract)
+{
+  PetscFunctionBegin;
+  if (!ctx->axial) {
+    PetscCall(MbsSchurAMGBlockSolve(ctx, x, y, subtract));
+  } else if (subtract) {
+    PetscCall(PCApply(ctx->prim, x, ctx->zp));
+    PetscCall(VecAXPY(y, -1.0, ctx->zp));
+  } else
+    PetscCall(PCApply(ctx->prim, x, y));
+  PetscFunctionReturn(0);
+}
+
+/* -mbs_schur_axial: A' = A - B W C factored by prim. The constraints' stiffness lambda g'' in A couples bodies; its
+   axial part (along each constraint's gradient, lambda kappa grad g grad g^T) has the form B W C with W = rho lambda
+   kappa on the first constraint field's rows (docs/solvers.md). Taking it out of A leaves the transverse part, which
+   A' keeps exactly; where D = 0, the saddle-point system with A' in place of A preconditions J with every eigenvalue
+   1. lambda is that of the current Newton iterate, kappa at the configuration P is formed at (q). Collective; *ok the
+   same on every rank. */
+static PetscErrorCode MbsSchurAMGAxial(MbsSchurAMG *ctx, const PetscScalar *q, PetscBool *ok)
+{
+  const MbsStepper   st    = ctx->st;
+  const PetscBool    first = (PetscBool)!ctx->Ap;
+  const PetscInt     nc    = ctx->nc;
+  Vec                X;
+  const PetscScalar *xa;
+  PetscScalar       *wa;
+  PCFailedReason     reason;
+
+  PetscFunctionBegin;
+  if (!ctx->kappa) PetscCall(PetscMalloc1(nc + 1, &ctx->kappa));
+  if (!ctx->Wv) PetscCall(VecDuplicate(ctx->xm, &ctx->Wv));
+  if (!ctx->zp) PetscCall(VecDuplicate(ctx->xp, &ctx->zp));
+  PetscCall(MbsModelConstraintAxialCurvature(st->model, q, ctx->kappa));
+  PetscCall(SNESGetSolution(st->snes, &X));
+  PetscCall(VecGetArrayRead(X, &xa));
+  PetscCall(VecSet(ctx->Wv, 0.0));
+  PetscCall(VecGetArray(ctx->Wv, &wa));
+  for (PetscInt i = 0; i < nc; i++) wa[i] = ctx->rho * PetscRealPart(xa[st->sys->foff[ctx->mf[0]] + i]) * ctx->kappa[i];
+  PetscCall(VecRestoreArray(ctx->Wv, &wa));
+  PetscCall(VecRestoreArrayRead(X, &xa));
+  if (first)
+    PetscCall(MatDuplicate(ctx->A10, MAT_COPY_VALUES, &ctx->WC));
+  else
+    PetscCall(MatCopy(ctx->A10, ctx->WC, SAME_NONZERO_PATTERN));
+  PetscCall(MatDiagonalScale(ctx->WC, ctx->Wv, NULL));
+  PetscCall(MatMatMult(ctx->A01, ctx->WC, first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, PETSC_DEFAULT, &ctx->BWC));
+  if (first) { /* A' has the union of A00's and BWC's patterns, fixed with J's; later sums add through their maps */
+    PetscInt  lo, hi;
+    IS        all;
+    PetscBool found[2];
+    PetscCall(MatDuplicate(ctx->A00, MAT_COPY_VALUES, &ctx->Ap));
+    PetscCall(MatAXPY(ctx->Ap, -1.0, ctx->BWC, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatGetOwnershipRange(ctx->Ap, &lo, &hi));
+    PetscCall(ISCreateStride(PetscObjectComm((PetscObject)ctx->Ap), hi - lo, lo, 1, &all));
+    PetscCall(MbsSubMatMapCreate_Private(ctx->Ap, all, all, ctx->A00, &ctx->apmap[0], &found[0]));
+    PetscCall(MbsSubMatMapCreate_Private(ctx->Ap, all, all, ctx->BWC, &ctx->apmap[1], &found[1]));
+    PetscCall(ISDestroy(&all));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, found, 2, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)st)));
+    PetscCheck(found[0] && found[1], PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
+               "Schur-AMG: A - B W C does not hold the patterns of its terms");
+  } else {
+    PetscCall(MatZeroEntries(ctx->Ap));
+    PetscCall(MbsSubMatMapAddTo_Private(&ctx->apmap[0], ctx->A00, 1.0, ctx->Ap));
+    PetscCall(MbsSubMatMapAddTo_Private(&ctx->apmap[1], ctx->BWC, -1.0, ctx->Ap));
+  }
+  PetscCall(PCSetOperators(ctx->prim, ctx->Ap, ctx->Ap));
+  PetscCall(PCSetUp(ctx->prim));
+  PetscCall(PCGetFailedReason(ctx->prim, &reason));
+  *ok = (PetscBool)(reason == PC_NOERROR);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)st)));
+  PetscFunctionReturn(0);
+}
+
 /* S~ w for the multiplier vector xm: tm <- D xm - C A~^-1 B xm */
 static PetscErrorCode MbsSchurAMGSchurMult(MbsSchurAMG *ctx, Vec xm, Vec tm)
 {
   PetscFunctionBegin;
   PetscCall(MatMult(ctx->A01, xm, ctx->xp));
-  PetscCall(MbsSchurAMGBlockSolve(ctx, ctx->xp, ctx->yp, PETSC_FALSE));
+  PetscCall(MbsSchurAMGPrimalSolve(ctx, ctx->xp, ctx->yp, PETSC_FALSE));
   PetscCall(MatMult(ctx->A10, ctx->yp, tm));
   PetscCall(VecScale(tm, -1.0));
   PetscCall(MatMultAdd(ctx->A11, xm, tm, tm));
@@ -679,11 +776,15 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
       PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[0], J, ctx->A10));
       PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[1], J, ctx->A01));
       PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[2], J, ctx->A11));
-      if (!ctx->bpos) PetscCall(MbsSchurAMGBlockMap(ctx, J));
+      if (ctx->axial)
+        PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[3], J, ctx->A00));
+      else if (!ctx->bpos)
+        PetscCall(MbsSchurAMGBlockMap(ctx, J));
     } else {
       PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, MAT_REUSE_MATRIX, &ctx->A10));
       PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, MAT_REUSE_MATRIX, &ctx->A01));
       PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isM, MAT_REUSE_MATRIX, &ctx->A11));
+      if (ctx->axial) PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isP, MAT_REUSE_MATRIX, &ctx->A00));
     }
   }
   /* P = (G M^-1/2)(G M^-1/2)^T at the step's start: that of the step the Jacobian was assembled in (a kept Jacobian
@@ -711,9 +812,14 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(MatCreateVecs(ctx->P, &ctx->w, &ctx->z));
   }
   /* every step below runs on every rank (the collective calls in the same order); a failure is agreed on */
-  PetscCall(MbsSchurAMGBlocks(ctx, J, &ok));
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
-  if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: a singular block of a body's coordinate fields\n"));
+  if (ctx->axial) {
+    PetscCall(MbsSchurAMGAxial(ctx, q, &ok));
+    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the factorization of A - B W C failed\n"));
+  } else {
+    PetscCall(MbsSchurAMGBlocks(ctx, J, &ok));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
+    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: a singular block of a body's coordinate fields\n"));
+  }
   if (ok) {
     PetscCall(MbsSchurAMGFit(ctx, &ok));
     if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the multiplier block's coefficient matrix C_h is singular\n"));
@@ -773,7 +879,7 @@ static PetscErrorCode MbsSchurAMGApply(PC pc, Vec b, Vec x)
   PetscCall(VecRestoreArrayWrite(ctx->tm, &va));
   PetscCall(VecRestoreArrayRead(b, &ba));
   /* y_p = A~^-1 r_p, t = r_m - C y_p */
-  PetscCall(MbsSchurAMGBlockSolve(ctx, ctx->xp, ctx->yp, PETSC_FALSE));
+  PetscCall(MbsSchurAMGPrimalSolve(ctx, ctx->xp, ctx->yp, PETSC_FALSE));
   PetscCall(VecScale(ctx->tm, -1.0));
   PetscCall(MatMultAdd(ctx->A10, ctx->yp, ctx->tm, ctx->tm));
   PetscCall(VecScale(ctx->tm, -1.0));
@@ -798,7 +904,7 @@ static PetscErrorCode MbsSchurAMGApply(PC pc, Vec b, Vec x)
   }
   /* x_p = y_p - A~^-1 B x_m */
   PetscCall(MatMult(ctx->A01, ctx->xm, ctx->xp));
-  PetscCall(MbsSchurAMGBlockSolve(ctx, ctx->xp, ctx->yp, PETSC_TRUE));
+  PetscCall(MbsSchurAMGPrimalSolve(ctx, ctx->xp, ctx->yp, PETSC_TRUE));
   PetscCall(VecGetArrayWrite(x, &xa));
   PetscCall(VecGetArrayRead(ctx->yp, &ya));
   for (PetscInt j = 0; j < kc; j++) PetscCall(PetscArraycpy(xa + foff[ctx->cf[j]], ya + j * nq, nq));
@@ -845,6 +951,16 @@ static PetscErrorCode MbsSchurAMGView(PC pc, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PCView(ctx->amg, viewer));
   PetscCall(PetscViewerASCIIPopTab(viewer));
+  if (ctx->axial) {
+    PetscCall(PetscViewerASCIIPrintf(viewer,
+                                     "  primal block: A - B W C (the constraints' axial stiffness out, W = %g lambda "
+                                     "kappa), solved by:\n",
+                                     (double)ctx->rho));
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall(PCView(ctx->prim, viewer));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+  } else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  primal block: each body's blocks inverted\n"));
   PetscFunctionReturn(0);
 }
 
@@ -856,6 +972,7 @@ static PetscErrorCode MbsSchurAMGDestroy(PC pc)
   PetscCall(PCShellGetContext(pc, &ctx));
   PetscCall(MbsSchurAMGClear(ctx));
   PetscCall(PCDestroy(&ctx->amg));
+  PetscCall(PCDestroy(&ctx->prim));
   PetscCall(PetscFree(ctx));
   PetscFunctionReturn(0);
 }
@@ -911,6 +1028,27 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
     }
   }
   PetscCall(PCSetFromOptions(ctx->amg));
+  PetscObjectOptionsBegin((PetscObject)pc);
+  PetscCall(
+    PetscOptionsBool("-mbs_schur_axial",
+                     "Take the constraints' axial stiffness out of the primal block and solve that by sparse LU "
+                     "(long chains under tension; schemes em and em-g)",
+                     "MbsPCSetSchurAMG_Private", ctx->axial, &ctx->axial, NULL));
+  PetscOptionsEnd();
+  if (ctx->axial) {
+    PetscMPIInt size;
+    ctx->rho = st->ops->schur_axial;
+    PetscCheck(ctx->rho != 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+               "-%smbs_schur_axial: the axial correction is derived for the schemes em and em-g, not %s",
+               prefix ? prefix : "", st->type);
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+    PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->prim));
+    PetscCall(PCSetOptionsPrefix(ctx->prim, prefix));
+    PetscCall(PCAppendOptionsPrefix(ctx->prim, "mbs_schur_primal_"));
+    PetscCall(PCSetType(ctx->prim, PCLU));
+    PetscCall(PCFactorSetMatSolverType(ctx->prim, size > 1 ? MATSOLVERMUMPS : MATSOLVERKLU));
+    PetscCall(PCSetFromOptions(ctx->prim));
+  }
   PetscCall(PCShellSetContext(pc, ctx));
   PetscCall(
     PCShellSetName(pc, "gglmbs Schur-AMG (each body's blocks inverted, the multipliers by C_h (x) G M^-1 G^T)"));

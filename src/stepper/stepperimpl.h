@@ -41,6 +41,11 @@ typedef struct {
   /* -mbs_solver auto chooses the Schur-AMG preconditioner for large nets and meshes under this scheme (its iterations
      measured bounded, src/stepper/schuramg.c) */
   PetscBool schur_amg;
+  /* the ratio of the coefficient of lambda g'' in the Jacobian's primal block to the product of those of G^T in its
+     first constraint field's columns and of G in that field's rows (EM, EM-G: (h/2) / (h 1)); 0 where not derived.
+     The Schur-AMG preconditioner's -mbs_schur_axial takes the constraints' axial stiffness out of the primal block by
+     it (src/stepper/schuramg.c) */
+  PetscReal schur_axial;
   /* optional: the initial guess of the scheme's other fields (stages) when a step is predicted from its start state
      (X holds q_n, p_n and the last multipliers; MbsStepperPredict()) */
   PetscErrorCode (*predict)(MbsStepper);
@@ -300,6 +305,7 @@ static inline PetscInt MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscI
 PETSC_INTERN PetscErrorCode MbsAIJSplit_Private(Mat, Mat *, Mat *, const PetscInt **, PetscBool *);
 PETSC_INTERN PetscErrorCode MbsSubMatMapCreate_Private(Mat J, IS isr, IS isc, Mat S, MbsSubMatMap *, PetscBool *ok);
 PETSC_INTERN PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *, Mat J, Mat S);
+PETSC_INTERN PetscErrorCode MbsSubMatMapAddTo_Private(const MbsSubMatMap *, Mat S, PetscScalar alpha, Mat J);
 PETSC_INTERN PetscErrorCode MbsSubMatMapReset_Private(MbsSubMatMap *);
 /* schuramg.c: the block preconditioner with AMG on G M^-1 G^T, and why a stepper cannot use it ("" if it can) */
 PETSC_INTERN PetscErrorCode MbsPCSetSchurAMG_Private(PC, MbsStepper);

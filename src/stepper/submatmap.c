@@ -142,6 +142,32 @@ PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *map, Mat J, Mat S)
   PetscFunctionReturn(0);
 }
 
+/* J's values at S's entries += alpha S's: the sum of two matrices whose patterns are nested (J's holds S's), the map
+   made with J as the parent and the identity of its rows and columns as isr, isc (MatAXPY() with SUBSET_NONZERO_PATTERN
+   inserts row by row: 0.1 s per sum on a chain of 10^5 particles) */
+PetscErrorCode MbsSubMatMapAddTo_Private(const MbsSubMatMap *map, Mat S, PetscScalar alpha, Mat J)
+{
+  Mat             Jb[2], Sb[2];
+  const PetscInt *g;
+  PetscBool       ok;
+
+  PetscFunctionBegin;
+  PetscCall(MbsAIJSplit_Private(J, &Jb[0], &Jb[1], &g, &ok));
+  PetscCall(MbsAIJSplit_Private(S, &Sb[0], &Sb[1], &g, &ok));
+  for (int part = 0; part < (Sb[1] ? 2 : 1); part++) {
+    const PetscInt    *pos = map->pos[part];
+    const PetscScalar *sa;
+    PetscScalar       *ja;
+    PetscCall(MatSeqAIJGetArrayRead(Sb[part], &sa));
+    PetscCall(MatSeqAIJGetArray(Jb[part], &ja));
+    for (PetscInt k = 0; k < map->n[part]; k++) ja[pos[k]] += alpha * sa[k];
+    PetscCall(MatSeqAIJRestoreArray(Jb[part], &ja));
+    PetscCall(MatSeqAIJRestoreArrayRead(Sb[part], &sa));
+  }
+  if (Jb[1]) PetscCall(PetscObjectStateIncrease((PetscObject)J)); /* its blocks' states rose */
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsSubMatMapReset_Private(MbsSubMatMap *map)
 {
   PetscFunctionBegin;
