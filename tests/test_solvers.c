@@ -1072,6 +1072,94 @@ static void test_schur_amg_axial(void **state)
   }
 }
 
+/* A hanging chain of n rigid links (director bodies, spherical joints), as inputs/rigid_chain1000.yaml */
+static void BuildRigidChain(PetscInt n, MbsModel *model)
+{
+  const PetscReal g[3] = {0, 0, -9.81}, inertia[3] = {8.5833333333333333e-9, 8.5833333333333333e-9, 5e-10};
+  const PetscReal start[3] = {0, 0, 0}, dir[3] = {0.2, 0, -1};
+
+  CHECK(MbsModelCreate(PETSC_COMM_WORLD, model));
+  CHECK(MbsModelSetGravity(*model, g));
+  CHECK(
+    MbsModelAddRigidChain(*model, "links", n, 1e-3, inertia, 0.01, start, dir, MBS_CHAIN_JOINT_SPHERICAL, NULL, NULL));
+  CHECK(MbsModelSetUp(*model));
+}
+
+/* -mbs_schur_assembled (src/stepper/schuramg.c): S~ = D - C A~^-1 B assembled in place of C_h (x) G M^-1 G^T is the
+   exact Schur complement where the bodies are coupled by linear constraints only (a rigid chain's spherical joints),
+   and the GMRES iterations no longer grow with the chain (the default's grow with it: 8.4 at 100 links, 24 at 1000,
+   65 at 10^4; the thin links' director stiffness, which P leaves out). EM, VI-S and the Galerkin LGL integrator, 5
+   steps of chains of 30 and 300 links: the mean iterations per linear solve of the longer within 1.3 times the
+   shorter's plus one, and at most 2; the shorter chain's trajectory is LU's (1e-10 relative), EM's energy conserved
+   to 1e-10. The options -mbs_schur_axial and -mbs_schur_assembled together are refused. */
+static void test_schur_amg_assembled(void **state)
+{
+  const char *const schemes[] = {"em", "vi-s", "galerkin-lgl"};
+  const PetscInt    sizes[] = {30, 300}, steps = 5;
+  PetscMPIInt       size;
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  for (int k = 0; k < 3; k++) {
+    PetscReal mean[2];
+    for (int c = 0; c < 2; c++) {
+      MbsModel   model;
+      Trajectory sa;
+      BuildRigidChain(sizes[c], &model);
+      RunNet(model, schemes[k], "-mbs_solver schur -mbs_schur_assembled", NULL, steps, &sa);
+      mean[c] = (PetscReal)sa.linear / sa.newton;
+      if (getenv("GGLMBS_TEST_VERBOSE"))
+        CHECK(PetscPrintf(PETSC_COMM_WORLD, "Schur-AMG assembled, %s, rigid chain of %d: %d Newton, %.2f GMRES its\n",
+                          schemes[k], (int)sizes[c], (int)sa.newton, (double)mean[c]));
+      if (!strcmp(schemes[k], "em")) {
+        PetscReal dE = 0;
+        for (PetscInt n = 1; n <= steps; n++)
+          dE = PetscMax(dE, PetscAbsReal(sa.E[n] - sa.E[0]) / PetscAbsReal(sa.E[0]));
+        if (!(dE <= 1e-10))
+          Fail("em, rigid chain of %d, -mbs_schur_assembled: energy drift %.3e relative (> 1e-10)\n", (int)sizes[c],
+               (double)dE);
+      }
+      if (c == 0) {
+        Trajectory lu;
+        PetscReal  dq, dp;
+        RunNet(model, schemes[k], size == 1 ? lu_serial : lu_parallel, NULL, steps, &lu);
+        Deviation(&sa, &lu, &dq, &dp);
+        if (!(dq <= 1e-10 && dp <= 1e-10))
+          Fail("%s, rigid chain of %d, -mbs_schur_assembled: the trajectory deviates from LU's by %.3e (q) and %.3e "
+               "(p)\n",
+               schemes[k], (int)sizes[c], (double)dq, (double)dp);
+        FreeTrajectory(&lu);
+      }
+      FreeTrajectory(&sa);
+      CHECK(MbsModelDestroy(&model));
+    }
+    if (!(mean[0] >= 1 && mean[1] <= 1.3 * mean[0] + 1 && mean[1] <= 2))
+      Fail("%s, -mbs_schur_assembled: %.2f GMRES iterations per Newton iteration on a rigid chain of %d against %.2f "
+           "on one of %d\n",
+           schemes[k], (double)mean[1], (int)sizes[1], (double)mean[0], (int)sizes[0]);
+  }
+  { /* the two options exclude each other */
+    MbsModel       model;
+    MbsStepper     st;
+    PetscErrorCode ierr;
+    const char    *msg = NULL;
+    BuildRigidChain(3, &model);
+    SetOptions("-mbs_solver schur -mbs_schur_axial -mbs_schur_assembled", NULL);
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = MbsStepperSetUp(st);
+    CHECK(PetscPopErrorHandler());
+    if (ierr) CHECK(PetscErrorMessage(ierr, NULL, (char **)&msg));
+    if (ierr != PETSC_ERR_ARG_INCOMP || !msg || !strstr(msg, "exclude each other"))
+      Fail("-mbs_schur_axial -mbs_schur_assembled: set-up returned %d ('%s'), expected PETSC_ERR_ARG_INCOMP\n",
+           (int)ierr, msg ? msg : "(none)");
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(MbsModelDestroy(&model));
+    CHECK(PetscOptionsClear(NULL));
+  }
+}
+
 /* A later set-up of the Schur-AMG preconditioner (the values of its submatrices, and from its second set-up those of
    the body blocks, copied through their positions in the Jacobian's arrays, src/stepper/schuramg.c) is the one that a
    first set-up (submatrices cut out of the Jacobian, body blocks read row by row) makes: a run restarted from a
@@ -1360,6 +1448,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_schur_amg_newton_after_lu),
     cmocka_unit_test(test_schur_amg_restart),
     cmocka_unit_test(test_schur_amg_axial),
+    cmocka_unit_test(test_schur_amg_assembled),
     cmocka_unit_test(test_schur_amg_refused),
     cmocka_unit_test(test_schur_amg_failure),
   };

@@ -58,19 +58,20 @@ typedef struct {
   /* P's rows of constraints on a single body (a rigid body's director constraints, joints to the ground) are
      eliminated exactly, body by body: P^-1 by the block factorization with Z = P_ss^-1 (block diagonal) and AMG on
      T = P_jj - P_js Z P_sj, the joints between bodies */
-  PetscInt   ns, nj;      /* this rank's single-body and joint rows of P */
-  PetscInt  *sidx, *jidx; /* their local rows in P (single-body rows grouped by body) */
-  PetscInt   nsb, *sboff; /* the bodies' groups of single-body rows: nsb groups, offsets into sidx */
-  PetscInt   nsglobal;    /* single-body rows on all ranks */
-  PetscBool  split;       /* the rows are split (MbsSchurAMGSplitRows()) */
-  IS         isS, isJ;
-  Mat        Z, Psj, Pjs, Pjj, T;
-  Mat        PZP;  /* P_sj^T Z P_sj; T has the union of its pattern and P_jj's */
-  PetscReal *qjac; /* the ghosted coordinates P is formed at (a kept Jacobian's) */
-  PetscReal *qP;   /* those of the last set-up that formed P, T and the AMG hierarchy without failing */
-  PetscBool  Pvalid;
-  Vec        rs, ys, rj, xj;
-  PetscBool  failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
+  PetscInt     ns, nj;      /* this rank's single-body and joint rows of P */
+  PetscInt    *sidx, *jidx; /* their local rows in P (single-body rows grouped by body) */
+  PetscInt     nsb, *sboff; /* the bodies' groups of single-body rows: nsb groups, offsets into sidx */
+  PetscInt     nsglobal;    /* single-body rows on all ranks */
+  PetscBool    split;       /* the rows are split (MbsSchurAMGSplitRows()) */
+  IS           isS, isJ;
+  Mat          Z, Psj, Pjs, Pjj, T;
+  Mat          PZP;     /* P_sj^T Z P_sj; T has the union of its pattern and P_jj's */
+  MbsSubMatMap tmap[2]; /* the entries of P_jj and of PZP in T */
+  PetscReal   *qjac;    /* the ghosted coordinates P is formed at (a kept Jacobian's) */
+  PetscReal   *qP;      /* those of the last set-up that formed P, T and the AMG hierarchy without failing */
+  PetscBool    Pvalid;
+  Vec          rs, ys, rj, xj;
+  PetscBool    failed; /* the last set-up failed (the same on every rank): a solve gives Inf */
   /* Where the values of A10, A01, A11 and of the body blocks sit in the Jacobian's own arrays (SeqAIJ, or MPIAIJ's
      diagonal and off-diagonal blocks), made once per pattern: later set-ups copy values instead of cutting the
      submatrices out again and reading every body's rows (MatGetRow). Empty for other matrix types. */
@@ -87,6 +88,10 @@ typedef struct {
   MbsSubMatMap apmap[2]; /* the entries of A00 and of BWC in A' */
   Vec          Wv, zp;
   PC           prim;
+  /* -mbs_schur_assembled: S~ = D - C A~^-1 B assembled and solved by amg, in place of C_h (x) P */
+  PetscBool    assembled;
+  Mat          Ainv, AinvB, CAinvB, S;
+  MbsSubMatMap smap[2]; /* the entries of A11 and of CAinvB in S */
 } MbsSchurAMG;
 
 /* In-place inverse of the n x n row-major matrix a by Gauss-Jordan with partial pivoting; *ok = PETSC_FALSE when a
@@ -197,6 +202,12 @@ static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
   PetscCall(MatDestroy(&ctx->BWC));
   PetscCall(MatDestroy(&ctx->Ap));
   for (int k = 0; k < 2; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->apmap[k]));
+  for (int k = 0; k < 2; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->smap[k]));
+  for (int k = 0; k < 2; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->tmap[k]));
+  PetscCall(MatDestroy(&ctx->Ainv));
+  PetscCall(MatDestroy(&ctx->AinvB));
+  PetscCall(MatDestroy(&ctx->CAinvB));
+  PetscCall(MatDestroy(&ctx->S));
   PetscCall(VecDestroy(&ctx->Wv));
   PetscCall(VecDestroy(&ctx->zp));
   ctx->kc = ctx->km = 0;
@@ -335,6 +346,10 @@ static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
   PetscCall(MatDestroy(&ctx->WC)); /* A' is made again for the new pattern */
   PetscCall(MatDestroy(&ctx->BWC));
   PetscCall(MatDestroy(&ctx->Ap));
+  PetscCall(MatDestroy(&ctx->Ainv)); /* and S~ */
+  PetscCall(MatDestroy(&ctx->AinvB));
+  PetscCall(MatDestroy(&ctx->CAinvB));
+  PetscCall(MatDestroy(&ctx->S));
   for (int k = 0; k < n && ok; k++) {
     PetscCall(MbsSubMatMapCreate_Private(J, rows[k], cols[k], *sub[k], &ctx->sub[k], &ok));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)J)));
@@ -449,6 +464,81 @@ static PetscErrorCode MbsSchurAMGPrimalSolve(MbsSchurAMG *ctx, Vec x, Vec y, Pet
   PetscFunctionReturn(0);
 }
 
+/* Z = X + a Y: at the first call (*Z NULL) a new matrix with the union of their patterns; later calls add X's and Y's
+   values through the maps of their entries in Z (MatAXPY() with SUBSET_NONZERO_PATTERN inserts row by row: 0.1 s per
+   sum on a chain of 10^5 particles). Collective. */
+static PetscErrorCode MbsSchurAMGSum(Mat X, PetscScalar a, Mat Y, Mat *Z, MbsSubMatMap map[2])
+{
+  PetscFunctionBegin;
+  if (!*Z) {
+    PetscInt  lo, hi;
+    IS        all;
+    PetscBool found[2];
+    MPI_Comm  comm = PetscObjectComm((PetscObject)X);
+    PetscCall(MatDuplicate(X, MAT_COPY_VALUES, Z));
+    PetscCall(MatAXPY(*Z, a, Y, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatGetOwnershipRange(*Z, &lo, &hi));
+    PetscCall(ISCreateStride(comm, hi - lo, lo, 1, &all));
+    PetscCall(MbsSubMatMapCreate_Private(*Z, all, all, X, &map[0], &found[0]));
+    PetscCall(MbsSubMatMapCreate_Private(*Z, all, all, Y, &map[1], &found[1]));
+    PetscCall(ISDestroy(&all));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, found, 2, MPIU_BOOL, MPI_LAND, comm));
+    PetscCheck(found[0] && found[1], comm, PETSC_ERR_PLIB, "Schur-AMG: a sum does not hold the patterns of its terms");
+  } else {
+    PetscCall(MatZeroEntries(*Z));
+    PetscCall(MbsSubMatMapAddTo_Private(&map[0], X, 1.0, *Z));
+    PetscCall(MbsSubMatMapAddTo_Private(&map[1], Y, a, *Z));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* -mbs_schur_assembled: S~ = D - C A~^-1 B assembled (A~^-1 the body blocks' inverses as a block-diagonal matrix)
+   and factored by ctx->amg, in place of C_h (x) P. Exact where A is block diagonal (bodies coupled by linear
+   constraints only, a rigid chain's joints); it does not depend on the fit. Collective; *ok the same on every rank. */
+static PetscErrorCode MbsSchurAMGAssembleS(MbsSchurAMG *ctx, PetscBool *ok)
+{
+  const MbsModel  model = ctx->st->model;
+  const PetscInt  kc = ctx->kc, nq = ctx->nq;
+  const PetscBool first = (PetscBool)!ctx->Ainv;
+  const MatReuse  reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
+  MPI_Comm        comm  = PetscObjectComm((PetscObject)ctx->st);
+  PetscInt        pstart;
+  PCFailedReason  reason;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetOwnershipRange(ctx->xp, &pstart, NULL));
+  if (first) {
+    PetscInt *nnz;
+    PetscCall(PetscMalloc1(kc * nq + 1, &nnz));
+    for (PetscInt k = 0; k < model->nowned; k++) {
+      const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b];
+      for (PetscInt j = 0; j < kc; j++)
+        for (PetscInt i = 0; i < nb; i++) nnz[j * nq + model->body_lq[b] + i] = kc * nb;
+    }
+    PetscCall(MatCreateAIJ(comm, kc * nq, kc * nq, PETSC_DETERMINE, PETSC_DETERMINE, 0, nnz, 0, NULL, &ctx->Ainv));
+    PetscCall(MatSetOption(ctx->Ainv, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_TRUE));
+    PetscCall(PetscFree(nnz));
+  }
+  for (PetscInt k = 0; k < model->nowned; k++) {
+    const PetscInt b = model->owned_body[k], nb = 3 * (PetscInt)model->body_type[b];
+    PetscInt       idx[MBS_SCHUR_MAX_BLOCK];
+    for (PetscInt j = 0; j < kc; j++)
+      for (PetscInt i = 0; i < nb; i++) idx[j * nb + i] = pstart + j * nq + model->body_lq[b] + i;
+    PetscCall(MatSetValues(ctx->Ainv, kc * nb, idx, kc * nb, idx, ctx->Dinv + ctx->doff[k], INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(ctx->Ainv, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(ctx->Ainv, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatMatMult(ctx->Ainv, ctx->A01, reuse, PETSC_DEFAULT, &ctx->AinvB));
+  PetscCall(MatMatMult(ctx->A10, ctx->AinvB, reuse, PETSC_DEFAULT, &ctx->CAinvB));
+  PetscCall(MbsSchurAMGSum(ctx->A11, -1.0, ctx->CAinvB, &ctx->S, ctx->smap));
+  PetscCall(PCSetOperators(ctx->amg, ctx->S, ctx->S));
+  PetscCall(PCSetUp(ctx->amg));
+  PetscCall(PCGetFailedReason(ctx->amg, &reason));
+  *ok = (PetscBool)(reason == PC_NOERROR);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, comm));
+  PetscFunctionReturn(0);
+}
+
 /* -mbs_schur_axial: A' = A - B W C factored by prim. The constraints' stiffness lambda g'' in A couples bodies; its
    axial part (along each constraint's gradient, lambda kappa grad g grad g^T) has the form B W C with W = rho lambda
    kappa on the first constraint field's rows (docs/solvers.md). Taking it out of A leaves the transverse part, which
@@ -483,25 +573,7 @@ static PetscErrorCode MbsSchurAMGAxial(MbsSchurAMG *ctx, const PetscScalar *q, P
     PetscCall(MatCopy(ctx->A10, ctx->WC, SAME_NONZERO_PATTERN));
   PetscCall(MatDiagonalScale(ctx->WC, ctx->Wv, NULL));
   PetscCall(MatMatMult(ctx->A01, ctx->WC, first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, PETSC_DEFAULT, &ctx->BWC));
-  if (first) { /* A' has the union of A00's and BWC's patterns, fixed with J's; later sums add through their maps */
-    PetscInt  lo, hi;
-    IS        all;
-    PetscBool found[2];
-    PetscCall(MatDuplicate(ctx->A00, MAT_COPY_VALUES, &ctx->Ap));
-    PetscCall(MatAXPY(ctx->Ap, -1.0, ctx->BWC, DIFFERENT_NONZERO_PATTERN));
-    PetscCall(MatGetOwnershipRange(ctx->Ap, &lo, &hi));
-    PetscCall(ISCreateStride(PetscObjectComm((PetscObject)ctx->Ap), hi - lo, lo, 1, &all));
-    PetscCall(MbsSubMatMapCreate_Private(ctx->Ap, all, all, ctx->A00, &ctx->apmap[0], &found[0]));
-    PetscCall(MbsSubMatMapCreate_Private(ctx->Ap, all, all, ctx->BWC, &ctx->apmap[1], &found[1]));
-    PetscCall(ISDestroy(&all));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, found, 2, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)st)));
-    PetscCheck(found[0] && found[1], PetscObjectComm((PetscObject)st), PETSC_ERR_PLIB,
-               "Schur-AMG: A - B W C does not hold the patterns of its terms");
-  } else {
-    PetscCall(MatZeroEntries(ctx->Ap));
-    PetscCall(MbsSubMatMapAddTo_Private(&ctx->apmap[0], ctx->A00, 1.0, ctx->Ap));
-    PetscCall(MbsSubMatMapAddTo_Private(&ctx->apmap[1], ctx->BWC, -1.0, ctx->Ap));
-  }
+  PetscCall(MbsSchurAMGSum(ctx->A00, -1.0, ctx->BWC, &ctx->Ap, ctx->apmap));
   PetscCall(PCSetOperators(ctx->prim, ctx->Ap, ctx->Ap));
   PetscCall(PCSetUp(ctx->prim));
   PetscCall(PCGetFailedReason(ctx->prim, &reason));
@@ -693,15 +765,8 @@ static PetscErrorCode MbsSchurAMGEliminate(MbsSchurAMG *ctx, PetscBool *ok)
      on MPIAIJ when a rank has no single-body rows (PETSc 3.18). T's pattern, the union of P_jj's and PZP's, is fixed
      at the first set-up (P's pattern is that of G G^T, the same at every set-up). */
   PetscCall(MatPtAP(ctx->Z, ctx->Psj, reuse, PETSC_DEFAULT, &ctx->PZP));
-  if (first) {
-    PetscCall(MatDuplicate(ctx->Pjj, MAT_COPY_VALUES, &ctx->T));
-    PetscCall(MatAXPY(ctx->T, -1.0, ctx->PZP, DIFFERENT_NONZERO_PATTERN));
-    PetscCall(MatCreateVecs(ctx->T, &ctx->xj, &ctx->rj));
-  } else {
-    PetscCall(MatZeroEntries(ctx->T));
-    PetscCall(MatAXPY(ctx->T, 1.0, ctx->Pjj, SUBSET_NONZERO_PATTERN));
-    PetscCall(MatAXPY(ctx->T, -1.0, ctx->PZP, SUBSET_NONZERO_PATTERN));
-  }
+  PetscCall(MbsSchurAMGSum(ctx->Pjj, -1.0, ctx->PZP, &ctx->T, ctx->tmap));
+  if (first) PetscCall(MatCreateVecs(ctx->T, &ctx->xj, &ctx->rj));
   PetscFunctionReturn(0);
 }
 
@@ -797,10 +862,11 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   }
   /* P, and T and BoomerAMG's hierarchy from it, depend on the configuration alone: the Newton iterations of one step
      (Newton's method proper refreshes the preconditioner at each) keep them; so do steps under a kept Jacobian */
-  samep = (PetscBool)(ctx->Pvalid && !memcmp(ctx->qP, q, st->model->nq_ghosted * sizeof(PetscReal)));
+  samep =
+    (PetscBool)(ctx->assembled || (ctx->Pvalid && !memcmp(ctx->qP, q, st->model->nq_ghosted * sizeof(PetscReal))));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &samep, 1, MPIU_BOOL, MPI_LAND, comm));
   ctx->Pvalid = PETSC_FALSE;
-  if (!samep) {
+  if (!samep) { /* (no P under -mbs_schur_assembled) */
     PetscCall(MbsModelAssembleScaledG(st->model, q, reuse, &ctx->Gs));
     PetscCall(MatTranspose(ctx->Gs, reuse, &ctx->GsT)); /* MatMatTransposeMult's reuse fails on MPIAIJ (PETSc 3.18) */
     PetscCall(MatMatMult(ctx->Gs, ctx->GsT, reuse, PETSC_DEFAULT, &ctx->P));
@@ -809,7 +875,7 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(MatCreateVecs(ctx->A10, &ctx->xp, &ctx->xm));
     PetscCall(VecDuplicate(ctx->xp, &ctx->yp));
     PetscCall(VecDuplicate(ctx->xm, &ctx->tm));
-    PetscCall(MatCreateVecs(ctx->P, &ctx->w, &ctx->z));
+    if (!ctx->assembled) PetscCall(MatCreateVecs(ctx->P, &ctx->w, &ctx->z));
   }
   /* every step below runs on every rank (the collective calls in the same order); a failure is agreed on */
   if (ctx->axial) {
@@ -819,6 +885,11 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(MbsSchurAMGBlocks(ctx, J, &ok));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
     if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: a singular block of a body's coordinate fields\n"));
+  }
+  if (ctx->assembled) {
+    if (ok) PetscCall(MbsSchurAMGAssembleS(ctx, &ok));
+    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the factorization of D - C A~^-1 B failed\n"));
+    goto done;
   }
   if (ok) {
     PetscCall(MbsSchurAMGFit(ctx, &ok));
@@ -845,6 +916,7 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
     PetscCall(PetscArraycpy(ctx->qP, q, st->model->nq_ghosted));
     ctx->Pvalid = PETSC_TRUE;
   }
+done:
   if (!ok) {
     ctx->failed = PETSC_TRUE;
     PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
@@ -883,9 +955,12 @@ static PetscErrorCode MbsSchurAMGApply(PC pc, Vec b, Vec x)
   PetscCall(VecScale(ctx->tm, -1.0));
   PetscCall(MatMultAdd(ctx->A10, ctx->yp, ctx->tm, ctx->tm));
   PetscCall(VecScale(ctx->tm, -1.0));
-  /* x_m = (C_h^-1 (x) P^-1) t: one V-cycle per constraint field */
-  PetscCall(VecSet(ctx->xm, 0.0));
-  for (PetscInt bf = 0; bf < km; bf++) {
+  /* x_m = (C_h^-1 (x) P^-1) t: one V-cycle per constraint field (or x_m = S~^-1 t) */
+  if (ctx->assembled)
+    PetscCall(PCApply(ctx->amg, ctx->tm, ctx->xm));
+  else
+    PetscCall(VecSet(ctx->xm, 0.0));
+  for (PetscInt bf = 0; bf < (ctx->assembled ? 0 : km); bf++) {
     const PetscScalar *ta, *za;
     PetscCall(VecGetArrayRead(ctx->tm, &ta));
     PetscCall(VecGetArrayWrite(ctx->w, &va));
@@ -936,6 +1011,15 @@ static PetscErrorCode MbsSchurAMGView(PC pc, PetscViewer viewer)
       PetscCall(PetscViewerASCIIPrintf(viewer, "%s%s", a ? ", " : "", sys->name[ctx->mf[a]]));
     PetscCall(PetscViewerASCIIPrintf(viewer, ")\n"));
     PetscCall(PetscViewerASCIIUseTabs(viewer, PETSC_TRUE));
+  }
+  if (ctx->assembled) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  multiplier block D - C A~^-1 B assembled, solved by:\n"));
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall(PCView(ctx->amg, viewer));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+    PetscFunctionReturn(0);
+  }
+  if (ctx->km) {
     PetscCall(PetscViewerASCIIPrintf(
       viewer, "  multiplier block ~ C_h (x) G M^-1 G^T, C_h fitted (relative residual %.2g):\n", (double)ctx->fit));
     for (PetscInt a = 0; a < ctx->km; a++) {
@@ -991,8 +1075,23 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
   PetscCall(PCSetType(pc, PCSHELL));
   PetscCall(PetscNew(&ctx));
   ctx->st = st;
-  PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->amg));
   PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscObjectOptionsBegin((PetscObject)pc);
+  PetscCall(
+    PetscOptionsBool("-mbs_schur_axial",
+                     "Take the constraints' axial stiffness out of the primal block and solve that by sparse LU "
+                     "(long chains under tension; schemes em and em-g)",
+                     "MbsPCSetSchurAMG_Private", ctx->axial, &ctx->axial, NULL));
+  PetscCall(
+    PetscOptionsBool("-mbs_schur_assembled",
+                     "Assemble the multiplier block's Schur complement D - C A~^-1 B and solve it by sparse LU, "
+                     "in place of C_h (x) G M^-1 G^T (rigid chains)",
+                     "MbsPCSetSchurAMG_Private", ctx->assembled, &ctx->assembled, NULL));
+  PetscOptionsEnd();
+  PetscCheck(!(ctx->axial && ctx->assembled), PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_INCOMP,
+             "-%smbs_schur_axial and -%smbs_schur_assembled exclude each other (A - B W C is not block diagonal)",
+             prefix ? prefix : "", prefix ? prefix : "");
+  PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->amg));
   PetscCall(PCSetOptionsPrefix(ctx->amg, prefix));
   PetscCall(PCAppendOptionsPrefix(ctx->amg, "mbs_schur_"));
   { /* wide graphs (nets, meshes): BoomerAMG (GAMG's smoothed aggregation assumes a constant near-null vector, which
@@ -1003,7 +1102,7 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
     PetscBool hypre;
     PetscCall(MbsModelGetGraphWidth(st->model, &width));
     PetscCall(PetscHasExternalPackage("hypre", &hypre));
-    if (width >= MBS_WIDE_GRAPH) {
+    if (width >= MBS_WIDE_GRAPH && !ctx->assembled) {
       PetscCall(PCSetType(ctx->amg, hypre ? PCHYPRE : PCGAMG));
       if (hypre) { /* BoomerAMG's l1-Gauss-Seidel smoother: the same GMRES iterations as PETSc's default (hybrid
                       symmetric Gauss-Seidel) with a cheaper cycle (docs/solvers.md). PCHYPRE takes its smoother only
@@ -1023,18 +1122,12 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
     } else {
       PetscMPIInt size;
       PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-      PetscCall(PCSetType(ctx->amg, PCLU));
-      if (size > 1) PetscCall(PCFactorSetMatSolverType(ctx->amg, MATSOLVERMUMPS));
+      PetscCall(PCSetType(ctx->amg, PCLU)); /* S~ is indefinite: a pivoting LU */
+      if (size > 1 || ctx->assembled)
+        PetscCall(PCFactorSetMatSolverType(ctx->amg, size > 1 ? MATSOLVERMUMPS : MATSOLVERKLU));
     }
   }
   PetscCall(PCSetFromOptions(ctx->amg));
-  PetscObjectOptionsBegin((PetscObject)pc);
-  PetscCall(
-    PetscOptionsBool("-mbs_schur_axial",
-                     "Take the constraints' axial stiffness out of the primal block and solve that by sparse LU "
-                     "(long chains under tension; schemes em and em-g)",
-                     "MbsPCSetSchurAMG_Private", ctx->axial, &ctx->axial, NULL));
-  PetscOptionsEnd();
   if (ctx->axial) {
     PetscMPIInt size;
     ctx->rho = st->ops->schur_axial;
