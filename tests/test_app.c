@@ -721,6 +721,12 @@ static void TestOptionErrors(void **state)
   ExpectContains("stderr", run.err, "option -mbs_sheme is not an option of gglmbs");
   ExpectLacks("stdout", run.out, "steps in");
   FreeRun(&run);
+  /* the Schur-AMG preconditioner's options on a run that solves by LU: said so */
+  run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-mbs_schur_axial", NULL);
+  ExpectUserError("a Schur-AMG option under LU", &run);
+  ExpectContains("stderr", run.err, "option -mbs_schur_axial was not read: it belongs to the Schur-AMG preconditioner");
+  ExpectLacks("stdout", run.out, "steps in");
+  FreeRun(&run);
   run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-snes_linesearch_typ", "bt", NULL);
   ExpectSuccess("misspelt solver option", &run);
   ExpectContains("stderr", run.err, "option -snes_linesearch_typ bt was given but never used");

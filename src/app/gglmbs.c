@@ -91,6 +91,15 @@ static PetscErrorCode CheckOwnOptions(void)
     if (own && !exempt) PetscCall(PetscSNPrintf(bad, sizeof(bad), "%s", names[i]));
   }
   PetscCall(PetscOptionsLeftRestore(NULL, &n, &names, &values));
+  if (bad[0]) { /* the Schur-AMG preconditioner's options are read only when it is the step's solver */
+    PetscBool schur;
+    PetscCall(PetscStrbeginswith(bad, "mbs_schur_", &schur));
+    PetscCheck(!schur, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT,
+               "option -%s was not read: it belongs to the Schur-AMG preconditioner, which this run's solver does not "
+               "use or does not configure so (-mbs_solver schur selects it; -mbs_stepper_view shows the solver); "
+               "nothing was run",
+               bad);
+  }
   PetscCheck(!bad[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT,
              "option -%s is not an option of gglmbs (misspelt? gglmbs -help lists them); nothing was run", bad);
   PetscFunctionReturn(0);
