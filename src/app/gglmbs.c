@@ -92,8 +92,17 @@ static PetscErrorCode CheckOwnOptions(void)
   }
   PetscCall(PetscOptionsLeftRestore(NULL, &n, &names, &values));
   if (bad[0]) { /* the Schur-AMG preconditioner's options are read only when it is the step's solver */
-    PetscBool schur;
-    PetscCall(PetscStrbeginswith(bad, "mbs_schur_", &schur));
+    static const char *const schur_options[] = {"mbs_schur_axial",      "mbs_schur_assembled",   "mbs_schur_pc_",
+                                                "mbs_schur_primal_pc_", "mbs_schur_primal_mat_", "mbs_schur_mat_"};
+    PetscBool                schur           = PETSC_FALSE;
+    for (size_t k = 0; k < sizeof(schur_options) / sizeof(schur_options[0]) && !schur; k++) {
+      size_t len;
+      PetscCall(PetscStrlen(schur_options[k], &len));
+      if (schur_options[k][len - 1] == '_')
+        PetscCall(PetscStrbeginswith(bad, schur_options[k], &schur));
+      else
+        PetscCall(PetscStrcmp(bad, schur_options[k], &schur));
+    }
     PetscCheck(!schur, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT,
                "option -%s was not read: it belongs to the Schur-AMG preconditioner, which this run's solver does not "
                "use or does not configure so (-mbs_solver schur selects it; -mbs_stepper_view shows the solver); "

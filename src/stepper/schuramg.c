@@ -33,6 +33,15 @@
   choose it there and a user's -mbs_solver schur is refused with the reason. A singular block of A~, a singular C_h, a
   singular block of P_ss (dependent constraints of one body) or a failed T solver's set-up fails the preconditioner
   on every rank (the step is then diagnosed as not converged).
+
+  Two variants bound the iterations on chains (docs/solvers.md, "Chains under tension", "Rigid chains"):
+  * -mbs_schur_axial (EM, EM-G): A~ is A' = A - B0 W C0, W = rho lambda kappa on the first constraint field (B0, C0 its
+    columns of B and rows of C; kappa each constraint's curvature along its gradient, rho the scheme's ratio), which
+    takes the constraints' axial stiffness out of A and keeps the rest exactly; A' is factored by sparse LU
+    (-<prefix>mbs_schur_primal_) and C_h is fitted against D - C A'^-1 B.
+  * -mbs_schur_assembled (every scheme): S~ = D - C A~^-1 B is assembled (A~^-1 as a block-diagonal matrix) and
+    factored by sparse LU (-<prefix>mbs_schur_) in place of C_h (x) P; exact where bodies couple only through linear
+    constraints (a rigid chain's spherical joints).
 */
 #include <string.h>
 
@@ -77,17 +86,18 @@ typedef struct {
      submatrices out again and reading every body's rows (MatGetRow). Empty for other matrix types. */
   PetscInt64       Jid;    /* the object id of the Jacobian they were made for, 0 for none */
   PetscObjectState Jnz;    /* its nonzero state then */
-  MbsSubMatMap     sub[4]; /* A10, A01, A11 (and A00 under -mbs_schur_axial) */
+  MbsSubMatMap     sub[6]; /* A10, A01, A11 (and A00, C0, B0 under -mbs_schur_axial) */
   PetscInt        *bpos;   /* each entry of the body blocks (doff's layout): its position in J's diagonal block or -1 */
   /* -mbs_schur_axial: A~ is A' = A - B W C, W = rho lambda kappa on the first constraint field's rows (0 on the
      others), solved by the PC prim (sparse LU) in place of the body blocks' inverses */
   PetscBool    axial;
-  PetscReal    rho;   /* the scheme's ratio (MbsSchemeOps.schur_axial) */
-  PetscReal   *kappa; /* each constraint row's curvature along its gradient */
-  Mat          A00, WC, BWC, Ap;
-  MbsSubMatMap apmap[2]; /* the entries of A00 and of BWC in A' */
+  PetscReal    rho;                      /* the scheme's ratio (MbsSchemeOps.schur_axial) */
+  PetscReal   *kappa;                    /* each constraint row's curvature along its gradient */
+  Mat          A00, C0, B0, WC, BWC, Ap; /* C0, B0: C's rows and B's columns of the first constraint field */
+  MbsSubMatMap apmap[2];                 /* the entries of A00 and of BWC in A' */
   Vec          Wv, zp;
   PC           prim;
+  PetscBool    prim_fresh, amg_fresh; /* prim, and amg under -mbs_schur_assembled, hold no factor yet */
   /* -mbs_schur_assembled: S~ = D - C A~^-1 B assembled and solved by amg, in place of C_h (x) P */
   PetscBool    assembled;
   Mat          Ainv, AinvB, CAinvB, S;
@@ -152,7 +162,7 @@ static PetscReal MbsProbeValue(PetscInt i)
 static PetscErrorCode MbsSchurAMGClearMaps(MbsSchurAMG *ctx)
 {
   PetscFunctionBegin;
-  for (int k = 0; k < 4; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->sub[k]));
+  for (int k = 0; k < 6; k++) PetscCall(MbsSubMatMapReset_Private(&ctx->sub[k]));
   PetscCall(PetscFree(ctx->bpos));
   ctx->Jid = 0;
   PetscFunctionReturn(0);
@@ -198,6 +208,8 @@ static PetscErrorCode MbsSchurAMGClear(MbsSchurAMG *ctx)
   PetscCall(MbsSchurAMGClearMaps(ctx));
   PetscCall(PetscFree(ctx->kappa));
   PetscCall(MatDestroy(&ctx->A00));
+  PetscCall(MatDestroy(&ctx->C0));
+  PetscCall(MatDestroy(&ctx->B0));
   PetscCall(MatDestroy(&ctx->WC));
   PetscCall(MatDestroy(&ctx->BWC));
   PetscCall(MatDestroy(&ctx->Ap));
@@ -288,7 +300,8 @@ static PetscErrorCode MbsSchurAMGCreateLayout(MbsSchurAMG *ctx)
       const PetscInt nb = ctx->kc * 3 * (PetscInt)model->body_type[model->owned_body[k]];
       ctx->doff[k + 1]  = ctx->doff[k] + nb * nb;
     }
-    PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->Dinv));
+    if (!ctx->axial)
+      PetscCall(PetscMalloc1(ctx->doff[model->nowned], &ctx->Dinv)); /* (A - B W C is factored instead) */
   }
   PetscFunctionReturn(0);
 }
@@ -316,21 +329,22 @@ static PetscErrorCode MbsSchurAMGBlockMap(MbsSchurAMG *ctx, Mat J)
       for (PetscInt i = 0; i < nb; i++)
         for (PetscInt l = 0; l < kc; l++)
           for (PetscInt c = 0; c < nb; c++)
-            p[(j * nb + i) * nn + l * nb + c] = MbsCSRFind(ia, ja, sys->foff[ctx->cf[j]] + model->body_lq[b] + i,
-                                                           sys->foff[ctx->cf[l]] + model->body_lq[b] + c);
+            PetscCall(MbsCSRFind(ia, ja, sys->foff[ctx->cf[j]] + model->body_lq[b] + i,
+                                 sys->foff[ctx->cf[l]] + model->body_lq[b] + c, &p[(j * nb + i) * nn + l * nb + c]));
   }
   PetscCall(MatRestoreRowIJ(Jd, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscFunctionReturn(0);
 }
 
-/* The submatrices A10, A01, A11 cut out of J, and (SeqAIJ or MPIAIJ) the positions that copy their values at later
-   set-ups (the body blocks' positions are recorded at the second set-up: the first reads the rows, so that a run
-   restarted there checks both ways against each other). Collective. */
+/* The submatrices A10, A01, A11 (and A00, C0, B0 under -mbs_schur_axial) cut out of J, and (SeqAIJ or MPIAIJ) the
+   positions that copy their values at later set-ups (the body blocks' positions are recorded at the second set-up:
+   the first reads the rows, so that a run restarted there checks both ways against each other). The products and sums
+   made from the old submatrices (A', S~) are made again. Collective. */
 static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
 {
-  Mat           *sub[4] = {&ctx->A10, &ctx->A01, &ctx->A11, &ctx->A00};
-  IS             rows[4], cols[4];
-  const PetscInt n  = ctx->axial ? 4 : 3;
+  Mat           *sub[6] = {&ctx->A10, &ctx->A01, &ctx->A11, &ctx->A00, &ctx->C0, &ctx->B0};
+  IS             rows[6], cols[6];
+  const PetscInt n  = ctx->axial ? 6 : 3;
   PetscBool      ok = PETSC_TRUE;
 
   PetscFunctionBegin;
@@ -338,6 +352,8 @@ static PetscErrorCode MbsSchurAMGCutBlocks(MbsSchurAMG *ctx, Mat J)
   rows[1] = ctx->isP, cols[1] = ctx->isM;
   rows[2] = ctx->isM, cols[2] = ctx->isM;
   rows[3] = ctx->isP, cols[3] = ctx->isP;
+  rows[4] = ctx->st->sys->is[ctx->mf[0]], cols[4] = ctx->isP;
+  rows[5] = ctx->isP, cols[5] = ctx->st->sys->is[ctx->mf[0]];
   PetscCall(MbsSchurAMGClearMaps(ctx));
   for (int k = 0; k < n; k++) {
     PetscCall(MatDestroy(sub[k]));
@@ -464,17 +480,41 @@ static PetscErrorCode MbsSchurAMGPrimalSolve(MbsSchurAMG *ctx, Vec x, Vec y, Pet
   PetscFunctionReturn(0);
 }
 
+/* The set-up of an inner LU (of A' or S~) on the matrix A; *ok the same on every rank. A failed one is reset, so that
+   the next set-up factors afresh (PETSc 3.18's MUMPS skips the numeric factorization after a failed one, and the
+   solve then stops the program); *fresh: no factor yet, which then gets MUMPS's workspace margin. Collective. */
+static PetscErrorCode MbsSchurAMGInnerSetUp(PC inner, Mat A, PetscBool *fresh, PetscBool *ok)
+{
+  PCFailedReason reason;
+
+  PetscFunctionBegin;
+  if (*fresh) PetscCall(MbsPCSetMumpsMargin_Private(inner, A));
+  *fresh = PETSC_FALSE;
+  PetscCall(PCSetOperators(inner, A, A));
+  PetscCall(PCSetUp(inner));
+  PetscCall(PCGetFailedReason(inner, &reason));
+  *ok = (PetscBool)(reason == PC_NOERROR);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)inner)));
+  if (!*ok) {
+    PetscCall(PCReset(inner));
+    *fresh = PETSC_TRUE;
+  }
+  PetscFunctionReturn(0);
+}
+
 /* Z = X + a Y: at the first call (*Z NULL) a new matrix with the union of their patterns; later calls add X's and Y's
    values through the maps of their entries in Z (MatAXPY() with SUBSET_NONZERO_PATTERN inserts row by row: 0.1 s per
-   sum on a chain of 10^5 particles). Collective. */
+   sum on a chain of 10^5 particles), or by MatAXPY() where no map can be made (other matrix types than AIJ).
+   Collective. */
 static PetscErrorCode MbsSchurAMGSum(Mat X, PetscScalar a, Mat Y, Mat *Z, MbsSubMatMap map[2])
 {
+  MPI_Comm comm = PetscObjectComm((PetscObject)X);
+
   PetscFunctionBegin;
   if (!*Z) {
     PetscInt  lo, hi;
     IS        all;
     PetscBool found[2];
-    MPI_Comm  comm = PetscObjectComm((PetscObject)X);
     PetscCall(MatDuplicate(X, MAT_COPY_VALUES, Z));
     PetscCall(MatAXPY(*Z, a, Y, DIFFERENT_NONZERO_PATTERN));
     PetscCall(MatGetOwnershipRange(*Z, &lo, &hi));
@@ -483,11 +523,18 @@ static PetscErrorCode MbsSchurAMGSum(Mat X, PetscScalar a, Mat Y, Mat *Z, MbsSub
     PetscCall(MbsSubMatMapCreate_Private(*Z, all, all, Y, &map[1], &found[1]));
     PetscCall(ISDestroy(&all));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, found, 2, MPIU_BOOL, MPI_LAND, comm));
-    PetscCheck(found[0] && found[1], comm, PETSC_ERR_PLIB, "Schur-AMG: a sum does not hold the patterns of its terms");
-  } else {
+    if (!(found[0] && found[1])) {
+      PetscCall(PetscInfo(*Z, "Schur-AMG: a sum is formed by MatAXPY() at every set-up (no map of its terms)\n"));
+      for (int k = 0; k < 2; k++) PetscCall(MbsSubMatMapReset_Private(&map[k]));
+    }
+  } else if (map[0].pos[0]) { /* the maps (pos[0] is allocated whenever a map is made) */
     PetscCall(MatZeroEntries(*Z));
     PetscCall(MbsSubMatMapAddTo_Private(&map[0], X, 1.0, *Z));
     PetscCall(MbsSubMatMapAddTo_Private(&map[1], Y, a, *Z));
+  } else {
+    PetscCall(MatZeroEntries(*Z));
+    PetscCall(MatAXPY(*Z, 1.0, X, SUBSET_NONZERO_PATTERN));
+    PetscCall(MatAXPY(*Z, a, Y, SUBSET_NONZERO_PATTERN));
   }
   PetscFunctionReturn(0);
 }
@@ -503,7 +550,6 @@ static PetscErrorCode MbsSchurAMGAssembleS(MbsSchurAMG *ctx, PetscBool *ok)
   const MatReuse  reuse = first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX;
   MPI_Comm        comm  = PetscObjectComm((PetscObject)ctx->st);
   PetscInt        pstart;
-  PCFailedReason  reason;
 
   PetscFunctionBegin;
   PetscCall(VecGetOwnershipRange(ctx->xp, &pstart, NULL));
@@ -531,11 +577,7 @@ static PetscErrorCode MbsSchurAMGAssembleS(MbsSchurAMG *ctx, PetscBool *ok)
   PetscCall(MatMatMult(ctx->Ainv, ctx->A01, reuse, PETSC_DEFAULT, &ctx->AinvB));
   PetscCall(MatMatMult(ctx->A10, ctx->AinvB, reuse, PETSC_DEFAULT, &ctx->CAinvB));
   PetscCall(MbsSchurAMGSum(ctx->A11, -1.0, ctx->CAinvB, &ctx->S, ctx->smap));
-  PetscCall(PCSetOperators(ctx->amg, ctx->S, ctx->S));
-  PetscCall(PCSetUp(ctx->amg));
-  PetscCall(PCGetFailedReason(ctx->amg, &reason));
-  *ok = (PetscBool)(reason == PC_NOERROR);
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, comm));
+  PetscCall(MbsSchurAMGInnerSetUp(ctx->amg, ctx->S, &ctx->amg_fresh, ok));
   PetscFunctionReturn(0);
 }
 
@@ -553,32 +595,29 @@ static PetscErrorCode MbsSchurAMGAxial(MbsSchurAMG *ctx, const PetscScalar *q, P
   Vec                X;
   const PetscScalar *xa;
   PetscScalar       *wa;
-  PCFailedReason     reason;
 
   PetscFunctionBegin;
   if (!ctx->kappa) PetscCall(PetscMalloc1(nc + 1, &ctx->kappa));
-  if (!ctx->Wv) PetscCall(VecDuplicate(ctx->xm, &ctx->Wv));
+  if (!ctx->Wv) PetscCall(MatCreateVecs(ctx->C0, NULL, &ctx->Wv));
   if (!ctx->zp) PetscCall(VecDuplicate(ctx->xp, &ctx->zp));
   PetscCall(MbsModelConstraintAxialCurvature(st->model, q, ctx->kappa));
-  PetscCall(SNESGetSolution(st->snes, &X));
+  if (st->reuse && st->jac_valid && st->Xjac) /* a kept Jacobian: its multipliers, as for q */
+    X = st->Xjac;
+  else
+    PetscCall(SNESGetSolution(st->snes, &X));
   PetscCall(VecGetArrayRead(X, &xa));
-  PetscCall(VecSet(ctx->Wv, 0.0));
-  PetscCall(VecGetArray(ctx->Wv, &wa));
+  PetscCall(VecGetArrayWrite(ctx->Wv, &wa));
   for (PetscInt i = 0; i < nc; i++) wa[i] = ctx->rho * PetscRealPart(xa[st->sys->foff[ctx->mf[0]] + i]) * ctx->kappa[i];
-  PetscCall(VecRestoreArray(ctx->Wv, &wa));
+  PetscCall(VecRestoreArrayWrite(ctx->Wv, &wa));
   PetscCall(VecRestoreArrayRead(X, &xa));
   if (first)
-    PetscCall(MatDuplicate(ctx->A10, MAT_COPY_VALUES, &ctx->WC));
+    PetscCall(MatDuplicate(ctx->C0, MAT_COPY_VALUES, &ctx->WC));
   else
-    PetscCall(MatCopy(ctx->A10, ctx->WC, SAME_NONZERO_PATTERN));
+    PetscCall(MatCopy(ctx->C0, ctx->WC, SAME_NONZERO_PATTERN));
   PetscCall(MatDiagonalScale(ctx->WC, ctx->Wv, NULL));
-  PetscCall(MatMatMult(ctx->A01, ctx->WC, first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, PETSC_DEFAULT, &ctx->BWC));
+  PetscCall(MatMatMult(ctx->B0, ctx->WC, first ? MAT_INITIAL_MATRIX : MAT_REUSE_MATRIX, PETSC_DEFAULT, &ctx->BWC));
   PetscCall(MbsSchurAMGSum(ctx->A00, -1.0, ctx->BWC, &ctx->Ap, ctx->apmap));
-  PetscCall(PCSetOperators(ctx->prim, ctx->Ap, ctx->Ap));
-  PetscCall(PCSetUp(ctx->prim));
-  PetscCall(PCGetFailedReason(ctx->prim, &reason));
-  *ok = (PetscBool)(reason == PC_NOERROR);
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)st)));
+  PetscCall(MbsSchurAMGInnerSetUp(ctx->prim, ctx->Ap, &ctx->prim_fresh, ok));
   PetscFunctionReturn(0);
 }
 
@@ -809,6 +848,39 @@ static PetscErrorCode MbsSchurAMGPSolve(MbsSchurAMG *ctx, Vec w, Vec z)
   PetscFunctionReturn(0);
 }
 
+/* The multiplier block's P^-1: T = P_jj - P_js Z P_sj and its AMG hierarchy, formed unless samep (the configuration
+   of the last set-up, whose P, T and hierarchy are kept). *ok: in, the set-up so far; out, and this one (the same on
+   every rank). */
+static PetscErrorCode MbsSchurAMGFormT(MbsSchurAMG *ctx, PC pc, const PetscScalar *q, PetscBool samep, PetscBool *ok)
+{
+  const MbsStepper st   = ctx->st;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)pc);
+
+  PetscFunctionBegin;
+  if (!samep) { /* T unchanged otherwise, and with it BoomerAMG's set-up below (a no-op for an unchanged operator) */
+    PetscBool regular;
+    PetscCall(MbsSchurAMGEliminate(ctx, &regular));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &regular, 1, MPIU_BOOL, MPI_LAND, comm));
+    if (!regular) PetscCall(PetscInfo(pc, "Schur-AMG: a body's single-body constraint rows are dependent\n"));
+    *ok = (PetscBool)(*ok && regular);
+  }
+  if (*ok) {
+    PCFailedReason reason;
+    PetscCall(PCSetOperators(ctx->amg, ctx->T, ctx->T));
+    PetscCall(PCSetUp(ctx->amg));
+    PetscCall(PCGetFailedReason(ctx->amg, &reason));
+    *ok = (PetscBool)(reason == PC_NOERROR);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, comm));
+    PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
+  }
+  if (*ok) { /* all of it formed without failing: kept while the configuration is the same */
+    if (!ctx->qP) PetscCall(PetscMalloc1(st->model->nq_ghosted, &ctx->qP));
+    PetscCall(PetscArraycpy(ctx->qP, q, st->model->nq_ghosted));
+    ctx->Pvalid = PETSC_TRUE;
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MbsSchurAMGSetUp(PC pc)
 {
   MbsSchurAMG       *ctx;
@@ -841,15 +913,22 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
       PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[0], J, ctx->A10));
       PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[1], J, ctx->A01));
       PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[2], J, ctx->A11));
-      if (ctx->axial)
+      if (ctx->axial) {
         PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[3], J, ctx->A00));
-      else if (!ctx->bpos)
+        PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[4], J, ctx->C0));
+        PetscCall(MbsSubMatMapCopy_Private(&ctx->sub[5], J, ctx->B0));
+      } else if (!ctx->bpos)
         PetscCall(MbsSchurAMGBlockMap(ctx, J));
     } else {
       PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isP, MAT_REUSE_MATRIX, &ctx->A10));
       PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isM, MAT_REUSE_MATRIX, &ctx->A01));
       PetscCall(MatCreateSubMatrix(J, ctx->isM, ctx->isM, MAT_REUSE_MATRIX, &ctx->A11));
-      if (ctx->axial) PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isP, MAT_REUSE_MATRIX, &ctx->A00));
+      if (ctx->axial) {
+        IS is0 = st->sys->is[ctx->mf[0]];
+        PetscCall(MatCreateSubMatrix(J, ctx->isP, ctx->isP, MAT_REUSE_MATRIX, &ctx->A00));
+        PetscCall(MatCreateSubMatrix(J, is0, ctx->isP, MAT_REUSE_MATRIX, &ctx->C0));
+        PetscCall(MatCreateSubMatrix(J, ctx->isP, is0, MAT_REUSE_MATRIX, &ctx->B0));
+      }
     }
   }
   /* P = (G M^-1/2)(G M^-1/2)^T at the step's start: that of the step the Jacobian was assembled in (a kept Jacobian
@@ -862,11 +941,13 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   }
   /* P, and T and BoomerAMG's hierarchy from it, depend on the configuration alone: the Newton iterations of one step
      (Newton's method proper refreshes the preconditioner at each) keep them; so do steps under a kept Jacobian */
-  samep =
-    (PetscBool)(ctx->assembled || (ctx->Pvalid && !memcmp(ctx->qP, q, st->model->nq_ghosted * sizeof(PetscReal))));
+  if (ctx->assembled)
+    samep = PETSC_TRUE; /* no P: S~ is assembled instead */
+  else
+    samep = (PetscBool)(ctx->Pvalid && !memcmp(ctx->qP, q, st->model->nq_ghosted * sizeof(PetscReal)));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &samep, 1, MPIU_BOOL, MPI_LAND, comm));
   ctx->Pvalid = PETSC_FALSE;
-  if (!samep) { /* (no P under -mbs_schur_assembled) */
+  if (!samep) {
     PetscCall(MbsModelAssembleScaledG(st->model, q, reuse, &ctx->Gs));
     PetscCall(MatTranspose(ctx->Gs, reuse, &ctx->GsT)); /* MatMatTransposeMult's reuse fails on MPIAIJ (PETSc 3.18) */
     PetscCall(MatMatMult(ctx->Gs, ctx->GsT, reuse, PETSC_DEFAULT, &ctx->P));
@@ -889,34 +970,13 @@ static PetscErrorCode MbsSchurAMGSetUp(PC pc)
   if (ctx->assembled) {
     if (ok) PetscCall(MbsSchurAMGAssembleS(ctx, &ok));
     if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the factorization of D - C A~^-1 B failed\n"));
-    goto done;
+  } else {
+    if (ok) {
+      PetscCall(MbsSchurAMGFit(ctx, &ok));
+      if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the multiplier block's coefficient matrix C_h is singular\n"));
+    }
+    PetscCall(MbsSchurAMGFormT(ctx, pc, q, samep, &ok));
   }
-  if (ok) {
-    PetscCall(MbsSchurAMGFit(ctx, &ok));
-    if (!ok) PetscCall(PetscInfo(pc, "Schur-AMG: the multiplier block's coefficient matrix C_h is singular\n"));
-  }
-  if (!samep) { /* T unchanged otherwise, and with it BoomerAMG's set-up below (a no-op for an unchanged operator) */
-    PetscBool regular;
-    PetscCall(MbsSchurAMGEliminate(ctx, &regular));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &regular, 1, MPIU_BOOL, MPI_LAND, comm));
-    if (!regular) PetscCall(PetscInfo(pc, "Schur-AMG: a body's single-body constraint rows are dependent\n"));
-    ok = (PetscBool)(ok && regular);
-  }
-  if (ok) {
-    PCFailedReason reason;
-    PetscCall(PCSetOperators(ctx->amg, ctx->T, ctx->T));
-    PetscCall(PCSetUp(ctx->amg));
-    PetscCall(PCGetFailedReason(ctx->amg, &reason));
-    ok = (PetscBool)(reason == PC_NOERROR);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPIU_BOOL, MPI_LAND, comm));
-    PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
-  }
-  if (ok) { /* all of it formed without failing: kept while the configuration is the same */
-    if (!ctx->qP) PetscCall(PetscMalloc1(st->model->nq_ghosted, &ctx->qP));
-    PetscCall(PetscArraycpy(ctx->qP, q, st->model->nq_ghosted));
-    ctx->Pvalid = PETSC_TRUE;
-  }
-done:
   if (!ok) {
     ctx->failed = PETSC_TRUE;
     PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
@@ -955,12 +1015,12 @@ static PetscErrorCode MbsSchurAMGApply(PC pc, Vec b, Vec x)
   PetscCall(VecScale(ctx->tm, -1.0));
   PetscCall(MatMultAdd(ctx->A10, ctx->yp, ctx->tm, ctx->tm));
   PetscCall(VecScale(ctx->tm, -1.0));
-  /* x_m = (C_h^-1 (x) P^-1) t: one V-cycle per constraint field (or x_m = S~^-1 t) */
+  /* x_m = S~^-1 t (assembled), or (C_h^-1 (x) P^-1) t: one V-cycle per constraint field */
   if (ctx->assembled)
     PetscCall(PCApply(ctx->amg, ctx->tm, ctx->xm));
   else
     PetscCall(VecSet(ctx->xm, 0.0));
-  for (PetscInt bf = 0; bf < (ctx->assembled ? 0 : km); bf++) {
+  for (PetscInt bf = 0; !ctx->assembled && bf < km; bf++) {
     const PetscScalar *ta, *za;
     PetscCall(VecGetArrayRead(ctx->tm, &ta));
     PetscCall(VecGetArrayWrite(ctx->w, &va));
@@ -1061,22 +1121,13 @@ static PetscErrorCode MbsSchurAMGDestroy(PC pc)
   PetscFunctionReturn(0);
 }
 
-/*
-  Makes pc the Schur-AMG preconditioner of the stepper's Jacobian; the solver of T (G M^-1 G^T's joint part) is a PC
-  with the prefix <prefix>mbs_schur_: BoomerAMG on wide body graphs, sparse LU on narrow ones, unless
-  -<prefix>mbs_schur_pc_type says otherwise.
-*/
-PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
+static PetscErrorCode MbsSchurAMGOptions(PetscOptionItems *PetscOptionsObject, PetscObject obj)
 {
   MbsSchurAMG *ctx;
-  const char  *prefix;
 
   PetscFunctionBegin;
-  PetscCall(PCSetType(pc, PCSHELL));
-  PetscCall(PetscNew(&ctx));
-  ctx->st = st;
-  PetscCall(PCGetOptionsPrefix(pc, &prefix));
-  PetscObjectOptionsBegin((PetscObject)pc);
+  PetscCall(PCShellGetContext((PC)obj, &ctx));
+  PetscOptionsHeadBegin(PetscOptionsObject, "Schur-AMG preconditioner (gglmbs)");
   PetscCall(
     PetscOptionsBool("-mbs_schur_axial",
                      "Take the constraints' axial stiffness out of the primal block and solve that by sparse LU "
@@ -1087,11 +1138,63 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
                      "Assemble the multiplier block's Schur complement D - C A~^-1 B and solve it by sparse LU, "
                      "in place of C_h (x) G M^-1 G^T (rigid chains)",
                      "MbsPCSetSchurAMG_Private", ctx->assembled, &ctx->assembled, NULL));
-  PetscOptionsEnd();
-  PetscCheck(!(ctx->axial && ctx->assembled), PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_INCOMP,
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(0);
+}
+
+/* inner: the sparse LU of a block (A - B W C, or D - C A~^-1 B), a pivoting one: the stepper's KLU on one rank (a
+   singular block is a failed preconditioner, src/stepper/klu.c), MUMPS on several, unless its options choose */
+static PetscErrorCode MbsSchurAMGInnerLU(PC inner)
+{
+  const char *prefix;
+  PetscBool   type, solver;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)inner), &size));
+  PetscCall(PCGetOptionsPrefix(inner, &prefix));
+  PetscCall(PetscOptionsHasName(((PetscObject)inner)->options, prefix, "-pc_type", &type));
+  PetscCall(PetscOptionsHasName(((PetscObject)inner)->options, prefix, "-pc_factor_mat_solver_type", &solver));
+  if (size == 1 && !type && !solver)
+    PetscCall(MbsPCSetKLU_Private(inner));
+  else {
+    PetscCall(PCSetType(inner, PCLU));
+    if (size > 1 && !solver) PetscCall(PCFactorSetMatSolverType(inner, MATSOLVERMUMPS));
+  }
+  PetscFunctionReturn(0);
+}
+
+/*
+  Makes pc the Schur-AMG preconditioner of the stepper's Jacobian; the solver of T (G M^-1 G^T's joint part), or of
+  the assembled S~ under -<prefix>mbs_schur_assembled, is a PC with the prefix <prefix>mbs_schur_: BoomerAMG on wide
+  body graphs, sparse LU on narrow ones (and for S~), unless -<prefix>mbs_schur_pc_type says otherwise; that of A'
+  under -<prefix>mbs_schur_axial has the prefix <prefix>mbs_schur_primal_.
+*/
+PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
+{
+  MbsSchurAMG *ctx;
+  const char  *prefix;
+  PetscMPIInt  size;
+  MPI_Comm     comm = PetscObjectComm((PetscObject)pc);
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(PCSetType(pc, PCSHELL));
+  PetscCall(PetscNew(&ctx));
+  ctx->st = st;
+  PetscCall(PCShellSetContext(pc, ctx)); /* the PC owns it from here: an error below leaves nothing behind */
+  PetscCall(PCShellSetDestroy(pc, MbsSchurAMGDestroy));
+  PetscCall(PCGetOptionsPrefix(pc, &prefix));
+  PetscCall(MbsObjectOptions((PetscObject)pc, MbsSchurAMGOptions));
+  PetscCheck(!(ctx->axial && ctx->assembled), comm, PETSC_ERR_ARG_INCOMP,
              "-%smbs_schur_axial and -%smbs_schur_assembled exclude each other (A - B W C is not block diagonal)",
              prefix ? prefix : "", prefix ? prefix : "");
+  ctx->rho = st->ops->schur_axial;
+  PetscCheck(!ctx->axial || ctx->rho != 0, comm, PETSC_ERR_SUP,
+             "-%smbs_schur_axial: the axial correction is derived for the schemes em and em-g, not %s",
+             prefix ? prefix : "", st->type);
   PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->amg));
+  ctx->amg_fresh = PETSC_TRUE;
   PetscCall(PCSetOptionsPrefix(ctx->amg, prefix));
   PetscCall(PCAppendOptionsPrefix(ctx->amg, "mbs_schur_"));
   { /* wide graphs (nets, meshes): BoomerAMG (GAMG's smoothed aggregation assumes a constant near-null vector, which
@@ -1120,34 +1223,29 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
         PetscCall(PetscOptionsDestroy(&defaults));
       }
     } else {
-      PetscMPIInt size;
-      PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-      PetscCall(PCSetType(ctx->amg, PCLU)); /* S~ is indefinite: a pivoting LU */
-      if (size > 1 || ctx->assembled)
-        PetscCall(PCFactorSetMatSolverType(ctx->amg, size > 1 ? MATSOLVERMUMPS : MATSOLVERKLU));
+      if (ctx->assembled)
+        PetscCall(MbsSchurAMGInnerLU(ctx->amg)); /* S~ is indefinite: a pivoting LU */
+      else {
+        PetscCall(PCSetType(ctx->amg, PCLU));
+        if (size > 1) PetscCall(PCFactorSetMatSolverType(ctx->amg, MATSOLVERMUMPS));
+      }
     }
   }
   PetscCall(PCSetFromOptions(ctx->amg));
   if (ctx->axial) {
-    PetscMPIInt size;
-    ctx->rho = st->ops->schur_axial;
-    PetscCheck(ctx->rho != 0, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
-               "-%smbs_schur_axial: the axial correction is derived for the schemes em and em-g, not %s",
-               prefix ? prefix : "", st->type);
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-    PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->prim));
+    PetscCall(PCCreate(comm, &ctx->prim));
     PetscCall(PCSetOptionsPrefix(ctx->prim, prefix));
     PetscCall(PCAppendOptionsPrefix(ctx->prim, "mbs_schur_primal_"));
-    PetscCall(PCSetType(ctx->prim, PCLU));
-    PetscCall(PCFactorSetMatSolverType(ctx->prim, size > 1 ? MATSOLVERMUMPS : MATSOLVERKLU));
+    PetscCall(MbsSchurAMGInnerLU(ctx->prim));
     PetscCall(PCSetFromOptions(ctx->prim));
+    ctx->prim_fresh = PETSC_TRUE;
   }
-  PetscCall(PCShellSetContext(pc, ctx));
-  PetscCall(
-    PCShellSetName(pc, "gglmbs Schur-AMG (each body's blocks inverted, the multipliers by C_h (x) G M^-1 G^T)"));
+  PetscCall(PCShellSetName(
+    pc, ctx->axial       ? "gglmbs Schur-AMG (A - B W C factored, the multipliers by C_h (x) G M^-1 G^T)"
+        : ctx->assembled ? "gglmbs Schur-AMG (each body's blocks inverted, D - C A~^-1 B factored)"
+                         : "gglmbs Schur-AMG (each body's blocks inverted, the multipliers by C_h (x) G M^-1 G^T)"));
   PetscCall(PCShellSetSetUp(pc, MbsSchurAMGSetUp));
   PetscCall(PCShellSetApply(pc, MbsSchurAMGApply));
   PetscCall(PCShellSetView(pc, MbsSchurAMGView));
-  PetscCall(PCShellSetDestroy(pc, MbsSchurAMGDestroy));
   PetscFunctionReturn(0);
 }

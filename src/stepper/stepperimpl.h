@@ -295,12 +295,15 @@ typedef struct {
   PetscInt  n[2];   /* the entries of S's diagonal and off-diagonal blocks */
   PetscInt *pos[2]; /* each one's position in the values of J's diagonal, off-diagonal block */
 } MbsSubMatMap;
-/* The position of column c in row r of a CSR pattern (sorted columns), or -1 */
-static inline PetscInt MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscInt r, PetscInt c)
+/* *pos: the position of column c in row r of a CSR pattern (sorted columns), or -1 */
+static inline PetscErrorCode MbsCSRFind(const PetscInt *ia, const PetscInt *ja, PetscInt r, PetscInt c, PetscInt *pos)
 {
   PetscInt loc;
-  if (PetscFindInt(c, ia[r + 1] - ia[r], ja + ia[r], &loc)) return -1; /* an error only for a bad row */
-  return loc >= 0 ? ia[r] + loc : -1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFindInt(c, ia[r + 1] - ia[r], ja + ia[r], &loc));
+  *pos = loc >= 0 ? ia[r] + loc : -1;
+  PetscFunctionReturn(0);
 }
 PETSC_INTERN PetscErrorCode MbsAIJSplit_Private(Mat, Mat *, Mat *, const PetscInt **, PetscBool *);
 PETSC_INTERN PetscErrorCode MbsSubMatMapCreate_Private(Mat J, IS isr, IS isc, Mat S, MbsSubMatMap *, PetscBool *ok);

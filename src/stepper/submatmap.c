@@ -4,7 +4,8 @@
   values of later Jacobians of the same pattern instead of cutting them out again (MatCreateSubMatrix() with
   MAT_REUSE_MATRIX searches every row of J: 0.1 s a set-up on a chain of 10^5 particles).
 
-  J and S are SeqAIJ, or both MPIAIJ (S as MatCreateSubMatrix() makes it: J's local rows, isc's column ownership). An
+  J and S are SeqAIJ, or both MPIAIJ (S as MatCreateSubMatrix() makes it: J's local rows, isc's column ownership; or
+  a matrix whose pattern J's holds, isr and isc the identity of J's rows and columns: a sum of it and another). An
   entry of S's diagonal block sits in J's diagonal block; one of its off-diagonal block in J's off-diagonal block, whose
   global column is translated to J's through one scatter of J's column numbers on S's column layout.
 */
@@ -39,7 +40,7 @@ static PetscErrorCode MbsSubMatMapBlock(Mat Jb, Mat Sb, const PetscInt rows[], P
 
   PetscFunctionBegin;
   PetscCall(MatGetRowIJ(Jb, 0, PETSC_FALSE, PETSC_FALSE, &nj, &jia, &jja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the Jacobian's block");
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of the parent matrix's block");
   PetscCall(MatGetRowIJ(Sb, 0, PETSC_FALSE, PETSC_FALSE, &m, &sia, &sja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "no row structure of a submatrix's block");
   *n = sia[m];
@@ -48,7 +49,8 @@ static PetscErrorCode MbsSubMatMapBlock(Mat Jb, Mat Sb, const PetscInt rows[], P
     const PetscInt jr = rows[r] - roff;
     for (PetscInt k = sia[r]; k < sia[r + 1]; k++) {
       const PetscInt c = colJ[sja[k]];
-      (*pos)[k]        = c < 0 ? -1 : MbsCSRFind(jia, jja, jr, c);
+      (*pos)[k]        = -1;
+      if (c >= 0) PetscCall(MbsCSRFind(jia, jja, jr, c, &(*pos)[k]));
       if ((*pos)[k] < 0) *found = PETSC_FALSE;
     }
   }
@@ -57,7 +59,7 @@ static PetscErrorCode MbsSubMatMapBlock(Mat Jb, Mat Sb, const PetscInt rows[], P
   PetscFunctionReturn(0);
 }
 
-/* The map of S = J(isr, isc) (made by MatCreateSubMatrix()); *ok = PETSC_FALSE (on this rank: the caller agrees over
+/* The map of S = J(isr, isc) (see above); *ok = PETSC_FALSE (on this rank: the caller agrees over
    the ranks) for another matrix type or an entry not found, and the map is then empty. Collective on J when it is
    MPIAIJ. */
 PetscErrorCode MbsSubMatMapCreate_Private(Mat J, IS isr, IS isc, Mat S, MbsSubMatMap *map, PetscBool *ok)
