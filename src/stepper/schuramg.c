@@ -88,8 +88,8 @@ typedef struct {
   PetscObjectState Jnz;    /* its nonzero state then */
   MbsSubMatMap     sub[6]; /* A10, A01, A11 (and A00, C0, B0 under -mbs_schur_axial) */
   PetscInt        *bpos;   /* each entry of the body blocks (doff's layout): its position in J's diagonal block or -1 */
-  /* -mbs_schur_axial: A~ is A' = A - B W C, W = rho lambda kappa on the first constraint field's rows (0 on the
-     others), solved by the PC prim (sparse LU) in place of the body blocks' inverses */
+  /* -mbs_schur_axial: A~ is A' = A - B0 W C0 (B's columns and C's rows of the first constraint field), W = rho lambda
+     kappa, solved by the PC prim (sparse LU) in place of the body blocks' inverses */
   PetscBool    axial;
   PetscReal    rho;                      /* the scheme's ratio (MbsSchemeOps.schur_axial) */
   PetscReal   *kappa;                    /* each constraint row's curvature along its gradient */
