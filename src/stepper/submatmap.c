@@ -120,8 +120,9 @@ PetscErrorCode MbsSubMatMapCreate_Private(Mat J, IS isr, IS isc, Mat S, MbsSubMa
   PetscFunctionReturn(0);
 }
 
-/* S's values from J's (of the pattern the map was made for) */
-PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *map, Mat J, Mat S)
+/* Moves values between J and S through the map: S's from J's (add = PETSC_FALSE), or J's at S's entries += alpha S's
+   (add = PETSC_TRUE). The source is only read, so its state does not rise. */
+static PetscErrorCode MbsSubMatMapMove(const MbsSubMatMap *map, Mat J, Mat S, PetscBool add, PetscScalar alpha)
 {
   Mat             Jb[2], Sb[2];
   const PetscInt *g;
@@ -131,16 +132,28 @@ PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *map, Mat J, Mat S)
   PetscCall(MbsAIJSplit_Private(J, &Jb[0], &Jb[1], &g, &ok));
   PetscCall(MbsAIJSplit_Private(S, &Sb[0], &Sb[1], &g, &ok));
   for (int part = 0; part < (Sb[1] ? 2 : 1); part++) {
-    const PetscInt    *pos = map->pos[part];
-    const PetscScalar *ja;
-    PetscScalar       *sa;
-    PetscCall(MatSeqAIJGetArrayRead(Jb[part], &ja));
-    PetscCall(MatSeqAIJGetArrayWrite(Sb[part], &sa));
-    for (PetscInt k = 0; k < map->n[part]; k++) sa[k] = ja[pos[k]];
-    PetscCall(MatSeqAIJRestoreArrayWrite(Sb[part], &sa));
-    PetscCall(MatSeqAIJRestoreArrayRead(Jb[part], &ja));
+    const PetscInt    *pos  = map->pos[part];
+    Mat                from = add ? Sb[part] : Jb[part], to = add ? Jb[part] : Sb[part];
+    const PetscScalar *fa;
+    PetscScalar       *ta;
+    PetscCall(MatSeqAIJGetArrayRead(from, &fa));
+    PetscCall(MatSeqAIJGetArray(to, &ta));
+    if (add)
+      for (PetscInt k = 0; k < map->n[part]; k++) ta[pos[k]] += alpha * fa[k];
+    else
+      for (PetscInt k = 0; k < map->n[part]; k++) ta[k] = fa[pos[k]];
+    PetscCall(MatSeqAIJRestoreArray(to, &ta));
+    PetscCall(MatSeqAIJRestoreArrayRead(from, &fa));
   }
-  if (Sb[1]) PetscCall(PetscObjectStateIncrease((PetscObject)S)); /* its blocks' states rose */
+  if (Sb[1]) PetscCall(PetscObjectStateIncrease((PetscObject)(add ? J : S))); /* its blocks' states rose */
+  PetscFunctionReturn(0);
+}
+
+/* S's values from J's (of the pattern the map was made for) */
+PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *map, Mat J, Mat S)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsSubMatMapMove(map, J, S, PETSC_FALSE, 0.0));
   PetscFunctionReturn(0);
 }
 
@@ -149,24 +162,8 @@ PetscErrorCode MbsSubMatMapCopy_Private(const MbsSubMatMap *map, Mat J, Mat S)
    inserts row by row: 0.1 s per sum on a chain of 10^5 particles) */
 PetscErrorCode MbsSubMatMapAddTo_Private(const MbsSubMatMap *map, Mat S, PetscScalar alpha, Mat J)
 {
-  Mat             Jb[2], Sb[2];
-  const PetscInt *g;
-  PetscBool       ok;
-
   PetscFunctionBegin;
-  PetscCall(MbsAIJSplit_Private(J, &Jb[0], &Jb[1], &g, &ok));
-  PetscCall(MbsAIJSplit_Private(S, &Sb[0], &Sb[1], &g, &ok));
-  for (int part = 0; part < (Sb[1] ? 2 : 1); part++) {
-    const PetscInt    *pos = map->pos[part];
-    const PetscScalar *sa;
-    PetscScalar       *ja;
-    PetscCall(MatSeqAIJGetArrayRead(Sb[part], &sa));
-    PetscCall(MatSeqAIJGetArray(Jb[part], &ja));
-    for (PetscInt k = 0; k < map->n[part]; k++) ja[pos[k]] += alpha * sa[k];
-    PetscCall(MatSeqAIJRestoreArray(Jb[part], &ja));
-    PetscCall(MatSeqAIJRestoreArrayRead(Sb[part], &sa));
-  }
-  if (Jb[1]) PetscCall(PetscObjectStateIncrease((PetscObject)J)); /* its blocks' states rose */
+  PetscCall(MbsSubMatMapMove(map, J, S, PETSC_TRUE, alpha));
   PetscFunctionReturn(0);
 }
 
