@@ -83,6 +83,30 @@ static void SetOptions(const char *opts, const char *extra)
   if (extra) CHECK(PetscOptionsInsertString(NULL, extra));
 }
 
+/* The set-up of a stepper of the model under the options (scheme NULL: the default) must fail with the error code
+   and a message that says text */
+static void ExpectSetUpError(MbsModel model, const char *opts, const char *extra, const char *scheme,
+                             PetscErrorCode code, const char *text, const char *what)
+{
+  MbsStepper     st;
+  PetscErrorCode ierr;
+  const char    *msg = NULL;
+
+  SetOptions(opts, extra);
+  CHECK(MbsStepperCreate(model, &st));
+  if (scheme) CHECK(MbsStepperSetType(st, scheme));
+  CHECK(MbsStepperSetFromOptions(st));
+  CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = MbsStepperSetUp(st);
+  CHECK(PetscPopErrorHandler());
+  if (ierr) CHECK(PetscErrorMessage(ierr, NULL, (char **)&msg));
+  if (ierr != code || !msg || !strstr(msg, text))
+    Fail("%s: set-up returned %d ('%s'), expected %d saying '%s'\n", what, (int)ierr, msg ? msg : "(none)", (int)code,
+         text);
+  CHECK(MbsStepperDestroy(&st));
+  CHECK(PetscOptionsClear(NULL));
+}
+
 typedef struct {
   PetscInt   steps;
   Vec       *q, *p;  /* state after every step */
@@ -1050,25 +1074,11 @@ static void test_schur_amg_axial(void **state)
            schemes[k], (double)mean[1], (int)sizes[1], (double)mean[0], (int)sizes[0]);
   }
   { /* refused where W is not derived */
-    MbsModel       model;
-    MbsStepper     st;
-    PetscErrorCode ierr;
-    const char    *msg = NULL;
+    MbsModel model;
     BuildNet(1, 10, &model);
-    SetOptions("-mbs_solver schur -mbs_schur_axial", NULL);
-    CHECK(MbsStepperCreate(model, &st));
-    CHECK(MbsStepperSetType(st, "vi-s"));
-    CHECK(MbsStepperSetFromOptions(st));
-    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = MbsStepperSetUp(st);
-    CHECK(PetscPopErrorHandler());
-    if (ierr) CHECK(PetscErrorMessage(ierr, NULL, (char **)&msg));
-    if (ierr != PETSC_ERR_SUP || !msg || !strstr(msg, "derived for the schemes em and em-g, not vi-s"))
-      Fail("vi-s, -mbs_schur_axial: set-up returned %d ('%s'), expected PETSC_ERR_SUP naming the schemes\n", (int)ierr,
-           msg ? msg : "(none)");
-    CHECK(MbsStepperDestroy(&st));
+    ExpectSetUpError(model, "-mbs_solver schur -mbs_schur_axial", NULL, "vi-s", PETSC_ERR_SUP,
+                     "derived for the schemes em and em-g, not vi-s", "vi-s, -mbs_schur_axial");
     CHECK(MbsModelDestroy(&model));
-    CHECK(PetscOptionsClear(NULL));
   }
 }
 
@@ -1139,24 +1149,11 @@ static void test_schur_amg_assembled(void **state)
            schemes[k], (double)mean[1], (int)sizes[1], (double)mean[0], (int)sizes[0]);
   }
   { /* the two options exclude each other */
-    MbsModel       model;
-    MbsStepper     st;
-    PetscErrorCode ierr;
-    const char    *msg = NULL;
+    MbsModel model;
     BuildRigidChain(3, &model);
-    SetOptions("-mbs_solver schur -mbs_schur_axial -mbs_schur_assembled", NULL);
-    CHECK(MbsStepperCreate(model, &st));
-    CHECK(MbsStepperSetFromOptions(st));
-    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = MbsStepperSetUp(st);
-    CHECK(PetscPopErrorHandler());
-    if (ierr) CHECK(PetscErrorMessage(ierr, NULL, (char **)&msg));
-    if (ierr != PETSC_ERR_ARG_INCOMP || !msg || !strstr(msg, "exclude each other"))
-      Fail("-mbs_schur_axial -mbs_schur_assembled: set-up returned %d ('%s'), expected PETSC_ERR_ARG_INCOMP\n",
-           (int)ierr, msg ? msg : "(none)");
-    CHECK(MbsStepperDestroy(&st));
+    ExpectSetUpError(model, "-mbs_solver schur -mbs_schur_axial -mbs_schur_assembled", NULL, NULL, PETSC_ERR_ARG_INCOMP,
+                     "exclude each other", "-mbs_schur_axial -mbs_schur_assembled");
     CHECK(MbsModelDestroy(&model));
-    CHECK(PetscOptionsClear(NULL));
   }
 }
 
@@ -1390,29 +1387,15 @@ static void test_schur_amg_refused(void **state)
 
   (void)state;
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-    MbsModel       model;
-    MbsRunConfig   cfg;
-    MbsStepper     st;
-    PetscErrorCode ierr;
-    const char    *msg = NULL;
+    MbsModel     model;
+    MbsRunConfig cfg;
+    char         what[PETSC_MAX_PATH_LEN];
     InputModel(cases[c].input, &model, &cfg);
-    SetOptions("-mbs_solver schur", strstr(cases[c].input, "redundant") ? "-mbs_allow_redundant_constraints" : NULL);
-    CHECK(MbsStepperCreate(model, &st));
-    CHECK(MbsStepperSetType(st, cases[c].scheme));
-    CHECK(MbsStepperSetFromOptions(st));
-    CHECK(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    ierr = MbsStepperSetUp(st);
-    CHECK(PetscPopErrorHandler());
-    if (ierr) CHECK(PetscErrorMessage(ierr, NULL, (char **)&msg));
-    if (!ierr || ierr != PETSC_ERR_SUP)
-      Fail("%s, %s, -mbs_solver schur: set-up returned %d, expected PETSC_ERR_SUP\n", cases[c].input, cases[c].scheme,
-           (int)ierr);
-    else if (!msg || !strstr(msg, cases[c].reason))
-      Fail("%s, %s, -mbs_solver schur: the message '%s' does not say '%s'\n", cases[c].input, cases[c].scheme,
-           msg ? msg : "(none)", cases[c].reason);
-    CHECK(MbsStepperDestroy(&st));
+    CHECK(PetscSNPrintf(what, sizeof(what), "%s, %s, -mbs_solver schur", cases[c].input, cases[c].scheme));
+    ExpectSetUpError(model, "-mbs_solver schur",
+                     strstr(cases[c].input, "redundant") ? "-mbs_allow_redundant_constraints" : NULL, cases[c].scheme,
+                     PETSC_ERR_SUP, cases[c].reason, what);
     CHECK(MbsModelDestroy(&model));
-    CHECK(PetscOptionsClear(NULL));
   }
 }
 
