@@ -1399,6 +1399,121 @@ static void test_schur_amg_refused(void **state)
   }
 }
 
+/* A linear solve that fails at an iterate at the round-off floor does not fail the step, and one that fails above it
+   does not let the step pass (MbsStepperLinearFailureAtFloor(), src/stepper/step.c). Seen: on two ranks, GMRES under
+   the Schur-AMG on a rigid chain of 10^4 links stagnated at 1.1e-13, the rounding of J x, on a right-hand side of
+   5e-13, and reported a breakdown. A KSP convergence test stands in for that Krylov method here: under an exact LU
+   preconditioner it reports a breakdown at every solve whose iterate is within `window` of the floor (max_f ||F_f|| /
+   (eps ||s_f||), the convergence test's measure), or at every solve (window < 0). */
+typedef struct {
+  MbsStepper st;
+  PetscReal  window;
+  PetscInt   fails;
+} FloorKSP;
+
+static PetscErrorCode FloorKSPConverged(KSP ksp, PetscInt it, PetscReal rnorm, KSPConvergedReason *reason, void *ctx)
+{
+  FloorKSP *f = (FloorKSP *)ctx;
+
+  PetscFunctionBegin;
+  (void)ksp;
+  (void)rnorm;
+  *reason = it >= 1 ? KSP_CONVERGED_ITS : KSP_CONVERGED_ITERATING; /* the exact preconditioner: one iteration */
+  if (it == 0) {
+    PetscBool fail = (PetscBool)(f->window < 0);
+    if (!fail) {
+      Vec       X, F;
+      PetscReal ratio;
+      PetscCall(SNESGetSolution(f->st->snes, &X));
+      PetscCall(SNESGetFunction(f->st->snes, &F, NULL, NULL));
+      PetscCall(MbsStepperResidualScale_Private(f->st, X, F, &ratio));
+      fail = (PetscBool)(ratio / PETSC_MACHINE_EPSILON <= f->window);
+    }
+    if (fail) {
+      *reason = KSP_DIVERGED_BREAKDOWN;
+      f->fails++;
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+static void test_linear_failure_at_floor(void **state)
+{
+  const PetscInt  steps     = 5;
+  const PetscReal window[3] = {0, MBS_FLOOR_EPS_FACTOR, -1};
+  PetscMPIInt     size;
+  MbsModel        model;
+  Vec             q[3], p[3];
+  PetscInt        fails[3], failed[3], newton[3];
+
+  (void)state;
+  CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  BuildNet(4, 6, &model);
+  for (int k = 0; k < 3; k++) { /* no failure (the reference), failures at the floor, failures everywhere */
+    MbsStepper st;
+    SNES       snes;
+    KSP        ksp;
+    FloorKSP   f = {NULL, window[k], 0};
+    Vec        qs, ps;
+    SetOptions("-ksp_type gmres -pc_type lu -mbs_jacobian_reuse 1",
+               size == 1 ? "-pc_factor_mat_solver_type umfpack" : "-pc_factor_mat_solver_type mumps");
+    CHECK(MbsStepperCreate(model, &st));
+    CHECK(MbsStepperSetType(st, "em"));
+    CHECK(MbsStepperSetTimeStep(st, 1e-3));
+    CHECK(MbsStepperSetFromOptions(st));
+    CHECK(MbsStepperSetFailureCheckpoint(st, "none"));
+    CHECK(MbsStepperSetErrorIfStepFails(st, PETSC_FALSE));
+    CHECK(MbsStepperSetUp(st));
+    CHECK(MbsStepperGetSNES(st, &snes));
+    CHECK(SNESGetKSP(snes, &ksp));
+    f.st = st;
+    CHECK(KSPSetConvergenceTest(ksp, FloorKSPConverged, &f, NULL));
+    failed[k] = 0;
+    for (PetscInt n = 0; n < steps && !failed[k]; n++) {
+      MbsStepReason reason;
+      CHECK(MbsStepperStep(st));
+      CHECK(MbsStepperGetConvergedReason(st, &reason));
+      if (reason < 0) failed[k] = 1;
+    }
+    fails[k] = f.fails;
+    CHECK(MbsStepperGetNewtonIterations(st, NULL, &newton[k]));
+    CHECK(MbsStepperGetState(st, &qs, &ps));
+    CHECK(VecDuplicate(qs, &q[k]));
+    CHECK(VecDuplicate(ps, &p[k]));
+    CHECK(VecCopy(qs, q[k]));
+    CHECK(VecCopy(ps, p[k]));
+    if (getenv("GGLMBS_TEST_VERBOSE"))
+      CHECK(PetscPrintf(PETSC_COMM_WORLD, "window %g: %d linear failures, %d Newton iterations, %s\n",
+                        (double)window[k], (int)fails[k], (int)newton[k],
+                        failed[k] ? "a step failed" : "every step converged"));
+    CHECK(MbsStepperDestroy(&st));
+    CHECK(PetscOptionsClear(NULL));
+  }
+  if (fails[0] || failed[0]) Fail("the reference run failed (%d linear failures)\n", (int)fails[0]);
+  if (!fails[1] || failed[1] || newton[1] > newton[0]) /* more: a step was solved again */
+    Fail("linear failures at the round-off floor: %d of them, %s, %d Newton iterations against the reference's %d "
+         "(expected some failures, every step accepted where it failed, no more iterations)\n",
+         (int)fails[1], failed[1] ? "a step failed" : "no step failed", (int)newton[1], (int)newton[0]);
+  else {
+    PetscReal dq, dp, nq, np;
+    CHECK(VecAXPY(q[1], -1.0, q[0]));
+    CHECK(VecAXPY(p[1], -1.0, p[0]));
+    CHECK(VecNorm(q[1], NORM_INFINITY, &dq));
+    CHECK(VecNorm(p[1], NORM_INFINITY, &dp));
+    CHECK(VecNorm(q[0], NORM_INFINITY, &nq));
+    CHECK(VecNorm(p[0], NORM_INFINITY, &np));
+    if (!(dq <= 1e-12 * nq && dp <= 1e-10 * np))
+      Fail("linear failures at the round-off floor: the state deviates from the reference by %.3e (q) and %.3e (p)\n",
+           (double)dq, (double)dp);
+  }
+  if (!failed[2]) Fail("linear failures above the round-off floor: the step was accepted\n");
+  for (int k = 0; k < 3; k++) {
+    CHECK(VecDestroy(&q[k]));
+    CHECK(VecDestroy(&p[k]));
+  }
+  CHECK(MbsModelDestroy(&model));
+}
+
 /* A preconditioner whose set-up fails fails the step, on every rank, and the next set-up starts afresh: the same rod
    given twice (two dependent constraints of one body, a singular block of P_ss; under -mbs_schur_assembled a singular
    S~, whose LU fails) fails two steps in a row with the failed-solve reason, not an error */
@@ -1452,6 +1567,7 @@ int main(int argc, char **argv)
     cmocka_unit_test(test_schur_amg_assembled),
     cmocka_unit_test(test_schur_amg_refused),
     cmocka_unit_test(test_schur_amg_failure),
+    cmocka_unit_test(test_linear_failure_at_floor),
   };
   const char *filter = getenv("GGLMBS_TEST_FILTER");
   int         fails;
