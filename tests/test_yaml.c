@@ -102,6 +102,7 @@ static const BadInput bad_inputs[] = {
   {"scheme_parameter_default_type", 2, 10, "scheme.vartheta", "a parameter of scheme em (its parameters: none)",
    "unknown key 'vartheta'"},
   {"scheme_theta_zero", 4, 10, "scheme.theta", "expected a real in (0", "'0'"},
+  {"scheme_theta_one", 4, 10, "scheme.theta", "expected a real in (0, 1) for theta of scheme vi-a", "'1'"},
   {"scheme_vartheta_range", 2, 20, "scheme.vartheta", "expected a real in [0", "'1.5'"},
   {"scheme_theta_not_number", 2, 29, "scheme.theta", "expected a real in (0", "'half'"},
   {"scheme_duplicate_parameter", 2, 34, "scheme.theta", "each key at most once", "first at line 2, column 22"},

@@ -36,6 +36,7 @@ typedef struct {
   char      name[32];
   PetscReal def, lo, hi;
   PetscBool lo_open; /* lo itself is excluded */
+  PetscBool hi_open; /* hi itself is excluded */
   char      help[128];
   PetscBool integer; /* only integer values (MbsSchemeRegisterIntegerParameter()) */
 } MbsSchemeParameter;
@@ -59,7 +60,7 @@ PETSC_EXTERN PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode 
 PETSC_EXTERN PetscErrorCode MbsSchemeList(MPI_Comm, PetscViewer);
 PETSC_EXTERN PetscErrorCode MbsSchemeIsRegistered(const char name[], PetscBool *registered, char names[], size_t len);
 PETSC_EXTERN PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def,
-                                                       PetscReal lo, PetscBool lo_open, PetscReal hi,
+                                                       PetscReal lo, PetscBool lo_open, PetscReal hi, PetscBool hi_open,
                                                        const char help[]);
 PETSC_EXTERN PetscErrorCode MbsSchemeRegisterIntegerParameter(const char scheme[], const char name[], PetscInt def,
                                                               PetscInt lo, PetscInt hi, const char help[]);

@@ -566,7 +566,7 @@ PetscErrorCode MbsSchemeRegister_DH(void)
   PetscFunctionBegin;
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEDH, MbsSchemeCreate_DH));
   PetscCall(
-    MbsSchemeRegisterParameter(MBSSCHEMEDH, "tau", 0.5, 0.0, PETSC_FALSE, 1.0,
+    MbsSchemeRegisterParameter(MBSSCHEMEDH, "tau", 0.5, 0.0, PETSC_FALSE, 1.0, PETSC_FALSE,
                                "DH: the interpolation point q_{n+tau} = (1-tau) q_n + tau q_{n+1} (Ball 2013)"));
   PetscFunctionReturn(0);
 }

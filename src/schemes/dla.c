@@ -209,7 +209,7 @@ PetscErrorCode MbsSchemeRegister_DLA(void)
   PetscFunctionBegin;
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEDLA, MbsSchemeCreate_DLA));
   PetscCall(
-    MbsSchemeRegisterParameter(MBSSCHEMEDLA, "tau", 0.5, 0.0, PETSC_FALSE, 1.0,
+    MbsSchemeRegisterParameter(MBSSCHEMEDLA, "tau", 0.5, 0.0, PETSC_FALSE, 1.0, PETSC_FALSE,
                                "DLA: the interpolation point q_{n+tau} = (1-tau) q_n + tau q_{n+1} (Ball 2013)"));
   PetscFunctionReturn(0);
 }

@@ -120,8 +120,10 @@ PetscErrorCode MbsSchemeRegister_VIA(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIA, MbsSchemeCreate_VIA));
-  /* the default is the one of the paper's own computations */
-  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0,
+  /* the default is the one of the paper's own computations; the paper's range is (0, 1) (after its eq. 79): at
+     theta = 1, R_v fixes v = M^-1 p_n, so g(q_1) = 0 and G(q_1) v = 0 both bind q_1 through gamma alone and lambda is
+     left undetermined (the Jacobian is singular) */
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIA, "theta", 0.5, 0.0, PETSC_TRUE, 1.0, PETSC_TRUE,
                                        "VI-A: q_theta = (1-theta) q_n + theta q_{n+1}"));
   PetscFunctionReturn(0);
 }

@@ -147,9 +147,9 @@ PetscErrorCode MbsSchemeRegister_VIB(void)
   PetscFunctionBegin;
   PetscCall(PetscFunctionListAdd(&MbsSchemeFunctions, MBSSCHEMEVIB, MbsSchemeCreate_VIB));
   /* the defaults are those of the paper's own computations */
-  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "theta", 1.0, 0.0, PETSC_FALSE, 1.0,
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "theta", 1.0, 0.0, PETSC_FALSE, 1.0, PETSC_FALSE,
                                        "VI-B: Theta, q_Theta = (1-Theta) q_n + Theta q_{n+1}"));
-  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "vartheta", 0.5, 0.0, PETSC_FALSE, 1.0,
+  PetscCall(MbsSchemeRegisterParameter(MBSSCHEMEVIB, "vartheta", 0.5, 0.0, PETSC_FALSE, 1.0, PETSC_FALSE,
                                        "VI-B: vartheta, weight of G(q_{n+1}) in the multiplier forces"));
   PetscFunctionReturn(0);
 }

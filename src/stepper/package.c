@@ -115,13 +115,13 @@ PetscErrorCode MbsSchemeRegister(const char name[], PetscErrorCode (*create)(Mbs
 . name - the parameter's name
 . def - its default
 . lo, lo_open - lower bound, and whether lo itself is excluded
-. hi - upper bound (included)
+. hi, hi_open - upper bound, and whether hi itself is excluded
 - help - one line for -help
 
   Level: advanced
 @*/
 PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[], PetscReal def, PetscReal lo,
-                                          PetscBool lo_open, PetscReal hi, const char help[])
+                                          PetscBool lo_open, PetscReal hi, PetscBool hi_open, const char help[])
 {
   const MbsSchemeParameter *old;
   MbsSchemeParameter       *prm;
@@ -148,6 +148,7 @@ PetscErrorCode MbsSchemeRegisterParameter(const char scheme[], const char name[]
   prm->lo      = lo;
   prm->hi      = hi;
   prm->lo_open = lo_open;
+  prm->hi_open = hi_open;
   PetscFunctionReturn(0);
 }
 
@@ -175,7 +176,8 @@ PetscErrorCode MbsSchemeRegisterIntegerParameter(const char scheme[], const char
   const MbsSchemeParameter *prm;
 
   PetscFunctionBegin;
-  PetscCall(MbsSchemeRegisterParameter(scheme, name, (PetscReal)def, (PetscReal)lo, PETSC_FALSE, (PetscReal)hi, help));
+  PetscCall(MbsSchemeRegisterParameter(scheme, name, (PetscReal)def, (PetscReal)lo, PETSC_FALSE, (PetscReal)hi,
+                                       PETSC_FALSE, help));
   PetscCall(MbsSchemeGetParameter(scheme, name, &prm));
   ((MbsSchemeParameter *)prm)->integer = PETSC_TRUE;
   PetscFunctionReturn(0);
@@ -234,12 +236,13 @@ PetscErrorCode MbsSchemeCheckParameter(const MbsSchemeParameter *prm, PetscReal 
 {
   PetscFunctionBegin;
   *ok = (PetscIsNormalReal(value) || value == 0) && (prm->lo_open ? value > prm->lo : value >= prm->lo) &&
-            value <= prm->hi && (!prm->integer || value == PetscFloorReal(value))
+            (prm->hi_open ? value < prm->hi : value <= prm->hi) && (!prm->integer || value == PetscFloorReal(value))
           ? PETSC_TRUE
           : PETSC_FALSE;
   if (expected && len)
-    snprintf(expected, len, "%s in %s%g, %g] for %s of scheme %s", prm->integer ? "an integer" : "a real",
-             prm->lo_open ? "(" : "[", (double)prm->lo, (double)prm->hi, prm->name, prm->scheme);
+    snprintf(expected, len, "%s in %s%g, %g%s for %s of scheme %s", prm->integer ? "an integer" : "a real",
+             prm->lo_open ? "(" : "[", (double)prm->lo, (double)prm->hi, prm->hi_open ? ")" : "]", prm->name,
+             prm->scheme);
   PetscFunctionReturn(0);
 }
 
