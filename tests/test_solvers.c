@@ -1027,13 +1027,13 @@ static void test_schur_amg_bounded_iterations(void **state)
    which W is not derived is refused with the reason. */
 static void test_schur_amg_axial(void **state)
 {
-  const char *const schemes[] = {"em", "em-g"};
+  const char *const schemes[] = {"em", "em-g", "vi-a"};
   const PetscInt    sizes[] = {300, 3000}, steps = 5;
   PetscMPIInt       size;
 
   (void)state;
   CHECK(MPI_Comm_size(PETSC_COMM_WORLD, &size));
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 3; k++) {
     PetscReal mean[2];
     for (int c = 0; c < 2; c++) {
       MbsModel   model;
@@ -1073,11 +1073,13 @@ static void test_schur_amg_axial(void **state)
            "%d\n",
            schemes[k], (double)mean[1], (int)sizes[1], (double)mean[0], (int)sizes[0]);
   }
-  { /* refused where W is not derived */
+  { /* refused where W is not derived: vi-s has no lambda g'' in its primal block, vi-b's is not of the form B W C */
     MbsModel model;
     BuildNet(1, 10, &model);
     ExpectSetUpError(model, "-mbs_solver schur -mbs_schur_axial", NULL, "vi-s", PETSC_ERR_SUP,
-                     "derived for the schemes em and em-g, not vi-s", "vi-s, -mbs_schur_axial");
+                     "(em, em-g, vi-a), not vi-s: its multipliers' forces act at q_n", "vi-s, -mbs_schur_axial");
+    ExpectSetUpError(model, "-mbs_solver schur -mbs_schur_axial", NULL, "vi-b", PETSC_ERR_SUP,
+                     "(em, em-g, vi-a), not vi-b", "vi-b, -mbs_schur_axial");
     CHECK(MbsModelDestroy(&model));
   }
 }

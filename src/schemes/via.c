@@ -110,6 +110,7 @@ static PetscErrorCode MbsSchemeCreate_VIA(MbsStepper st)
   st->ops->setup                   = MbsSchemeSetUp_VIA;
   st->ops->residual                = MbsSchemeResidual_VIA;
   st->ops->schur_amg               = PETSC_TRUE; /* tests/test_solvers.c: LU's trajectory, exact at zero multipliers */
+  st->ops->schur_axial             = 1.0; /* (h theta) lambda g''(qt) against h G(qt)^T and theta G(qt), any theta */
   st->ops->jacobian                = MbsSchemeJacobian_VIA;
   st->ops->constraint_force_weight = MbsSchemeConstraintForceWeight_VIA;
   st->ops->view                    = MbsSchemeView_VIA;

@@ -35,9 +35,9 @@
   on every rank (the step is then diagnosed as not converged).
 
   Two variants bound the iterations on chains (docs/solvers.md, "Chains under tension", "Rigid chains"):
-  * -mbs_schur_axial (EM, EM-G): A~ is A' = A - B0 W C0, W = rho lambda kappa on the first constraint field (B0, C0 its
-    columns of B and rows of C; kappa each constraint's curvature along its gradient, rho the scheme's ratio), which
-    takes the constraints' axial stiffness out of A and keeps the rest exactly; A' is factored by sparse LU
+  * -mbs_schur_axial (EM, EM-G, VI-A): A~ is A' = A - B0 W C0, W = rho lambda kappa on the first constraint field (B0,
+  C0 its columns of B and rows of C; kappa each constraint's curvature along its gradient, rho the scheme's ratio),
+  which takes the constraints' axial stiffness out of A and keeps the rest exactly; A' is factored by sparse LU
     (-<prefix>mbs_schur_primal_) and C_h is fitted against D - C A'^-1 B.
   * -mbs_schur_assembled (every scheme): S~ = D - C A~^-1 B is assembled (A~^-1 as a block-diagonal matrix) and
     factored by sparse LU (-<prefix>mbs_schur_) in place of C_h (x) P; exact where bodies couple only through linear
@@ -1131,7 +1131,7 @@ static PetscErrorCode MbsSchurAMGOptions(PetscOptionItems *PetscOptionsObject, P
   PetscCall(
     PetscOptionsBool("-mbs_schur_axial",
                      "Take the constraints' axial stiffness out of the primal block and solve that by sparse LU "
-                     "(long chains under tension; schemes em and em-g)",
+                     "(long chains under tension; schemes em, em-g and vi-a)",
                      "MbsPCSetSchurAMG_Private", ctx->axial, &ctx->axial, NULL));
   PetscCall(
     PetscOptionsBool("-mbs_schur_assembled",
@@ -1190,9 +1190,16 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
              "-%smbs_schur_axial and -%smbs_schur_assembled exclude each other (A - B W C is not block diagonal)",
              prefix ? prefix : "", prefix ? prefix : "");
   ctx->rho = st->ops->schur_axial;
-  PetscCheck(!ctx->axial || ctx->rho != 0, comm, PETSC_ERR_SUP,
-             "-%smbs_schur_axial: the axial correction is derived for the schemes em and em-g, not %s",
-             prefix ? prefix : "", st->type);
+  if (ctx->axial && ctx->rho == 0) {
+    PetscReal w;
+    PetscCall(MbsStepperGetConstraintForceWeight(st, &w));
+    SETERRQ(
+      comm, PETSC_ERR_SUP,
+      "-%smbs_schur_axial: the axial correction is derived for the schemes whose lambda g'' is B W C for one W (em, "
+      "em-g, vi-a), not %s%s",
+      prefix ? prefix : "", st->type,
+      w == 0 ? ": its multipliers' forces act at q_n, so its primal block holds no lambda g'' to take out" : "");
+  }
   PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->amg));
   ctx->amg_fresh = PETSC_TRUE;
   PetscCall(PCSetOptionsPrefix(ctx->amg, prefix));
