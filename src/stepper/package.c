@@ -227,7 +227,7 @@ PetscErrorCode MbsSchemeGetParameterNames(const char scheme[], char names[], siz
 
 /*@C
   MbsSchemeCheckParameter - Whether a value is admissible for a parameter; if not, `expected` describes
-  the range ("a real in (0, 1] (VI-A: ...)").
+  the range ("a real in (0, 1) for theta of scheme vi-a").
 
   Not Collective
 @*/

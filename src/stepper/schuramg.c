@@ -1198,7 +1198,7 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
       "-%smbs_schur_axial: the axial correction is derived for the schemes whose lambda g'' is B W C for one W (em, "
       "em-g, vi-a), not %s%s",
       prefix ? prefix : "", st->type,
-      w == 0 ? ": its multipliers' forces act at q_n, so its primal block holds no lambda g'' to take out" : "");
+      w == 0 ? ": lambda's forces act at q_n, so its primal block holds no lambda g'' to take out" : "");
   }
   PetscCall(PCCreate(PetscObjectComm((PetscObject)pc), &ctx->amg));
   ctx->amg_fresh = PETSC_TRUE;

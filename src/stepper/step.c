@@ -697,7 +697,10 @@ static PetscErrorCode MbsStepperLinearFailureAtFloor(MbsStepper st, SNESConverge
                       "%s\n",
                       KSPConvergedReasons[kr], (double)fnorm, (double)ratio,
                       ratio <= MBS_FLOOR_EPS_FACTOR ? "at the round-off floor, converged" : "not converged"));
-  if (ratio <= MBS_FLOOR_EPS_FACTOR) *reason = SNES_CONVERGED_FNORM_ABS;
+  if (ratio <= MBS_FLOOR_EPS_FACTOR) {
+    *reason = SNES_CONVERGED_FNORM_ABS;
+    PetscCall(SNESSetConvergedReason(st->snes, *reason)); /* what a host reading the SNES sees */
+  }
   PetscFunctionReturn(0);
 }
 

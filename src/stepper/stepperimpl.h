@@ -43,7 +43,7 @@ typedef struct {
   PetscBool schur_amg;
   /* the ratio of the coefficient of lambda g'' in the Jacobian's primal block to the product of those of G^T in its
      first constraint field's columns and of G in that field's rows (EM, EM-G: (h/2) / (h 1); VI-A: (h theta) /
-     (h theta)); 0 where lambda g'' is not of that form (docs/solvers.md).
+     (h theta)); 0 where not derived (docs/solvers.md).
      The Schur-AMG preconditioner's -mbs_schur_axial takes the constraints' axial stiffness out of the primal block by
      it (src/stepper/schuramg.c) */
   PetscReal schur_axial;
