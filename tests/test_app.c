@@ -727,6 +727,20 @@ static void TestOptionErrors(void **state)
   ExpectContains("stderr", run.err, "option -mbs_schur_axial was not read: it belongs to the Schur-AMG preconditioner");
   ExpectLacks("stdout", run.out, "steps in");
   FreeRun(&run);
+  /* the options of the Schur-AMG's inner preconditioners' nested solvers are read when those are set up, in the first
+     step: no error before the run, and read (no warning after it); a misspelt one is named after the run */
+  for (int typo = 0; typo < 2; typo++) {
+    run = RunProgram(dir, "-i", chain, "-mbs_output_dir", dir, "-mbs_t_end", "0.002", "-mbs_solver", "schur",
+                     "-mbs_schur_axial", "-mbs_schur_primal_pc_type", "bjacobi",
+                     typo ? "-mbs_schur_primal_sub_pc_typo" : "-mbs_schur_primal_sub_pc_type", "ilu", NULL);
+    ExpectSuccess("a nested option of the Schur-AMG's primal solver", &run);
+    ExpectContains("stdout", run.out, "steps in");
+    if (typo)
+      ExpectContains("stderr", run.err, "option -mbs_schur_primal_sub_pc_typo ilu was given but never used");
+    else
+      ExpectLacks("stderr", run.err, "never used");
+    FreeRun(&run);
+  }
   run = RunProgram(dir, "-i", input, "-mbs_output_dir", dir, "-mbs_t_end", "0.1", "-snes_linesearch_typ", "bt", NULL);
   ExpectSuccess("misspelt solver option", &run);
   ExpectContains("stderr", run.err, "option -snes_linesearch_typ bt was given but never used");

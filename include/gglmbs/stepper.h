@@ -123,6 +123,7 @@ PETSC_EXTERN PetscErrorCode MbsStepperGetStepNumber(MbsStepper, PetscInt *);
 PETSC_EXTERN PetscErrorCode MbsStepperGetState(MbsStepper, Vec *q, Vec *p);
 PETSC_EXTERN PetscErrorCode MbsStepperGetNewtonIterations(MbsStepper, PetscInt *last, PetscInt *total);
 PETSC_EXTERN PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper, PetscInt *);
+PETSC_EXTERN PetscErrorCode MbsStepperUsesSchurAMG(MbsStepper, PetscBool *);
 PETSC_EXTERN PetscErrorCode MbsStepperComputeDiagnostics(MbsStepper, MbsDiagnostics *);
 PETSC_EXTERN PetscErrorCode MbsStepperWriteState(MbsStepper, const char filename[]);
 

@@ -72,28 +72,41 @@ static PetscErrorCode MbsAppErrorHandler(MPI_Comm comm, int line, const char *fu
   vi-a), and a run that ignores it would run with something else for as long as it takes: an error, before
   anything runs. Options read only later are exempt: -mbs_redundancy_tol (read when a step fails or at each
   step with -mbs_allow_redundant_constraints) and the viewer
-  options of the Jacobian (-mbs_jac_..., read at its first assembly). Other options (-snes_..., -ksp_...) may
-  belong to solvers created later; they are reported after the run (ReportUnusedOptions()).
+  options of the Jacobian (-mbs_jac_..., read at its first assembly), and under the Schur-AMG preconditioner the
+  options of its inner preconditioners' nested solvers (-mbs_schur_primal_sub_pc_type under bjacobi, read when they
+  are set up at the first step). Other options (-snes_..., -ksp_...) may belong to solvers created later; they are
+  reported after the run (ReportUnusedOptions()), and so are those exempt here if nothing read them.
 */
-static PetscErrorCode CheckOwnOptions(void)
+static PetscErrorCode CheckOwnOptions(MbsStepper st)
 {
-  static const char *const late[] = {"mbs_redundancy_tol", "mbs_jac_"};
+  static const char *const late[]   = {"mbs_redundancy_tol", "mbs_jac_"};
+  static const char *const inner[]  = {"mbs_schur_primal_", "mbs_schur_"};
+  static const char *const nested[] = {"sub_", "redundant_", "mg_levels_", "mg_coarse_", "fieldsplit_", "telescope_"};
   PetscInt                 n;
   char                   **names, **values, bad[256] = "";
+  PetscBool                schur;
 
   PetscFunctionBegin;
+  PetscCall(MbsStepperUsesSchurAMG(st, &schur));
   PetscCall(PetscOptionsLeftGet(NULL, &n, &names, &values));
   for (PetscInt i = 0; i < n && !bad[0]; i++) {
     PetscBool own, exempt = PETSC_FALSE;
     PetscCall(PetscStrbeginswith(names[i], "mbs_", &own));
     for (size_t k = 0; own && !exempt && k < sizeof(late) / sizeof(late[0]); k++)
       PetscCall(PetscStrbeginswith(names[i], late[k], &exempt));
+    for (size_t k = 0; own && schur && !exempt && k < sizeof(inner) / sizeof(inner[0]); k++) {
+      PetscBool under;
+      PetscCall(PetscStrbeginswith(names[i], inner[k], &under));
+      for (size_t j = 0; under && !exempt && j < sizeof(nested) / sizeof(nested[0]); j++)
+        PetscCall(PetscStrbeginswith(names[i] + strlen(inner[k]), nested[j], &exempt));
+    }
     if (own && !exempt) PetscCall(PetscSNPrintf(bad, sizeof(bad), "%s", names[i]));
   }
   PetscCall(PetscOptionsLeftRestore(NULL, &n, &names, &values));
   if (bad[0]) { /* the Schur-AMG preconditioner's options are read only when it is the step's solver */
-    static const char *const schur_options[] = {"mbs_schur_axial",      "mbs_schur_assembled",   "mbs_schur_pc_",
-                                                "mbs_schur_primal_pc_", "mbs_schur_primal_mat_", "mbs_schur_mat_"};
+    static const char *const schur_options[] = {"mbs_schur_axial",       "mbs_schur_assembled",   "mbs_schur_pc_",
+                                                "mbs_schur_primal_pc_",  "mbs_schur_primal_mat_", "mbs_schur_mat_",
+                                                "mbs_schur_primal_sub_", "mbs_schur_sub_"};
     PetscBool                schur           = PETSC_FALSE;
     for (size_t k = 0; k < sizeof(schur_options) / sizeof(schur_options[0]) && !schur; k++) {
       size_t len;
@@ -187,7 +200,7 @@ static PetscErrorCode RunWith(MbsModel *model_out, MbsStepper *st_out)
   PetscCall(MbsStepperSetFromOptions(st));
   PetscCall(MbsStepperSetUp(st));
   PetscCall(CheckInterrupted("setting up the solver"));
-  PetscCall(CheckOwnOptions());
+  PetscCall(CheckOwnOptions(st));
   {
     /* several ranks pay off from about MBS_APP_MIN_UNKNOWNS_PER_RANK unknowns per rank (docs/solvers.md, "Several
        ranks"); below, say so */

@@ -1462,6 +1462,29 @@ PetscErrorCode MbsStepperGetNumUnknowns(MbsStepper st, PetscInt *n)
 }
 
 /*@C
+  MbsStepperUsesSchurAMG - Whether the step's linear solver is GMRES with the Schur-AMG block preconditioner
+  (-mbs_solver schur, or chosen for a wide body graph; docs/solvers.md). Its inner preconditioners
+  (-mbs_schur_, -mbs_schur_primal_) read the options of their own nested solvers (e.g. -mbs_schur_primal_sub_pc_type
+  under bjacobi) only when they are set up, at the first step.
+
+  Collective (sets the stepper up if needed)
+
+  Output Parameter:
+. flg - PETSC_TRUE if it is
+
+  Level: intermediate
+
+.seealso: `MbsStepperGetSNES()`
+@*/
+PetscErrorCode MbsStepperUsesSchurAMG(MbsStepper st, PetscBool *flg)
+{
+  PetscFunctionBegin;
+  PetscCall(MbsStepperSetUp(st));
+  PetscCall(PetscStrcmp(st->solver_auto, "schur", flg));
+  PetscFunctionReturn(0);
+}
+
+/*@C
   MbsStepperSetExternalForce - Sets forces applied by a host code. force(st, t, h, q, p, F, ctx) is
   called once per step (and per sub-step when -mbs_adapt splits one) before its solve, with t the mid-time
   t_n + h/2, h the (sub-)step size and (q, p) the state at its start (read only). It adds generalized
