@@ -836,6 +836,20 @@ static void TestHelp(void **state)
   ExpectContains("stdout", run.out, "-mbs_adapt");
   ExpectContains("stdout", run.out, "gglmbs --version");
   FreeRun(&run);
+  /* with an input: the stepper's options, and the Schur-AMG's, which it reads only when it is the solver, named either
+     way */
+  {
+    char chain[PATH_SIZE];
+    SourcePath(chain, "inputs/chain1000.yaml");
+    for (int schur = 0; schur < 2; schur++) {
+      run = RunProgram(dir, "-i", chain, "-mbs_output_dir", dir, "-mbs_t_end", "0.001", "-help", "-mbs_solver",
+                       schur ? "schur" : "auto", NULL);
+      ExpectSuccess("-i chain1000.yaml -help", &run);
+      ExpectContains("stdout", run.out, "-mbs_solver <now");
+      ExpectContains("stdout", run.out, schur ? "-mbs_schur_axial: <" : "Under -mbs_solver schur (docs/solvers.md)");
+      FreeRun(&run);
+    }
+  }
   /* the version of the library and of the PETSc it was built with, one line, without starting MPI */
   run = RunProgram(dir, "--version", NULL);
   ExpectSuccess("--version", &run);

@@ -178,6 +178,16 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
     "The step's linear solver when no PC or LU package is chosen: auto (LU, or Schur-AMG for large nets and meshes), "
     "lu, or schur (GMRES with the Schur-AMG block preconditioner; -mbs_schur_pc_...)",
     "MbsStepperSetUp", MbsSolverTypes, 3, MbsSolverTypes[st->solver], &st->solver, NULL));
+  if (PetscOptionsObject->printhelp && st->solver != MBS_SOLVER_SCHUR) {
+    /* the Schur-AMG preconditioner reads its options only when it is made (at set-up, if chosen): named here */
+    const char *p = ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "";
+    PetscCall((*PetscHelpPrintf)(PetscObjectComm((PetscObject)st),
+                                 "  Under -%smbs_solver schur (docs/solvers.md): -%smbs_schur_axial, "
+                                 "-%smbs_schur_assembled (variants for chains), -%smbs_schur_pc_... (the multipliers' "
+                                 "solver), -%smbs_schur_primal_pc_... (A - B W C's); -help -%smbs_solver schur lists "
+                                 "them\n",
+                                 p, p, p, p, p, p));
+  }
   {
     PetscBool allow = st->allow_redundant, set;
     PetscCall(PetscOptionsBool("-mbs_allow_redundant_constraints",

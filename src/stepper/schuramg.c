@@ -1127,7 +1127,6 @@ static PetscErrorCode MbsSchurAMGOptions(PetscOptionItems *PetscOptionsObject, P
 
   PetscFunctionBegin;
   PetscCall(PCShellGetContext((PC)obj, &ctx));
-  PetscOptionsHeadBegin(PetscOptionsObject, "Schur-AMG preconditioner (gglmbs)");
   PetscCall(
     PetscOptionsBool("-mbs_schur_axial",
                      "Take the constraints' axial stiffness out of the primal block and solve that by sparse LU "
@@ -1138,7 +1137,6 @@ static PetscErrorCode MbsSchurAMGOptions(PetscOptionItems *PetscOptionsObject, P
                      "Assemble the multiplier block's Schur complement D - C A~^-1 B and solve it by sparse LU, "
                      "in place of C_h (x) G M^-1 G^T (rigid chains)",
                      "MbsPCSetSchurAMG_Private", ctx->assembled, &ctx->assembled, NULL));
-  PetscOptionsHeadEnd();
   PetscFunctionReturn(0);
 }
 
@@ -1185,7 +1183,15 @@ PetscErrorCode MbsPCSetSchurAMG_Private(PC pc, MbsStepper st)
   PetscCall(PCShellSetContext(pc, ctx)); /* the PC owns it from here: an error below leaves nothing behind */
   PetscCall(PCShellSetDestroy(pc, MbsSchurAMGDestroy));
   PetscCall(PCGetOptionsPrefix(pc, &prefix));
-  PetscCall(MbsObjectOptions((PetscObject)pc, MbsSchurAMGOptions));
+  /* its own block of options, not the PC's: -help has printed the PC's already (the stepper's KSP set it from the
+     options before it became this shell), and would not print these under it */
+  PetscOptionsBegin(comm, prefix, "Schur-AMG preconditioner (gglmbs)", "PC");
+  {
+    PetscErrorCode ierr = MbsSchurAMGOptions(PetscOptionsObject, (PetscObject)pc);
+    if (ierr) (void)PetscOptionsEnd_Private(PetscOptionsObject);
+    PetscCall(ierr);
+  }
+  PetscOptionsEnd();
   PetscCheck(!(ctx->axial && ctx->assembled), comm, PETSC_ERR_ARG_INCOMP,
              "-%smbs_schur_axial and -%smbs_schur_assembled exclude each other (A - B W C is not block diagonal)",
              prefix ? prefix : "", prefix ? prefix : "");
