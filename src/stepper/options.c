@@ -180,7 +180,9 @@ static PetscErrorCode MbsStepperOptions_Private(PetscOptionItems *PetscOptionsOb
     "MbsStepperSetUp", MbsSolverTypes, 3, MbsSolverTypes[st->solver], &st->solver, NULL));
   if (PetscOptionsObject->printhelp && st->solver != MBS_SOLVER_SCHUR) {
     /* the Schur-AMG preconditioner reads its options only when it is made (at set-up, if chosen): named here */
-    const char *p = ((PetscObject)st)->prefix ? ((PetscObject)st)->prefix : "";
+    const char *p;
+    PetscCall(PetscObjectGetOptionsPrefix((PetscObject)st, &p));
+    if (!p) p = "";
     PetscCall((*PetscHelpPrintf)(PetscObjectComm((PetscObject)st),
                                  "  Under -%smbs_solver schur (docs/solvers.md): -%smbs_schur_axial, "
                                  "-%smbs_schur_assembled (variants for chains), -%smbs_schur_pc_... (the multipliers' "

@@ -35,10 +35,10 @@
   on every rank (the step is then diagnosed as not converged).
 
   Two variants bound the iterations on chains (docs/solvers.md, "Chains under tension", "Rigid chains"):
-  * -mbs_schur_axial (EM, EM-G, VI-A): A~ is A' = A - B0 W C0, W = rho lambda kappa on the first constraint field (B0,
-  C0 its columns of B and rows of C; kappa each constraint's curvature along its gradient, rho the scheme's ratio),
-  which takes the constraints' axial stiffness out of A and keeps the rest exactly; A' is factored by sparse LU
-    (-<prefix>mbs_schur_primal_) and C_h is fitted against D - C A'^-1 B.
+  * -mbs_schur_axial (EM, EM-G, VI-A): A~ is A' = A - B0 W C0, W = rho lambda kappa on the first constraint field
+    (B0, C0 its columns of B and rows of C; kappa each constraint's curvature along its gradient, rho the scheme's
+    ratio), which takes the constraints' axial stiffness out of A and keeps the rest exactly; A' is factored by sparse
+    LU (-<prefix>mbs_schur_primal_) and C_h is fitted against D - C A'^-1 B.
   * -mbs_schur_assembled (every scheme): S~ = D - C A~^-1 B is assembled (A~^-1 as a block-diagonal matrix) and
     factored by sparse LU (-<prefix>mbs_schur_) in place of C_h (x) P; exact where bodies couple only through linear
     constraints (a rigid chain's spherical joints).
