@@ -97,7 +97,7 @@ typedef struct {
   MbsSubMatMap apmap[2];                 /* the entries of A00 and of BWC in A' */
   Vec          Wv, zp;
   PC           prim;
-  PetscBool    prim_fresh, amg_fresh; /* prim, and amg under -mbs_schur_assembled, hold no factor yet */
+  PetscBool    prim_fresh, amg_fresh; /* prim, and amg, hold no factor (or hierarchy) yet */
   /* -mbs_schur_assembled: S~ = D - C A~^-1 B assembled and solved by amg, in place of C_h (x) P */
   PetscBool    assembled;
   Mat          Ainv, AinvB, CAinvB, S;
@@ -480,9 +480,10 @@ static PetscErrorCode MbsSchurAMGPrimalSolve(MbsSchurAMG *ctx, Vec x, Vec y, Pet
   PetscFunctionReturn(0);
 }
 
-/* The set-up of an inner LU (of A' or S~) on the matrix A; *ok the same on every rank. A failed one is reset, so that
-   the next set-up factors afresh (PETSc 3.18's MUMPS skips the numeric factorization after a failed one, and the
-   solve then stops the program); *fresh: no factor yet, which then gets MUMPS's workspace margin. Collective. */
+/* The set-up of an inner solver (the LU of A' or S~, T's AMG or LU) on the matrix A; *ok the same on every rank. A
+   failed one is reset, so that the next set-up factors afresh (PETSc 3.18's MUMPS skips the numeric factorization
+   after a failed one, and the solve then stops the program); *fresh: no factor yet, which then gets MUMPS's workspace
+   margin. Collective. */
 static PetscErrorCode MbsSchurAMGInnerSetUp(PC inner, Mat A, PetscBool *fresh, PetscBool *ok)
 {
   PCFailedReason reason;
@@ -865,12 +866,7 @@ static PetscErrorCode MbsSchurAMGFormT(MbsSchurAMG *ctx, PC pc, const PetscScala
     *ok = (PetscBool)(*ok && regular);
   }
   if (*ok) {
-    PCFailedReason reason;
-    PetscCall(PCSetOperators(ctx->amg, ctx->T, ctx->T));
-    PetscCall(PCSetUp(ctx->amg));
-    PetscCall(PCGetFailedReason(ctx->amg, &reason));
-    *ok = (PetscBool)(reason == PC_NOERROR);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, ok, 1, MPIU_BOOL, MPI_LAND, comm));
+    PetscCall(MbsSchurAMGInnerSetUp(ctx->amg, ctx->T, &ctx->amg_fresh, ok));
     PetscCall(PetscInfo(pc, "Schur-AMG: C_h fitted with relative residual %g\n", (double)ctx->fit));
   }
   if (*ok) { /* all of it formed without failing: kept while the configuration is the same */
