@@ -348,6 +348,16 @@ static void CheckConstraint(const Context *ctx, const MbsElemKernel *kernel, con
   if (kernel->linear) {
     for (int i = 0; i < ncon * nq * nq; i++) ExpectClose(ctx, "H of an affine constraint", i, 0, H[i], 0.0, 0.0);
   }
+  /* an element whose Hessian blocks are said to be multiples of I_3 has exactly that: Jacobians store only the blocks'
+     diagonals (MbsJacAddT()) */
+  if (kernel->hessian_isotropic) {
+    for (int k = 0; k < ncon; k++)
+      for (int i = 0; i < nq; i++)
+        for (int j = 0; j < nq; j++) {
+          const double *Hk = H + (size_t)k * nq * nq, want = i % 3 == j % 3 ? Hk[(i - i % 3) * nq + j - j % 3] : 0.0;
+          ExpectClose(ctx, "isotropic H block", k * nq + i, j, Hk[i * nq + j], want, 0.0);
+        }
+  }
   if (kernel->constraint_hessian_mult) {
     double mu[MBS_ELEM_MAX_CON], w[MBS_ELEM_MAX_NQ], out[MBS_ELEM_MAX_NQ], dense[MBS_ELEM_MAX_NQ];
     for (int k = 0; k < ncon; k++) mu[k] = 0.7 - 0.3 * k;
@@ -427,6 +437,10 @@ static void CheckPotential(const Context *ctx, const MbsElemKernel *kernel, cons
   kernel->hessian(e, q0, d2V);
   FiniteDifference(EvalGradient, &c, nq, nq, q0, FD_STEP, 1, fd);
   ExpectArrayClose(ctx, "hessian vs FD of gradient", nq, nq, d2V, fd, FD_RTOL);
+  /* a potential said to be affine has no second derivatives, which Jacobians then leave out */
+  if (kernel->linear) {
+    for (int i = 0; i < nq * nq; i++) ExpectClose(ctx, "hessian of an affine potential", i, 0, d2V[i], 0.0, 0.0);
+  }
   for (int i = 0; i < nq; i++) {
     for (int j = 0; j < nq; j++) ExpectClose(ctx, "hessian symmetry", i, j, d2V[i * nq + j], d2V[j * nq + i], 0.0);
   }

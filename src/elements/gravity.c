@@ -42,4 +42,5 @@ const MbsElemKernel MbsElemKernelGravity = {
   .hessian           = GravityHessian,
   .discrete_gradient = GravityDiscreteGradient,
   .applied           = 1,
+  .linear            = 1,
 };

@@ -85,6 +85,7 @@ int MbsElemFrameOfB(MbsElemData *d, const char title[], const char what[], char 
     .constraint              = Name##Constraint,                                                                \
     .constraint_hessian      = Name##ConstraintHessian,                                                         \
     .constraint_hessian_mult = Name##ConstraintHessianMult,                                                     \
+    .hessian_isotropic       = 1,                                                                               \
     extra,                                                                                                      \
   }
 

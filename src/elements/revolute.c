@@ -109,6 +109,7 @@ const MbsElemKernel MbsElemKernelRevolute = {
   .constraint              = RevoluteConstraint,
   .constraint_hessian      = RevoluteConstraintHessian,
   .constraint_hessian_mult = RevoluteConstraintHessianMult,
+  .hessian_isotropic       = 1,
 };
 
 static int Normalize(double v[3], const char what[], char *error, size_t len)

@@ -67,4 +67,5 @@ const MbsElemKernel MbsElemKernelRigidBody = {
   .constraint              = RigidBodyConstraint,
   .constraint_hessian      = RigidBodyConstraintHessian,
   .constraint_hessian_mult = RigidBodyConstraintHessianMult,
+  .hessian_isotropic       = 1,
 };

@@ -58,6 +58,7 @@ const MbsElemKernel MbsElemKernelRod = {
   .constraint              = RodConstraint,
   .constraint_hessian      = RodConstraintHessian,
   .constraint_hessian_mult = RodConstraintHessianMult,
+  .hessian_isotropic       = 1,
 };
 
 static int RodComplete(MbsElemData *d, const MbsElemPlacement *a, const MbsElemPlacement *b, char *error, size_t len)

@@ -988,6 +988,29 @@ static PetscErrorCode MbsSystemAddBlock(MbsSystem sys, PetscInt rf, PetscInt nr,
   PetscFunctionReturn(0);
 }
 
+/* Add the n entries v[k] at local row rl[k] of field rf and local column cl[k] of field cf (MBS_SCALE_ROWT excluded) */
+static PetscErrorCode MbsSystemAddEntries(MbsSystem sys, PetscInt rf, PetscInt cf, PetscInt n, const PetscInt *rl,
+                                          const PetscInt *cl, const PetscReal *v, PetscReal alpha, MbsScale scale)
+{
+  const PetscReal *minv = sys->model->minv;
+
+  PetscFunctionBegin;
+  PetscCheck(!(scale & MBS_SCALE_ROWT), PETSC_COMM_SELF, PETSC_ERR_PLIB, "A row transform needs whole blocks");
+  PetscCall(MbsSystemReserve(sys, n));
+  if (sys->recording) {
+    for (PetscInt k = 0; k < n; k++) {
+      sys->coo_i[sys->pos + k] = MbsSystemGlobalIndex(sys, rf, rl[k]);
+      sys->coo_j[sys->pos + k] = MbsSystemGlobalIndex(sys, cf, cl[k]);
+    }
+  }
+  for (PetscInt k = 0; k < n; k++)
+    MbsSystemPut(sys, sys->pos + k,
+                 alpha * ((scale & MBS_SCALE_MINV_ROW) ? minv[rl[k]] : 1.0) *
+                   ((scale & MBS_SCALE_MINV_COL) ? minv[cl[k]] : 1.0) * v[k]);
+  sys->pos += n;
+  PetscFunctionReturn(0);
+}
+
 PetscErrorCode MbsJacAddBlock(MbsSystem sys, PetscInt row, PetscInt nr, const PetscInt rl[], PetscInt col, PetscInt nc,
                               const PetscInt cl[], const PetscReal v[], PetscReal alpha, MbsScale scale)
 {
@@ -1086,6 +1109,38 @@ PetscErrorCode MbsJacAddGT(MbsSystem sys, PetscInt row, PetscInt col, const Pets
   PetscFunctionReturn(0);
 }
 
+/*
+  The entries of T = sum_r mu_r H_r of an element whose Hessian blocks are multiples of the identity
+  (kernel->hessian_isotropic): the diagonals of its 3 x 3 blocks, at local coordinates idx. A block whose coefficient is
+  zero in every H_r is left out when H does not depend on time (no time coefficients; H is then fixed for the element,
+  so every assembly writes the same entries); a drive's blocks are all kept, since a coefficient zero at one time may
+  not be at another. n <= nq^2 / 3.
+*/
+static void MbsElementIsotropicT(const MbsElement *el, int nq, int nc, const PetscReal *H, const PetscScalar *mu,
+                                 const PetscInt *idx, PetscInt *n, PetscInt *ri, PetscInt *ci, PetscReal *tv)
+{
+  const PetscBool fixed = (PetscBool)!el->kernel->time_coefficients;
+
+  *n = 0;
+  for (int a = 0; a < nq; a += 3)
+    for (int b = 0; b < nq; b += 3) {
+      PetscReal t    = 0;
+      PetscBool used = (PetscBool)!fixed;
+      for (int r = 0; r < nc; r++) {
+        const PetscReal hab = H[((size_t)r * nq + a) * nq + b];
+        t += PetscRealPart(mu[r]) * hab;
+        if (hab != 0) used = PETSC_TRUE;
+      }
+      if (!used) continue;
+      for (int d = 0; d < 3; d++) {
+        ri[*n] = idx[a + d];
+        ci[*n] = idx[b + d];
+        tv[*n] = t;
+        (*n)++;
+      }
+    }
+}
+
 PetscErrorCode MbsJacAddT(MbsSystem sys, PetscInt row, PetscInt col, const PetscScalar *mu, PetscReal alpha,
                           MbsScale scale)
 {
@@ -1098,6 +1153,14 @@ PetscErrorCode MbsJacAddT(MbsSystem sys, PetscInt row, PetscInt col, const Petsc
   PetscInt idx[MBS_ELEM_MAX_NQ];
   MbsElementLocalIndices(model, el, idx);
   el->kernel->constraint_hessian(&el->data, H);
+  if (el->kernel->hessian_isotropic && !(scale & MBS_SCALE_ROWT)) {
+    PetscInt  n;
+    PetscInt  ri[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ / 3], ci[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ / 3];
+    PetscReal tv[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ / 3];
+    MbsElementIsotropicT(el, nq, nc, H, mu + c, idx, &n, ri, ci, tv);
+    PetscCall(MbsSystemAddEntries(sys, row, col, n, ri, ci, tv, alpha, scale));
+    continue;
+  }
   for (int ij = 0; ij < nq * nq; ij++) {
     T[ij] = 0;
     for (int r = 0; r < nc; r++) T[ij] += PetscRealPart(mu[c + r]) * H[(size_t)r * nq * nq + ij];
@@ -1170,6 +1233,7 @@ PetscErrorCode MbsJacAddPotentialHessian(MbsSystem sys, PetscInt row, PetscInt c
 
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+  if (el->kernel->linear) continue; /* no second derivatives (gravity) */
   PetscReal qe[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
   PetscInt  idx[MBS_ELEM_MAX_NQ];
   MbsElementGather(model, el, q, qe);
@@ -1217,6 +1281,7 @@ PetscErrorCode MbsJacAddDiscreteGradient(MbsSystem sys, PetscInt row, PetscInt c
 
   PetscFunctionBegin;
   MBS_FOR_POTENTIAL_ELEMENTS(model, k, el, nq)
+  if (el->kernel->linear) continue; /* its discrete gradient is constant (gravity) */
   PetscReal q0e[MBS_ELEM_MAX_NQ], q1e[MBS_ELEM_MAX_NQ], dg[MBS_ELEM_MAX_NQ], K[MBS_ELEM_MAX_NQ * MBS_ELEM_MAX_NQ];
   PetscInt  idx[MBS_ELEM_MAX_NQ];
   MbsElementGather(model, el, q0, q0e);

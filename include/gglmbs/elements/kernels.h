@@ -97,7 +97,12 @@ typedef struct {
   void (*constraint_hessian)(const MbsElemData *e, double *H);                     /* constant, ncon x nq x nq */
   /* optional: out = sum_k mu_k H_k w without forming H (the residual's T(mu) w) */
   void (*constraint_hessian_mult)(const MbsElemData *e, const double *mu, const double *w, double *out);
-  int linear; /* the constraint is affine in q: G constant, H = 0 (operators skip the Hessian terms) */
+  int linear; /* the constraint is affine in q, or the potential is: G constant, H = 0 (operators skip the Hessian
+                 terms; a potential's Hessian and its discrete gradient's derivative are not added to Jacobians) */
+  /* every 3 x 3 block of every H_k is a multiple of the identity, as for any row built from dot products of points and
+     body vectors (quadrow.h): Jacobians then hold only the blocks' diagonals (MbsJacAddT(); tests/test_elements.c
+     checks it for every kernel that sets it) */
+  int hessian_isotropic;
   /* potential elements (ncon == 0) */
   double (*energy)(const MbsElemData *e, const double *q);
   void (*gradient)(const MbsElemData *e, const double *q, double *dV);
