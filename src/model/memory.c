@@ -18,8 +18,9 @@
 
   n = 2 nq + 2 ncon are the unknowns (q, p, lambda, gamma), nnz = 16 sum_bodies k_b + 6.2 sum_elements
   k_e (r_e + 1) the Jacobian's nonzeros (k: coordinates of a body or of an element's bodies, r: its
-  constraint rows), fitted to the Jacobians PETSc assembles for particle chains, rigid chains and nets
-  (within 15 %). The per-unknown and per-nonzero costs (vectors, the matrix, the LU factor and its
+  constraint rows), fitted to the Jacobians PETSc assembled for particle chains, rigid chains and nets
+  (within 15 %) when they held the element blocks whole; since they leave out the entries zero by construction (a
+  chain 66 nonzeros per particle, not 122) the estimate is 12-58 % above the peaks (docs/robustness.md), not refitted. The per-unknown and per-nonzero costs (vectors, the matrix, the LU factor and its
   workspace) were fitted, with C_obj from the structs' sizes (massif: 490 bytes per body and element of a chain
   touched, 800 allocated), to the peak RSS of a particle chain of 10^5 and a rigid chain of 10^4 links, the fill
   of a 2-D graph to a 50 x 50 net (28 Nov 2026, docs/robustness.md: within 1 % of those and of a chain of 10^4;
@@ -39,10 +40,12 @@
 #define MBS_MEM_NONZERO 42.0   /* per Jacobian nonzero: the matrix, its place map, the factor */
 #define MBS_MEM_FILL_2D 4.0    /* per Jacobian nonzero and log2 n: LU fill of a 2-D graph */
 /* One rank's KLU (chains of particles, src/stepper/klu.c) against UMFPACK: the per-unknown and per-nonzero costs times
-   this (peak RSS, one rank, 2 steps from rest, 29 Nov 2026: chains of 10^4, 10^5 and 10^6 particles 127 MiB, 1.02 GiB
-   and 8.5 GiB, estimated 152 MiB, 1.06 GiB and 10.2 GiB). Not on several ranks: the interface LU's ranks hold more
-   than one rank's KLU (a chain of 10^5 on 2 ranks: 2 x 696 MiB, 7 % below the estimate without this factor). */
-#define MBS_MEM_KLU 0.70
+   this (peak RSS, one rank, 2 steps from rest, with the Jacobians' structural zeros left out, 29 Nov 2026: chains of
+   10^4, 10^5 and 10^6 particles 116 MiB, 774 MiB and 8.33 GiB, estimated 134 MiB, 0.89 GiB and 8.5 GiB; the nonzero
+   count above is that of the dense element blocks, 122 per particle where the Jacobian has 66). Not on several ranks:
+   the interface LU's ranks hold more than one rank's KLU (a chain of 10^5 on 2 ranks: 2 x 582 MiB, against 1.46 GiB
+   estimated without this factor). */
+#define MBS_MEM_KLU 0.60
 
 void MbsModelSizeAddBodies(MbsModelSize *s, PetscReal count, PetscInt blocks)
 {
