@@ -1281,13 +1281,15 @@ static const BodyPair frame_pairs[] = {{RIGID, RIGID}, {GROUND, RIGID}, {RIGID, 
 static const BodyPair line_pairs[]  = {
    {RIGID, RIGID}, {GROUND, RIGID}, {RIGID, GROUND}, {PARTICLE, RIGID}, {PARTICLE, GROUND}};
 
-/* Random joint frames (not orthonormal: the derivatives hold for any coefficients) */
+/* Random joint frames (not orthonormal: the derivatives hold for any coefficients), and b's axis (perpendicular axes)
+ */
 static void RandomFrames(MbsElemData *e)
 {
   for (int k = 0; k < 3; k++) {
     RandomVector(1.0, e->frame_a[k]);
     RandomVector(1.0, e->frame_b[k]);
   }
+  RandomUnitVector(e->axis_b);
 }
 
 /* G and H against finite differences, H symmetric, T(mu) w against the dense H, for every body pair */
@@ -1320,6 +1322,8 @@ static void TestQuadraticJointDerivatives(void **state)
   CheckJointDerivatives(&MbsElemKernelWeld, "weld", 6, frame_pairs, NPAIRS(frame_pairs));
   CheckJointDerivatives(&MbsElemKernelPointOnLine, "point_on_line", 2, line_pairs, NPAIRS(line_pairs));
   CheckJointDerivatives(&MbsElemKernelPointOnPlane, "point_on_plane", 1, line_pairs, NPAIRS(line_pairs));
+  CheckJointDerivatives(&MbsElemKernelPlanar, "planar", 3, frame_pairs, NPAIRS(frame_pairs));
+  CheckJointDerivatives(&MbsElemKernelPerpendicular, "perpendicular", 1, frame_pairs, NPAIRS(frame_pairs));
 }
 
 /* A rigid motion of the world, x -> P + R (x - P) + t */

@@ -20,18 +20,18 @@
   k_e (r_e + 1) the Jacobian's nonzeros (k: coordinates of a body or of an element's bodies, r: its
   constraint rows), fitted to the Jacobians PETSc assembled for particle chains, rigid chains and nets
   (within 15 %) when they held the element blocks whole; since they leave out the entries zero by construction (a
-  chain 66 nonzeros per particle, not 122) the estimate is 12-58 % above the peaks (docs/robustness.md), not refitted.
+  chain 66 nonzeros per particle, not 122) the estimate is 8-62 % above the peaks (docs/robustness.md), not refitted.
   The per-unknown and per-nonzero costs (vectors, the matrix, the LU factor and its workspace) were fitted, with C_obj
   from the structs' sizes (massif: 490 bytes per body and element of a chain touched, 800 allocated), to the peak RSS of
   a particle chain of 10^5 and a rigid chain of 10^4 links, the fill of a 2-D graph to a 50 x 50 net (28 Nov 2026,
-  docs/robustness.md: within 1 % of those and of a chain of 10^4; 29 % above a chain of 1.5 10^6 factored by MUMPS). A
-  model built whole (the C API's default) is on every rank (C_obj per rank) before the set-up distributes it; one built
-  in two passes (MbsModelBeginGraph(), the YAML reader on several ranks) is held once over the ranks, and every rank
-  keeps the graph and the layout's per-body arrays (C_graph: a body's type, owner, storage, global and local offsets, 34
-  bytes, and an element's info, 24 bytes; 36 per body and element of a chain). The vi-* schemes add a velocity per
-  coordinate: about 1.3 times the estimate. Nets and meshes of particles from MBS_SCHUR_MIN_UNKNOWNS on are solved by
-  the Schur-AMG preconditioner by default, without fill: the formula without the C_2d term is 16 % above their peak RSS
-  (1000 x 1000 net, one rank: 19.3 GiB estimated, 16.7 GiB measured; 300 x 300: 1.78 / 1.54 GiB).
+  docs/robustness.md: within 1 % of those and of a chain of 10^4 then; 29 % above a chain of 1.5 10^6 factored by
+  MUMPS). A model built whole (the C API's default) is on every rank (C_obj per rank) before the set-up distributes it;
+  one built in two passes (MbsModelBeginGraph(), the YAML reader on several ranks) is held once over the ranks, and
+  every rank keeps the graph and the layout's per-body arrays (C_graph: a body's type, owner, storage, global and local
+  offsets, 34 bytes, and an element's info, 24 bytes; 36 per body and element of a chain). The vi-* schemes add a
+  velocity per coordinate: about 1.3 times the estimate. Nets and meshes of particles from MBS_SCHUR_MIN_UNKNOWNS on are
+  solved by the Schur-AMG preconditioner by default, without fill: the formula without the C_2d term is 16 % above their
+  peak RSS (1000 x 1000 net, one rank: 19.3 GiB estimated, 16.7 GiB measured; 300 x 300: 1.78 / 1.54 GiB).
 */
 #define MBS_MEM_BASE    (48.0 * 1048576.0) /* PETSc, MPI and the program before any model */
 #define MBS_MEM_OBJECT  500.0  /* a body or element: structs (280 and 592 bytes), name, label, layout, graph */
@@ -41,7 +41,7 @@
 #define MBS_MEM_FILL_2D 4.0    /* per Jacobian nonzero and log2 n: LU fill of a 2-D graph */
 /* One rank's KLU (chains of particles, src/stepper/klu.c) against UMFPACK: the per-unknown and per-nonzero costs times
    this (peak RSS, one rank, 2 steps from rest, with the Jacobians' structural zeros left out, 29 Nov 2026: chains of
-   10^4, 10^5 and 10^6 particles 116 MiB, 774 MiB and 8.33 GiB, estimated 134 MiB, 0.89 GiB and 8.5 GiB; the nonzero
+   10^4, 10^5 and 10^6 particles 116 MiB, 774 MiB and 8.33 GiB, estimated 139 MiB, 961 MiB and 8.97 GiB; the nonzero
    count above is that of the dense element blocks, 122 per particle where the Jacobian has 66). Not on several ranks:
    the interface LU's ranks hold more than one rank's KLU (a chain of 10^5 on 2 ranks: 2 x 582 MiB, against 1.46 GiB
    estimated without this factor). */

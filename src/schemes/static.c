@@ -59,6 +59,8 @@ static PetscErrorCode MbsSchemeJacobian_Static(MbsStepper st, const PetscScalar 
 
   PetscFunctionBegin;
   PetscCall(MbsModelSetConstraintTime(st->model, t1, t1));
+  PetscCall(MbsJacAddIdentity(sys, ST_Q, ST_Q, 0.0, MBS_SCALE_NONE)); /* the diagonal in the pattern: a rigid body's
+                                                                          phi block may have no other entry there */
   PetscCall(MbsJacAddPotentialHessian(sys, ST_Q, ST_Q, q1, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddT(sys, ST_Q, ST_Q, lam, 1.0, MBS_SCALE_NONE));
   PetscCall(MbsJacAddGT(sys, ST_Q, ST_LAM, q1, 1.0, MBS_SCALE_NONE));
